@@ -1,0 +1,24 @@
+# circle: Madnani's "Circle of Meaning" as a Snakemake workflow.
+#
+# Outputs: results/<experiment>/<stage>/...; logs under logs/<experiment>/, benchmarks under
+# benchmarks/<experiment>/. Stages so far: corpus -> tokenized -> align, lm.
+from snakemake.utils import min_version
+
+min_version("9.0")
+
+
+configfile: "config/config.yaml"
+
+
+include: "workflow/rules/common.smk"
+include: "workflow/rules/corpus.smk"
+include: "workflow/rules/preprocess.smk"
+include: "workflow/rules/align.smk"
+include: "workflow/rules/lm.smk"
+
+
+rule all:
+    default_target: True
+    input:
+        rules.aligned_corpus.input,
+        rules.language_models.input,

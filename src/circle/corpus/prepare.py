@@ -1,0 +1,136 @@
+"""Turn a corpus (the shipped Bible table or a user's files) into the pipeline's split tables.
+
+Outputs are one :data:`~circle.schemas.BITEXT` table for training and one
+:data:`~circle.schemas.EVALSET` table per evaluation set (``tune``, ``test``, ``paratune``). The
+single-reference condition of the thesis (§4.2: per document, one of the human references chosen at
+random) and the 2H, 3H, ... conditions are encoded once, here, as a seeded per-document permutation
+of the reference indices (``ref_order``): condition kH uses the first k indices.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from circle.corpus.validate import CorpusError, read_parallel
+from circle.schemas import BITEXT, EVALSET, VERSES
+from circle.tables import read_table, write_table
+
+EVAL_SETS = ("tune", "test", "paratune")
+
+
+def reference_order(documents: Sequence[str], n_refs: int, seed: int,
+                    first: Mapping[str, int] | None = None) -> list[list[int]]:
+    """Per segment, the seeded per-document order in which references are added (1H, 2H, ...).
+
+    Documents are visited in order of first appearance; each draws a permutation of
+    ``range(n_refs)`` from one ``numpy.random.default_rng(seed)``. ``first`` pins the first
+    (single) reference of a document, e.g. the frozen ``single_ref`` of the Bible table.
+    """
+    rng = np.random.default_rng(seed)
+    order_of: dict[str, list[int]] = {}
+    for document in dict.fromkeys(documents):
+        order = [int(i) for i in rng.permutation(n_refs)]
+        if first is not None and document in first:
+            order.remove(first[document])
+            order.insert(0, first[document])
+        order_of[document] = order
+    return [order_of[d] for d in documents]
+
+
+def bible_tables(table_path: str | Path, source: str, train_target: str,
+                 references: Sequence[str], seed: int) -> dict[str, pd.DataFrame]:
+    """Split tables from the shipped verse table (see ``resources/bible/README.md``).
+
+    Training rows are the ``train`` split (the builder already dropped unusable verses); the
+    evaluation sets keep only ``usable_eval`` verses. The frozen ``single_ref`` column decides each
+    document's first reference when it is one of ``references``.
+    """
+    verses = read_table(table_path, VERSES)
+    for column in (source, train_target, *references):
+        if column not in verses.columns:
+            raise CorpusError([f"{table_path}: no text column '{column}' in the verse table"])
+    train = verses[verses["split"] == "train"]
+    tables = {"train": pd.DataFrame({
+        "segment_id": train["segment_id"], "document": train["document"],
+        "source": train[source], "target": train[train_target]})}
+    for name in EVAL_SETS:
+        rows = verses[(verses["split"] == name) & verses["usable_eval"]]
+        first = {doc: references.index(ref)
+                 for doc, ref in zip(rows["document"], rows["single_ref"], strict=True)
+                 if ref in references}
+        tables[name] = pd.DataFrame({
+            "segment_id": rows["segment_id"], "document": rows["document"],
+            "source": rows[source],
+            "references": rows[list(references)].to_numpy().tolist(),
+            "ref_order": reference_order(list(rows["document"]), len(references), seed, first)})
+    return tables
+
+
+def file_tables(files: Mapping[str, Any], max_line_chars: int,
+                seed: int) -> dict[str, pd.DataFrame]:
+    """Split tables from a user's line-parallel text or Parquet files (config ``corpus.files``).
+
+    Every file is validated first (:func:`circle.corpus.validate.read_parallel`); problems from all
+    sets are raised together. An evaluation set may give a ``documents`` file (one document id per
+    line); without it every line is its own document.
+    """
+    tables, problems = {}, []
+    try:
+        source, target = read_parallel([files["train"]["source"], files["train"]["target"]],
+                                       max_line_chars)
+        tables["train"] = pd.DataFrame({"segment_id": range(len(source)),
+                                        "document": ["train"] * len(source),
+                                        "source": source, "target": target})
+    except CorpusError as error:
+        problems.extend(error.problems)
+    for name in EVAL_SETS:
+        spec = files[name]
+        paths = [spec["source"], *spec["references"]]
+        if spec.get("documents"):
+            paths.append(spec["documents"])
+        try:
+            columns = read_parallel(paths, max_line_chars)
+        except CorpusError as error:
+            problems.extend(error.problems)
+            continue
+        source, refs = columns[0], columns[1:1 + len(spec["references"])]
+        documents = columns[-1] if spec.get("documents") else [str(i) for i in range(len(source))]
+        tables[name] = pd.DataFrame({
+            "segment_id": range(len(source)), "document": documents, "source": source,
+            "references": [list(r) for r in zip(*refs, strict=True)],
+            "ref_order": reference_order(documents, len(refs), seed)})
+    if problems:
+        raise CorpusError(problems)
+    return tables
+
+
+def reference_names(corpus: Mapping[str, Any]) -> dict[str, list[str]]:
+    """Names of each evaluation set's references, in ``references`` order."""
+    if corpus["kind"] == "bible":
+        return {name: list(corpus["bible"]["references"]) for name in EVAL_SETS}
+    return {name: [Path(p).name for p in corpus["files"][name]["references"]]
+            for name in EVAL_SETS}
+
+
+def prepare_corpus(corpus: Mapping[str, Any], max_line_chars: int, seed: int,
+                   outputs: Mapping[str, str | Path], provenance: Mapping[str, str]) -> None:
+    """Build and write the train table and the evaluation-set tables named in ``outputs``."""
+    if corpus["kind"] == "bible":
+        bible = corpus["bible"]
+        tables = bible_tables(bible["table"], bible["source"], bible["train_target"],
+                              bible["references"], seed)
+    else:
+        tables = file_tables(corpus["files"], max_line_chars, seed)
+    names = reference_names(corpus)
+    for name, path in outputs.items():
+        if name == "train":
+            write_table(tables[name], path, BITEXT, provenance)
+        else:
+            write_table(tables[name], path, EVALSET, provenance,
+                        metadata={"reference_names": json.dumps(names[name])})

@@ -1,0 +1,93 @@
+"""Validation of user-supplied corpus files before any work is done.
+
+Every problem is reported as ``path:line: problem`` so that a user can open the file at the right
+place; all problems of all files are collected and raised together as one :class:`CorpusError`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from pathlib import Path
+
+import pyarrow.parquet as pq
+
+MAX_PROBLEMS_PER_FILE = 10
+PARQUET_TEXT_COLUMN = "text"
+
+
+class CorpusError(ValueError):
+    """One or more corpus files are unusable; the message lists every problem found."""
+
+    def __init__(self, problems: Sequence[str]):
+        self.problems = list(problems)
+        super().__init__("invalid corpus input:\n  " + "\n  ".join(self.problems))
+
+
+def read_lines(path: str | Path, max_chars: int) -> tuple[list[str], list[str]]:
+    """Read one sentence per line from a text or Parquet file; return (lines, problems).
+
+    Text files must be UTF-8; Parquet files must have a string column named ``text``. Lines are
+    stripped of the trailing newline only. Problems: missing file, invalid UTF-8, empty or
+    whitespace-only line, line longer than ``max_chars`` characters.
+    """
+    path = Path(path)
+    if not path.is_file():
+        return [], [f"{path}: file does not exist"]
+    if path.suffix == ".parquet":
+        lines, problems = _read_parquet_lines(path)
+    else:
+        lines, problems = _read_text_lines(path)
+    for number, line in enumerate(lines, start=1):
+        if len(problems) >= MAX_PROBLEMS_PER_FILE:
+            problems.append(f"{path}: (further problems not shown)")
+            break
+        if line is None or not line.strip():
+            problems.append(f"{path}:{number}: empty or whitespace-only line")
+        elif len(line) > max_chars:
+            problems.append(f"{path}:{number}: line has {len(line)} characters, more than the "
+                            f"limit of {max_chars} (validation.max_line_chars)")
+    return lines, problems
+
+
+def _read_text_lines(path: Path) -> tuple[list[str], list[str]]:
+    lines, problems = [], []
+    with path.open("rb") as handle:
+        for number, raw in enumerate(handle, start=1):
+            try:
+                lines.append(raw.decode("utf-8").rstrip("\r\n"))
+            except UnicodeDecodeError as error:
+                problems.append(f"{path}:{number}: invalid UTF-8 at byte {error.start} of the line")
+                lines.append("<invalid>")
+    return lines, problems
+
+
+def _read_parquet_lines(path: Path) -> tuple[list[str], list[str]]:
+    try:
+        table = pq.read_table(path)
+    except Exception as error:  # pyarrow raises several unrelated types for unreadable files
+        return [], [f"{path}: not a readable Parquet file ({error})"]
+    if PARQUET_TEXT_COLUMN not in table.column_names:
+        return [], [f"{path}: Parquet file has no '{PARQUET_TEXT_COLUMN}' column "
+                    f"(columns: {table.column_names})"]
+    return table.column(PARQUET_TEXT_COLUMN).to_pylist(), []
+
+
+def read_parallel(paths: Sequence[str | Path], max_chars: int) -> list[list[str]]:
+    """Read line-parallel files (a source and its targets or references) and validate them.
+
+    Raises :class:`CorpusError` listing every problem, including a line-count mismatch against
+    the first file.
+    """
+    columns, problems = [], []
+    for path in paths:
+        lines, file_problems = read_lines(path, max_chars)
+        columns.append(lines)
+        problems.extend(file_problems)
+    first = columns[0]
+    for path, lines in zip(paths[1:], columns[1:], strict=True):
+        if lines and first and len(lines) != len(first):
+            problems.append(f"{path}: has {len(lines)} lines but {paths[0]} has {len(first)}; "
+                            "the files must be line-parallel")
+    if problems:
+        raise CorpusError(problems)
+    return columns

@@ -1,0 +1,65 @@
+"""Tokenisation and lowercasing, applied identically to every text the pipeline reads.
+
+The Moses tokeniser (sacremoses) with its default escaping, so that ``[``, ``]`` and ``|`` become
+``&#91;``, ``&#93;`` and ``&#124;`` and can never be mistaken for the grammar's ``[X,1]``
+nonterminals or ``|||`` separators (the convention of Moses, Joshua and cdec).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from functools import cache
+from pathlib import Path
+
+import pandas as pd
+from sacremoses import MosesTokenizer
+
+from circle.schemas import BITEXT, EVALSET
+from circle.tables import read_metadata, read_table, write_table
+
+
+@cache
+def _tokenizer(lang: str) -> MosesTokenizer:
+    return MosesTokenizer(lang=lang)
+
+
+def normalize(text: str, lang: str, lowercase: bool = True) -> str:
+    """Tokenise one sentence (space-separated tokens) and lowercase it."""
+    tokens = _tokenizer(lang).tokenize(text, escape=True, return_str=True)
+    return tokens.lower() if lowercase else tokens
+
+
+def normalize_all(texts: list[str], lang: str, lowercase: bool = True) -> list[str]:
+    return [normalize(text, lang, lowercase) for text in texts]
+
+
+def tokenize_bitext(bitext: pd.DataFrame, source_lang: str, target_lang: str,
+                    lowercase: bool = True) -> pd.DataFrame:
+    """A copy of a BITEXT table with ``source`` and ``target`` tokenised."""
+    out = bitext.copy()
+    out["source"] = normalize_all(list(bitext["source"]), source_lang, lowercase)
+    out["target"] = normalize_all(list(bitext["target"]), target_lang, lowercase)
+    return out
+
+
+def tokenize_evalset(evalset: pd.DataFrame, source_lang: str, target_lang: str,
+                     lowercase: bool = True) -> pd.DataFrame:
+    """A copy of an EVALSET table with the source and every reference tokenised."""
+    out = evalset.copy()
+    out["source"] = normalize_all(list(evalset["source"]), source_lang, lowercase)
+    out["references"] = [normalize_all(list(refs), target_lang, lowercase)
+                         for refs in evalset["references"]]
+    return out
+
+
+def tokenize_table(in_path: str | Path, out_path: str | Path, provenance: Mapping[str, str],
+                   source_lang: str, target_lang: str, lowercase: bool) -> None:
+    """Tokenise a BITEXT or EVALSET table file, keeping its table metadata."""
+    meta = read_metadata(in_path)
+    if meta.get("schema") == BITEXT.name:
+        table = tokenize_bitext(read_table(in_path, BITEXT), source_lang, target_lang, lowercase)
+        write_table(table, out_path, BITEXT, provenance)
+    else:
+        table = tokenize_evalset(read_table(in_path, EVALSET), source_lang, target_lang, lowercase)
+        write_table(table, out_path, EVALSET, provenance,
+                    metadata={"reference_names": meta["reference_names"]})

@@ -1,0 +1,114 @@
+"""Every Parquet table of the pipeline, in one place.
+
+Each schema has a name and a version that are written into the file's key/value metadata
+(``circle.schema``, ``circle.schema_version``); :func:`circle.tables.read_table` refuses a file
+whose name or version differs from what the reader asks for. Bump a version whenever a column
+changes meaning or type.
+
+Grammar tables (bilingual and paraphrase) share the Joshua/Thrax symbol conventions: ``lhs`` is
+``X``; ``source`` and ``target`` are space-separated symbols where a nonterminal is written ``[X,1]``
+or ``[X,2]`` (the index co-indexes source and target); terminals never contain ``[`` because the
+tokeniser escapes brackets as Moses does. Their ``features`` attribute names the columns the
+decoder sums, each holding a natural-log feature value.
+
+Conventions: ``segment_id`` is the row key of every per-sentence table (for the Bible corpus it is
+the pythonbible verse id ``book*1e6 + chapter*1e3 + verse``); ``document`` groups segments (a
+chapter for the Bible); token strings are space-separated, tokenised and lowercased.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import pyarrow as pa
+
+
+@dataclass(frozen=True)
+class TableSchema:
+    """A named, versioned Arrow schema."""
+
+    name: str
+    version: int
+    arrow: pa.Schema
+    description: str
+    features: tuple[str, ...] = ()
+    """For grammar tables: the columns that are log-linear decoder features (natural-log values)."""
+
+
+def _schema(name: str, version: int, description: str, fields: list[pa.Field],
+            features: tuple[str, ...] = ()) -> TableSchema:
+    return TableSchema(name, version, pa.schema(fields), description, features)
+
+
+VERSES = _schema(
+    "verses",
+    1,
+    "The verse-aligned multi-version Bible corpus (resources/bible/README.md documents columns).",
+    [
+        pa.field("segment_id", pa.int64(), nullable=False),
+        pa.field("book", pa.string(), nullable=False),
+        pa.field("book_num", pa.int8(), nullable=False),
+        pa.field("chapter", pa.int16(), nullable=False),
+        pa.field("verse", pa.int16(), nullable=False),
+        pa.field("document", pa.string(), nullable=False),
+        pa.field("es", pa.string()),
+        pa.field("kjv", pa.string()),
+        pa.field("web", pa.string()),
+        pa.field("dar", pa.string()),
+        pa.field("ylt", pa.string()),
+        pa.field("bbe", pa.string()),
+        pa.field("shift_flag", pa.bool_(), nullable=False),
+        pa.field("ps_title", pa.bool_(), nullable=False),
+        pa.field("ref_versification_flag", pa.bool_(), nullable=False),
+        pa.field("length_ok", pa.bool_(), nullable=False),
+        pa.field("usable_train", pa.bool_(), nullable=False),
+        pa.field("usable_eval", pa.bool_(), nullable=False),
+        pa.field("split", pa.string(), nullable=False),
+        pa.field("single_ref", pa.string()),
+    ],
+)
+
+BITEXT = _schema(
+    "bitext",
+    1,
+    "Sentence-aligned training bitext: one row per sentence pair.",
+    [
+        pa.field("segment_id", pa.int64(), nullable=False),
+        pa.field("document", pa.string(), nullable=False),
+        pa.field("source", pa.string(), nullable=False),
+        pa.field("target", pa.string(), nullable=False),
+    ],
+)
+
+EVALSET = _schema(
+    "evalset",
+    1,
+    "An evaluation set (tune, test, paraphraser tuning): a source sentence and its N references. "
+    "`references` is in the order of the set's reference names (table metadata "
+    "`circle.reference_names`); `ref_order` is the seeded per-document permutation of reference "
+    "indices used to simulate 1H, 2H, ... (the first index is the single reference).",
+    [
+        pa.field("segment_id", pa.int64(), nullable=False),
+        pa.field("document", pa.string(), nullable=False),
+        pa.field("source", pa.string(), nullable=False),
+        pa.field("references", pa.list_(pa.string()), nullable=False),
+        pa.field("ref_order", pa.list_(pa.int8()), nullable=False),
+    ],
+)
+
+ALIGNMENT = _schema(
+    "alignment",
+    1,
+    "Word alignment of the tokenised training bitext, as Pharaoh `i-j` strings (0-based source "
+    "index, target index): eflomal forward and reverse links and their symmetrisation.",
+    [
+        pa.field("segment_id", pa.int64(), nullable=False),
+        pa.field("forward", pa.string(), nullable=False),
+        pa.field("reverse", pa.string(), nullable=False),
+        pa.field("links", pa.string(), nullable=False),
+    ],
+)
+
+ALL_SCHEMAS: dict[str, TableSchema] = {
+    s.name: s for s in (VERSES, BITEXT, EVALSET, ALIGNMENT)
+}

@@ -1,0 +1,143 @@
+"""Reading and writing the pipeline's Parquet tables.
+
+Every table is written through :func:`write_table`: it is cast to its schema from
+:mod:`circle.schemas` (a wrong column or type is an error, not a silent conversion), stamped with
+provenance in the Parquet key/value metadata, and written atomically (a temporary file in the same
+directory, then ``os.replace``), so that an interrupted job never leaves a half-written table that a
+rerun would trust. :func:`read_table` checks the schema name and version before returning data.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import tempfile
+from collections.abc import Mapping
+from importlib import metadata
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+import pyarrow as pa
+import pyarrow.parquet as pq
+
+from circle.schemas import ALL_SCHEMAS, TableSchema
+
+META_PREFIX = "circle."
+TRACKED_PACKAGES = ("circle", "numpy", "pandas", "pyarrow", "sacrebleu", "sacremoses", "kenlm",
+                    "eflomal", "snakemake")
+
+
+class SchemaError(ValueError):
+    """A table does not have the schema its reader or writer expects."""
+
+
+def config_hash(config: Mapping[str, Any]) -> str:
+    """A short, stable hash of a (JSON-serialisable) configuration mapping."""
+    text = json.dumps(config, sort_keys=True, default=str, separators=(",", ":"))
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()[:16]
+
+
+def package_versions() -> dict[str, str]:
+    """Versions of the packages whose behaviour shapes the tables."""
+    versions = {}
+    for name in TRACKED_PACKAGES:
+        try:
+            versions[name] = metadata.version(name)
+        except metadata.PackageNotFoundError:
+            continue
+    return versions
+
+
+def provenance(rule: str, config: Mapping[str, Any] | None = None,
+               **extra: Any) -> dict[str, str]:
+    """Provenance entries for :func:`write_table`: rule, config hash, package versions, extras.
+
+    Deliberately free of timestamps and host names, so that a rerun writes identical files.
+    """
+    entries = {"rule": rule, "versions": json.dumps(package_versions(), sort_keys=True)}
+    if config is not None:
+        entries["config_hash"] = config_hash(config)
+    for key, value in extra.items():
+        entries[key] = value if isinstance(value, str) else json.dumps(value, sort_keys=True)
+    return entries
+
+
+def atomic_path(path: str | os.PathLike) -> _AtomicPath:
+    """Context manager yielding a temporary path that replaces ``path`` on success."""
+    return _AtomicPath(Path(path))
+
+
+class _AtomicPath:
+    def __init__(self, path: Path):
+        self.path = path
+        self.tmp: Path | None = None
+
+    def __enter__(self) -> Path:
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        fd, tmp = tempfile.mkstemp(prefix=f".{self.path.name}.", dir=self.path.parent)
+        os.close(fd)
+        self.tmp = Path(tmp)
+        return self.tmp
+
+    def __exit__(self, exc_type, exc, tb) -> None:
+        assert self.tmp is not None
+        if exc_type is None:
+            os.replace(self.tmp, self.path)
+        else:
+            self.tmp.unlink(missing_ok=True)
+
+
+def write_table(frame: pd.DataFrame, path: str | os.PathLike, schema: TableSchema,
+                provenance: Mapping[str, str] | None = None,
+                metadata: Mapping[str, str] | None = None) -> None:
+    """Write ``frame`` as ``schema`` to ``path`` atomically, with provenance in the metadata.
+
+    ``metadata`` holds table-specific facts (e.g. ``reference_names``); ``provenance`` is from
+    :func:`provenance`. Both are stored under the ``circle.`` prefix.
+    """
+    missing = [n for n in schema.arrow.names if n not in frame.columns]
+    extra = [c for c in frame.columns if c not in schema.arrow.names]
+    if missing or extra:
+        raise SchemaError(f"{path}: table for schema '{schema.name}' has missing columns "
+                          f"{missing} and unexpected columns {extra}")
+    try:
+        table = pa.Table.from_pandas(frame[schema.arrow.names], schema=schema.arrow,
+                                     preserve_index=False)
+    except (pa.ArrowInvalid, pa.ArrowTypeError) as error:
+        raise SchemaError(f"{path}: cannot store rows as schema '{schema.name}': {error}") from None
+    meta = {f"{META_PREFIX}schema": schema.name,
+            f"{META_PREFIX}schema_version": str(schema.version)}
+    for key, value in {**(provenance or {}), **(metadata or {})}.items():
+        meta[f"{META_PREFIX}{key}"] = value
+    table = table.replace_schema_metadata(meta)
+    with atomic_path(path) as tmp:
+        pq.write_table(table, tmp, compression="zstd")
+
+
+def read_metadata(path: str | os.PathLike) -> dict[str, str]:
+    """The ``circle.*`` metadata of a table, keys without the prefix."""
+    raw = pq.read_schema(path).metadata or {}
+    return {k.decode()[len(META_PREFIX):]: v.decode() for k, v in raw.items()
+            if k.decode().startswith(META_PREFIX)}
+
+
+def read_table(path: str | os.PathLike, schema: TableSchema,
+               columns: list[str] | None = None) -> pd.DataFrame:
+    """Read a table written by :func:`write_table`, checking its schema name and version."""
+    if not Path(path).exists():
+        raise FileNotFoundError(f"{path}: table '{schema.name}' does not exist")
+    meta = read_metadata(path)
+    found = (meta.get("schema"), meta.get("schema_version"))
+    if found != (schema.name, str(schema.version)):
+        raise SchemaError(f"{path}: expected schema '{schema.name}' version {schema.version}, "
+                          f"found '{found[0]}' version {found[1]}")
+    return pq.read_table(path, columns=columns).to_pandas()
+
+
+def schema_by_name(name: str) -> TableSchema:
+    try:
+        return ALL_SCHEMAS[name]
+    except KeyError:
+        raise SchemaError(f"unknown table schema '{name}'; known: {sorted(ALL_SCHEMAS)}") from None

@@ -1,0 +1,43 @@
+# Validation, helpers and wildcard constraints shared by every rule file (no rules here).
+import re
+
+from snakemake.utils import validate
+
+from circle.corpus.prepare import EVAL_SETS
+
+
+validate(config, schema="../schemas/config.schema.yaml")
+
+EXPERIMENT = config["experiment"]
+SPLITS = ("train", *EVAL_SETS)
+
+
+wildcard_constraints:
+    experiment=re.escape(EXPERIMENT),
+    split="|".join(SPLITS),
+    evalset="|".join(EVAL_SETS),
+    order=r"\d+",
+
+
+def corpus_files(wildcards):
+    """Every file the corpus is read from, so that Snakemake notices when one changes."""
+    corpus = config["corpus"]
+    if corpus["kind"] == "bible":
+        return [corpus["bible"]["table"]]
+    files = corpus["files"]
+    paths = [files["train"]["source"], files["train"]["target"]]
+    for name in EVAL_SETS:
+        spec = files[name]
+        paths += [spec["source"], *spec["references"]]
+        paths += [spec["documents"]] if spec.get("documents") else []
+    return paths
+
+
+def alignment_source(wildcards):
+    """The frozen alignment table if the config names one, else eflomal's fresh output."""
+    frozen = config["alignment"]["frozen"]
+    return frozen if frozen else f"results/{EXPERIMENT}/align/eflomal.parquet"
+
+
+def lm_orders():
+    return sorted({config["lm"]["decoding_order"], config["lm"]["reranking_order"]})

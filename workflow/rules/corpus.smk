@@ -1,0 +1,42 @@
+# The corpus: the optional Bible builder and the split tables every later stage reads.
+
+
+rule build_bible_table:
+    """Rebuild the verse table from the Bible sources (Debian SWORD modules, pythonbible).
+
+    Not part of the default run: the frozen output ships as resources/bible/bible.parquet.
+    """
+    output:
+        table="results/bible/bible.parquet",
+    log:
+        "logs/bible/build_bible_table.log",
+    benchmark:
+        "benchmarks/bible/build_bible_table.tsv"
+    params:
+        shift_flags="resources/bible/shift_flags.tsv",
+        seed=config["seed"],
+    conda:
+        "../../envs/circle.yaml"
+    script:
+        "../scripts/build_bible_table.py"
+
+
+rule prepare_corpus:
+    """Validate the corpus and write the train bitext and the tune/test/paratune tables."""
+    input:
+        corpus_files,
+    output:
+        train="results/{experiment}/corpus/train.parquet",
+        tune="results/{experiment}/corpus/tune.parquet",
+        test="results/{experiment}/corpus/test.parquet",
+        paratune="results/{experiment}/corpus/paratune.parquet",
+    log:
+        "logs/{experiment}/prepare_corpus.log",
+    params:
+        corpus=config["corpus"],
+        max_line_chars=config["validation"]["max_line_chars"],
+        seed=config["seed"],
+    conda:
+        "../../envs/circle.yaml"
+    script:
+        "../scripts/prepare_corpus.py"

@@ -1,0 +1,49 @@
+# KenLM language models on the English training side (plus optional extra monolingual text).
+
+
+rule prepare_lm_text:
+    """Collect the tokenised LM text and refuse it if it contains evaluation references."""
+    input:
+        train="results/{experiment}/tokenized/train.parquet",
+        evalsets=expand(
+            "results/{{experiment}}/tokenized/{evalset}.parquet", evalset=EVAL_SETS
+        ),
+        extra=config["lm"]["extra_text"],
+    output:
+        text=temp("results/{experiment}/lm/text.txt"),
+    log:
+        "logs/{experiment}/prepare_lm_text.log",
+    params:
+        preprocess=config["preprocess"],
+        max_line_chars=config["validation"]["max_line_chars"],
+        leak_min_words=config["lm"]["leak_min_words"],
+    conda:
+        "../../envs/circle.yaml"
+    script:
+        "../scripts/prepare_lm_text.py"
+
+
+rule estimate_lm:
+    input:
+        text="results/{experiment}/lm/text.txt",
+    output:
+        binary="results/{experiment}/lm/{order}gram.binary",
+    log:
+        "logs/{experiment}/estimate_lm/{order}gram.log",
+    benchmark:
+        "benchmarks/{experiment}/estimate_lm/{order}gram.tsv"
+    params:
+        discount_fallback=config["lm"]["discount_fallback"],
+        tmp_dir=lambda wildcards: f"results/{wildcards.experiment}/lm/tmp-{wildcards.order}",
+    resources:
+        mem_mb=2000,
+    conda:
+        "../../envs/circle.yaml"
+    script:
+        "../scripts/estimate_lm.py"
+
+
+rule language_models:
+    """Named target: the decoding and reranking LMs of the experiment."""
+    input:
+        expand(f"results/{EXPERIMENT}/lm/{{order}}gram.binary", order=lm_orders()),

@@ -1,0 +1,18 @@
+# Tokenisation and lowercasing of every split.
+
+
+rule tokenize_corpus:
+    input:
+        table="results/{experiment}/corpus/{split}.parquet",
+    output:
+        table="results/{experiment}/tokenized/{split}.parquet",
+    log:
+        "logs/{experiment}/tokenize_corpus/{split}.log",
+    benchmark:
+        "benchmarks/{experiment}/tokenize_corpus/{split}.tsv"
+    params:
+        options=config["preprocess"],
+    conda:
+        "../../envs/circle.yaml"
+    script:
+        "../scripts/tokenize_corpus.py"

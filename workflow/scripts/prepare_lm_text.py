@@ -1,0 +1,8 @@
+from circle.jobs import start_job
+from circle.lm import prepare_lm_text
+
+start_job(snakemake)
+prepare_lm_text(snakemake.input.train, list(snakemake.input.evalsets), list(snakemake.input.extra),
+                snakemake.output.text, preprocess=snakemake.params.preprocess,
+                max_line_chars=snakemake.params.max_line_chars,
+                leak_min_words=snakemake.params.leak_min_words)
