@@ -105,7 +105,7 @@ def write_table(frame: pd.DataFrame, path: str | os.PathLike, schema: TableSchem
     try:
         table = pa.Table.from_pandas(frame[schema.arrow.names], schema=schema.arrow,
                                      preserve_index=False)
-    except (pa.ArrowInvalid, pa.ArrowTypeError) as error:
+    except (pa.ArrowInvalid, pa.ArrowTypeError, ValueError) as error:
         raise SchemaError(f"{path}: cannot store rows as schema '{schema.name}': {error}") from None
     meta = {f"{META_PREFIX}schema": schema.name,
             f"{META_PREFIX}schema_version": str(schema.version)}

@@ -1,0 +1,70 @@
+"""Schema round trips, provenance and the checks of the table module."""
+
+import pandas as pd
+import pytest
+
+from circle.schemas import ALL_SCHEMAS, BITEXT, EVALSET
+from circle.tables import SchemaError, provenance, read_metadata, read_table, write_table
+
+
+def bitext():
+    return pd.DataFrame({"segment_id": [1, 2], "document": ["d1", "d1"],
+                         "source": ["hola", "adiós"], "target": ["hello", "goodbye"]})
+
+
+def test_round_trip_keeps_rows_types_and_provenance(tmp_path):
+    path = tmp_path / "t.parquet"
+    prov = provenance("some_rule", {"seed": 13}, wildcards={"experiment": "x"})
+    write_table(bitext(), path, BITEXT, prov, metadata={"note": "n"})
+    back = read_table(path, BITEXT)
+    pd.testing.assert_frame_equal(back, bitext(), check_dtype=False)
+    assert str(back["segment_id"].dtype) == "int64"
+    meta = read_metadata(path)
+    assert meta["schema"] == "bitext" and meta["schema_version"] == "1"
+    assert meta["rule"] == "some_rule" and meta["note"] == "n"
+    assert meta["config_hash"] == provenance("r", {"seed": 13})["config_hash"]
+    assert meta["config_hash"] != provenance("r", {"seed": 14})["config_hash"]
+    assert "pandas" in meta["versions"]
+
+
+def test_rewrite_is_byte_identical(tmp_path):
+    one, two = tmp_path / "1.parquet", tmp_path / "2.parquet"
+    for path in (one, two):
+        write_table(bitext(), path, BITEXT, provenance("r", {"a": 1}))
+    assert one.read_bytes() == two.read_bytes()
+
+
+def test_list_columns_round_trip(tmp_path):
+    frame = pd.DataFrame({"segment_id": [5], "document": ["d"], "source": ["s"],
+                          "references": [["r1", "r2"]], "ref_order": [[1, 0]]})
+    write_table(frame, tmp_path / "e.parquet", EVALSET)
+    back = read_table(tmp_path / "e.parquet", EVALSET)
+    assert list(back["references"][0]) == ["r1", "r2"] and list(back["ref_order"][0]) == [1, 0]
+
+
+def test_reader_refuses_another_schema(tmp_path):
+    write_table(bitext(), tmp_path / "t.parquet", BITEXT)
+    with pytest.raises(SchemaError, match="expected schema 'evalset' version 1, found 'bitext'"):
+        read_table(tmp_path / "t.parquet", EVALSET)
+
+
+def test_reader_refuses_a_plain_parquet_file(tmp_path):
+    bitext().to_parquet(tmp_path / "p.parquet")
+    with pytest.raises(SchemaError, match="found 'None' version None"):
+        read_table(tmp_path / "p.parquet", BITEXT)
+
+
+def test_writer_rejects_wrong_columns_and_types(tmp_path):
+    with pytest.raises(SchemaError, match=r"missing columns \['target'\] and unexpected .*'tgt'"):
+        write_table(bitext().rename(columns={"target": "tgt"}), tmp_path / "x.parquet", BITEXT)
+    wrong = bitext().assign(segment_id=["a", "b"])
+    with pytest.raises(SchemaError, match="cannot store rows as schema 'bitext'"):
+        write_table(wrong, tmp_path / "x.parquet", BITEXT)
+    nulls = bitext().assign(target=[None, "x"])
+    with pytest.raises(SchemaError):
+        write_table(nulls, tmp_path / "x.parquet", BITEXT)
+    assert list(tmp_path.iterdir()) == []  # nothing half-written is left behind
+
+
+def test_every_schema_is_registered_under_its_name():
+    assert all(name == schema.name for name, schema in ALL_SCHEMAS.items())

@@ -1,0 +1,127 @@
+"""The Snakemake workflow: lint, dry runs, the SLURM profile, and a tiny end-to-end run.
+
+The tiny run uses real data shipped in tests/data/tiny (a few hundred Bible verses in the
+plain-text user-corpus format) and goes through corpus validation, tokenisation, eflomal
+alignment and both KenLM models.
+"""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+import kenlm
+import pytest
+import yaml
+
+from circle.schemas import ALIGNMENT, BITEXT, EVALSET
+from circle.tables import read_metadata, read_table
+
+ROOT = Path(__file__).resolve().parents[2]
+TINY = ROOT / "tests" / "data" / "tiny"
+SNAKEMAKE = [sys.executable, "-m", "snakemake", "--snakefile", str(ROOT / "Snakefile")]
+
+pytestmark = pytest.mark.workflow
+
+
+def snakemake(*args: str, cwd: Path = ROOT) -> subprocess.CompletedProcess:
+    return subprocess.run([*SNAKEMAKE, *args], cwd=cwd, capture_output=True, text=True,
+                          timeout=900)
+
+
+def tiny_config(tmp_path: Path, **changes) -> Path:
+    """The tiny test config with absolute fixture paths, written into ``tmp_path``."""
+    config = yaml.safe_load((TINY / "config.yaml").read_text())
+    files = config["corpus"]["files"]
+    for spec in files.values():
+        for key, value in spec.items():
+            spec[key] = [str(TINY / v) for v in value] if isinstance(value, list) \
+                else str(TINY / value)
+    for dotted, value in changes.items():
+        node = config
+        *parents, leaf = dotted.split(".")
+        for key in parents:
+            node = node[key]
+        node[leaf] = value
+    path = tmp_path / "config.yaml"
+    path.write_text(yaml.safe_dump(config))
+    return path
+
+
+def test_lint_is_clean():
+    result = snakemake("--lint")
+    assert result.returncode == 0, result.stdout + result.stderr
+
+
+def test_default_config_dry_run_plans_alignment_and_both_lms():
+    result = snakemake("-n", "--forceall")
+    assert result.returncode == 0, result.stdout + result.stderr
+    for rule in ("prepare_corpus", "tokenize_corpus", "align_corpus", "prepare_lm_text",
+                 "estimate_lm"):
+        assert rule in result.stdout
+
+
+def test_tiny_config_dry_run(tmp_path):
+    result = snakemake("-n", "--configfile", str(tiny_config(tmp_path)), "--directory",
+                       str(tmp_path))
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert "results/tiny/lm/5gram.binary" in result.stdout
+
+
+def test_unknown_config_key_is_rejected(tmp_path):
+    result = snakemake("-n", "--config", "alignmnet={}")
+    assert result.returncode != 0
+    assert "Additional properties are not allowed ('alignmnet' was unexpected)" in (
+        result.stdout + result.stderr)
+
+
+def test_slurm_profile_dry_run_resolves_per_rule_resources(tmp_path):
+    result = snakemake("-n", "--forceall", "--workflow-profile", str(ROOT / "profiles/slurm"),
+                       "--configfile", str(tiny_config(tmp_path)), "--directory", str(tmp_path))
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert "mem_mb=16000" in result.stdout  # align_corpus override
+    assert "slurm_partition=<partition>" in result.stdout
+
+
+def test_bad_corpus_stops_in_the_first_job_naming_file_and_line(tmp_path):
+    bad = tmp_path / "bad.en"
+    lines = (TINY / "tune.ref1.txt").read_text().splitlines()
+    lines[4] = "   "
+    bad.write_text("\n".join(lines) + "\n")
+    config = tiny_config(tmp_path)
+    data = yaml.safe_load(config.read_text())
+    data["corpus"]["files"]["tune"]["references"][1] = str(bad)
+    config.write_text(yaml.safe_dump(data))
+    result = snakemake("--cores", "1", "--configfile", str(config), "--directory", str(tmp_path))
+    assert result.returncode != 0
+    log = (tmp_path / "logs/tiny/prepare_corpus.log").read_text()
+    assert f"{bad}:5: empty or whitespace-only line" in log
+    assert not (tmp_path / "results/tiny/tokenized").exists()
+
+
+def test_tiny_end_to_end_through_alignment_and_language_models(tmp_path):
+    config = tiny_config(tmp_path)
+    result = snakemake("--cores", "2", "--configfile", str(config), "--directory", str(tmp_path))
+    assert result.returncode == 0, result.stdout + result.stderr
+    results = tmp_path / "results" / "tiny"
+
+    bitext = read_table(results / "tokenized/train.parquet", BITEXT)
+    alignment = read_table(results / "align/eflomal.parquet", ALIGNMENT)
+    assert list(alignment["segment_id"]) == list(bitext["segment_id"])
+    source_lengths = bitext["source"].str.split().str.len()
+    linked = alignment["links"].str.split().str.len()
+    assert (linked > 0).mean() > 0.95
+    assert linked.sum() / source_lengths.sum() > 0.5  # a real aligner, not an empty file
+    assert read_metadata(results / "align/eflomal.parquet")["symmetrization"] == \
+        "grow-diag-final-and"
+    tune = read_table(results / "tokenized/tune.parquet", EVALSET)
+    assert all(ref == ref.lower() for refs in tune["references"] for ref in refs)
+
+    for order in (3, 5):
+        model = kenlm.Model(str(results / f"lm/{order}gram.binary"))
+        assert model.order == order
+    assert not (results / "lm/text.txt").exists()  # temp LM text is removed
+
+    again = snakemake("--cores", "2", "--configfile", str(config), "--directory", str(tmp_path))
+    assert again.returncode == 0 and "Nothing to be done" in again.stdout + again.stderr
