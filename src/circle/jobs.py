@@ -4,15 +4,30 @@ from __future__ import annotations
 
 import logging
 import sys
+from types import TracebackType
 from typing import Any
 
 from circle.tables import provenance
 
 
+def _report_input_errors(kind: type[BaseException], error: BaseException,
+                         trace: TracebackType | None) -> None:
+    """Print circle's own errors (bad input, refused LM text, ...) as one clear message.
+
+    They are raised with the file, line and problem in their message, so a traceback would only
+    hide it. Anything else is a bug and keeps its full traceback.
+    """
+    if kind.__module__.startswith("circle."):
+        print(f"error ({kind.__name__}): {error}", file=sys.stderr)
+    else:
+        sys.__excepthook__(kind, error, trace)
+
+
 def start_job(snakemake: Any) -> dict[str, str]:
     """Send logging and stderr to the rule's log file; return the job's table provenance."""
-    log = open(snakemake.log[0], "w", buffering=1)
+    log = open(snakemake.log[0], "w", buffering=1)  # noqa: SIM115 - stays open for the job
     sys.stderr = log
+    sys.excepthook = _report_input_errors
     logging.basicConfig(stream=log, level=logging.INFO, force=True,
                         format="%(asctime)s %(levelname)s %(message)s")
     return provenance(snakemake.rule, snakemake.config, wildcards=dict(snakemake.wildcards))

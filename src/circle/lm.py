@@ -9,6 +9,7 @@ references would inflate every BLEU score downstream.
 from __future__ import annotations
 
 import logging
+import tempfile
 from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 
@@ -92,25 +93,27 @@ def write_text(lines: Iterable[str], path: str | Path) -> int:
 
 
 def estimate_lm(text_paths: Sequence[str | Path], order: int, binary_path: str | Path,
-                discount_fallback: bool, memory: str, tmp_dir: str | Path,
+                discount_fallback: bool, memory: str,
                 log_path: str | Path | None = None) -> None:
     """Estimate a modified Kneser-Ney ARPA model with lmplz and compile it with build_binary.
 
     ``memory`` is lmplz's ``-S`` (e.g. ``"1G"`` or ``"20%"``); ``discount_fallback`` enables
-    lmplz's fallback discounts for data too small to estimate them (tiny test corpora).
+    lmplz's fallback discounts for data too small to estimate them (tiny test corpora). lmplz's
+    scratch files and the ARPA model live in a temporary directory next to the output.
     """
-    tmp_dir = Path(tmp_dir)
-    tmp_dir.mkdir(parents=True, exist_ok=True)
-    joined = tmp_dir / "lm_text.txt"
-    with open(joined, "wb") as out:
-        for path in text_paths:
-            out.write(Path(path).read_bytes())
-    arpa = tmp_dir / f"lm.{order}.arpa"
-    arguments = ["-o", order, "-S", memory, "-T", tmp_dir, "--arpa", arpa, "--text", joined]
-    if discount_fallback:
-        arguments.append("--discount_fallback")
-    run_tool("lmplz", arguments, log_path)
-    with atomic_path(binary_path) as tmp:
-        run_tool("build_binary", [arpa, tmp], log_path)
-    arpa.unlink()
-    joined.unlink()
+    binary_path = Path(binary_path)
+    binary_path.parent.mkdir(parents=True, exist_ok=True)
+    with tempfile.TemporaryDirectory(prefix=f".{binary_path.name}.",
+                                     dir=binary_path.parent) as tmp:
+        tmp_dir = Path(tmp)
+        joined = tmp_dir / "lm_text.txt"
+        with open(joined, "wb") as out:
+            for path in text_paths:
+                out.write(Path(path).read_bytes())
+        arpa = tmp_dir / f"lm.{order}.arpa"
+        arguments = ["-o", order, "-S", memory, "-T", tmp_dir, "--arpa", arpa, "--text", joined]
+        if discount_fallback:
+            arguments.append("--discount_fallback")
+        run_tool("lmplz", arguments, log_path)
+        with atomic_path(binary_path) as binary_tmp:
+            run_tool("build_binary", [arpa, binary_tmp], log_path)

@@ -84,6 +84,9 @@ class _AtomicPath:
     def __exit__(self, exc_type, exc, tb) -> None:
         assert self.tmp is not None
         if exc_type is None:
+            umask = os.umask(0)
+            os.umask(umask)
+            os.chmod(self.tmp, 0o666 & ~umask)  # mkstemp creates files private to the owner
             os.replace(self.tmp, self.path)
         else:
             self.tmp.unlink(missing_ok=True)

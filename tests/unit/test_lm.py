@@ -65,10 +65,10 @@ def test_lmplz_model_loads_in_kenlm_and_scores_sentences(tmp_path):
     text.write_text("\n".join(TRAIN * 3) + "\n")
     binary = tmp_path / "3gram.binary"
     estimate_lm([text], 3, binary, discount_fallback=True, memory="100M",
-                tmp_dir=tmp_path / "tmp", log_path=tmp_path / "log")
+                log_path=tmp_path / "log")
     model = kenlm.Model(str(binary))
     assert model.order == 3
     seen = model.score("and god said , let there be light", bos=True, eos=False)
     unseen = model.score("light be there let , said god and", bos=True, eos=False)
     assert math.isfinite(seen) and seen > unseen
-    assert not (tmp_path / "tmp" / "lm.3.arpa").exists()
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["3gram.binary", "lm.txt", "log"]

@@ -34,7 +34,6 @@ rule estimate_lm:
         "benchmarks/{experiment}/estimate_lm/{order}gram.tsv"
     params:
         discount_fallback=config["lm"]["discount_fallback"],
-        tmp_dir=lambda wildcards: f"results/{wildcards.experiment}/lm/tmp-{wildcards.order}",
     resources:
         mem_mb=2000,
     conda:

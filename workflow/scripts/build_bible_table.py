@@ -1,0 +1,9 @@
+import sys
+
+from circle.corpus.bible import write_bible_table
+from circle.jobs import start_job
+
+start_job(snakemake)
+frame = write_bible_table(snakemake.output.table, shift_flags_path=snakemake.params.shift_flags,
+                          seed=snakemake.params.seed, rule=snakemake.rule)
+print(frame["split"].value_counts().to_string(), file=sys.stderr)
