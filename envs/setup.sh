@@ -53,7 +53,7 @@ if [[ ! -x .venv/bin/lmplz || ! -x .venv/bin/build_binary ]]; then
     kenlm_version=$(sed -n 's/^kenlm==//p' envs/requirements.lock.txt)
     echo "setup: building KenLM $kenlm_version lmplz and build_binary"
     build=$(mktemp -d)
-    .venv/bin/pip download -q --no-deps --no-binary :all: -d "$build" "kenlm==$kenlm_version"
+    .venv/bin/pip download -q --no-deps --no-binary kenlm -d "$build" "kenlm==$kenlm_version"
     tar -xzf "$build"/kenlm-*.tar.gz -C "$build"
     cmake -S "$build/kenlm-$kenlm_version" -B "$build/build" -DCMAKE_BUILD_TYPE=Release > "$build/cmake.log"
     make -C "$build/build" -j "$(nproc)" lmplz build_binary > "$build/make.log" 2>&1 \

@@ -8,6 +8,8 @@ ROOT = Path(__file__).resolve().parents[1]
 
 
 def test_ruff_is_clean():
-    result = subprocess.run([sys.executable, "-m", "ruff", "check", "src", "workflow/scripts",
-                             "tests", "benchmarks"], cwd=ROOT, capture_output=True, text=True)
+    checked = [name for name in ("src", "workflow/scripts", "tests", "benchmarks")
+               if (ROOT / name).is_dir()]
+    result = subprocess.run([sys.executable, "-m", "ruff", "check", *checked], cwd=ROOT,
+                            capture_output=True, text=True)
     assert result.returncode == 0, result.stdout + result.stderr

@@ -5,11 +5,11 @@ Each schema has a name and a version that are written into the file's key/value 
 whose name or version differs from what the reader asks for. Bump a version whenever a column
 changes meaning or type.
 
-Grammar tables (bilingual and paraphrase) share the Joshua/Thrax symbol conventions: ``lhs`` is
-``X``; ``source`` and ``target`` are space-separated symbols where a nonterminal is written ``[X,1]``
-or ``[X,2]`` (the index co-indexes source and target); terminals never contain ``[`` because the
-tokeniser escapes brackets as Moses does. Their ``features`` attribute names the columns the
-decoder sums, each holding a natural-log feature value.
+Grammar tables (bilingual and paraphrase) share the Joshua/Thrax symbol conventions: ``lhs``
+is ``X``; ``source`` and ``target`` are space-separated symbols where a nonterminal is written
+``[X,1]`` or ``[X,2]`` (the index co-indexes source and target); terminals never contain ``[``
+because the tokeniser escapes brackets as Moses does. Their ``features`` attribute names the
+columns the decoder sums, each holding a natural-log feature value.
 
 Conventions: ``segment_id`` is the row key of every per-sentence table (for the Bible corpus it is
 the pythonbible verse id ``book*1e6 + chapter*1e3 + verse``); ``document`` groups segments (a
