@@ -11,8 +11,8 @@ is ``X``; ``source`` and ``target`` are space-separated symbols where a nontermi
 because the tokeniser escapes brackets as Moses does. Their ``features`` attribute names the
 columns the decoder sums, each holding a natural-log feature value.
 
-Conventions: ``segment_id`` is the row key of every per-sentence table (for the Bible corpus it is
-the pythonbible verse id ``book*1e6 + chapter*1e3 + verse``); ``document`` groups segments (a
+Conventions: ``segment_id`` is the row key of every per-sentence table (for the Bible corpus
+it is the pythonbible verse id ``book*1e6 + chapter*1e3 + verse``); ``document`` groups segments (a
 chapter for the Bible); token strings are space-separated, tokenised and lowercased.
 """
 
@@ -109,6 +109,81 @@ ALIGNMENT = _schema(
     ],
 )
 
+GRAMMAR = _schema(
+    "grammar",
+    1,
+    "A bilingual Hiero grammar (Chiang 2007) extracted from the aligned training bitext: "
+    "`source` is foreign (nonterminals numbered left to right), `target` English. `count` is the "
+    "fractional count of thesis eq. 3.3; p(e|f) = count / c(f) and p(f|e) = count / c(e), where "
+    "c(e) sums over English sides that differ only in nonterminal numbering; the lexical weights "
+    "are Koehn et al. (2003)'s, the best over the rule's occurrences.",
+    [
+        pa.field("lhs", pa.string(), nullable=False),
+        pa.field("source", pa.string(), nullable=False),
+        pa.field("target", pa.string(), nullable=False),
+        pa.field("log_p_e_given_f", pa.float64(), nullable=False),
+        pa.field("log_p_f_given_e", pa.float64(), nullable=False),
+        pa.field("log_lex_e_given_f", pa.float64(), nullable=False),
+        pa.field("log_lex_f_given_e", pa.float64(), nullable=False),
+        pa.field("count", pa.float64(), nullable=False),
+    ],
+    features=("log_p_e_given_f", "log_p_f_given_e", "log_lex_e_given_f", "log_lex_f_given_e"),
+)
+
+_PARAPHRASE_FIELDS = [
+    pa.field("lhs", pa.string(), nullable=False),
+    pa.field("source", pa.string(), nullable=False),
+    pa.field("target", pa.string(), nullable=False),
+    pa.field("log_p_e2_given_e1", pa.float64(), nullable=False),
+    pa.field("log_p_e1_given_e2", pa.float64(), nullable=False),
+    pa.field("log_p_e1_e2", pa.float64(), nullable=False),
+    pa.field("neg_target_terminals", pa.float64(), nullable=False),
+    pa.field("log_lex_e2_given_e1", pa.float64(), nullable=False),
+    pa.field("log_lex_e1_given_e2", pa.float64(), nullable=False),
+    pa.field("count", pa.float64(), nullable=False),
+    pa.field("pivots", pa.int32(), nullable=False),
+]
+_PARAPHRASE_DESCRIPTION = (
+    "An English-to-English paraphrase grammar pivoted from a bilingual grammar (thesis §3.2): "
+    "`source` is the phrase e1 (nonterminals numbered left to right), `target` its paraphrase e2. "
+    "p(e2|e1), p(e1|e2), p(e1,e2) follow eq. 3.4-3.13 (derived features or derived counts, "
+    "table metadata `circle.method`), possibly rescaled by a self-paraphrase bias (eq. 5.3-5.10, "
+    "metadata `circle.bias`); `neg_target_terminals` is ln exp(-T(e2)); the pivoted lexical "
+    "weights are sum_f lex(e2|f) lex(f|e1) and the reverse; `count` is the derived count of "
+    "eq. 3.4 and `pivots` the number of foreign phrases pivoted through.")
+_PARAPHRASE_FEATURES = ("log_p_e2_given_e1", "log_p_e1_given_e2", "log_p_e1_e2",
+                        "neg_target_terminals")
+
+PARAPHRASE_GRAMMAR = _schema(
+    "paraphrase_grammar", 1, _PARAPHRASE_DESCRIPTION + " Decoder features: the thesis's four.",
+    _PARAPHRASE_FIELDS, features=_PARAPHRASE_FEATURES)
+
+PARAPHRASE_GRAMMAR_LEX = _schema(
+    "paraphrase_grammar_lex", 1,
+    _PARAPHRASE_DESCRIPTION + " Decoder features: the thesis's four plus both pivoted lexical "
+    "weights.",
+    _PARAPHRASE_FIELDS,
+    features=_PARAPHRASE_FEATURES + ("log_lex_e2_given_e1", "log_lex_e1_given_e2"))
+
+SELF_PARAPHRASE = _schema(
+    "self_paraphrase",
+    1,
+    "Per English phrase e1 of a paraphrase grammar, what the self-paraphrase bias needs (thesis "
+    "§5.2.2): `residual` is p(e1|e1) = 1 - sum_{e != e1} p(e|e1) (eq. 5.2), `log_p_phrase` the "
+    "marginal ln p(e1) used for p(e1,e2), and the identity pivot's lexical weight, count and "
+    "number of pivots (the features an identity rule e1 -> e1 would get).",
+    [
+        pa.field("lhs", pa.string(), nullable=False),
+        pa.field("phrase", pa.string(), nullable=False),
+        pa.field("residual", pa.float64(), nullable=False),
+        pa.field("log_p_phrase", pa.float64(), nullable=False),
+        pa.field("log_lex_identity", pa.float64(), nullable=False),
+        pa.field("count", pa.float64(), nullable=False),
+        pa.field("pivots", pa.int32(), nullable=False),
+    ],
+)
+
 ALL_SCHEMAS: dict[str, TableSchema] = {
-    s.name: s for s in (VERSES, BITEXT, EVALSET, ALIGNMENT)
+    s.name: s for s in (VERSES, BITEXT, EVALSET, ALIGNMENT, GRAMMAR, PARAPHRASE_GRAMMAR,
+                        PARAPHRASE_GRAMMAR_LEX, SELF_PARAPHRASE)
 }

@@ -1,0 +1,132 @@
+"""Benchmark grammar extraction, pivoting and biasing on a bitext and its alignment.
+
+    python benchmarks/grammar.py --bitext results/default/align/bitext.parquet \\
+        --alignment results/default/align/alignment.parquet --out-dir /tmp/grammar-bench \\
+        --memory-limit 4GB --sentences-from results/default/tokenized/tune.parquet
+
+Prints the settings, then per stage the wall time, the peak resident memory of the process
+tree (this process, its workers and DuckDB inside it; sampled every 50 ms with psutil) and the
+number of rules written.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import threading
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+import psutil
+
+from circle.grammar.bias import bias_grammar
+from circle.grammar.extract import ExtractionLimits, extract_grammar
+from circle.grammar.pivot import METHODS, pivot_grammar
+from circle.schemas import ALIGNMENT, BITEXT, EVALSET
+from circle.tables import read_table, write_table
+
+
+class PeakMemory:
+    """Samples the summed RSS of this process and its children while the block runs."""
+
+    def __init__(self, interval: float = 0.05):
+        self.interval = interval
+        self.peak = 0
+        self._done = threading.Event()
+
+    def _sample(self) -> None:
+        me = psutil.Process()
+        while not self._done.is_set():
+            total = 0
+            for process in [me, *me.children(recursive=True)]:
+                try:
+                    total += process.memory_info().rss
+                except psutil.NoSuchProcess:
+                    continue
+            self.peak = max(self.peak, total)
+            self._done.wait(self.interval)
+
+    def __enter__(self) -> PeakMemory:
+        self._thread = threading.Thread(target=self._sample, daemon=True)
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self._done.set()
+        self._thread.join()
+
+
+def measure(name: str, run: Callable[[], object]) -> object:
+    started = time.perf_counter()
+    with PeakMemory() as memory:
+        result = run()
+    print(f"{name:<22} {time.perf_counter() - started:8.1f} s  {memory.peak / 2**20:8.0f} MiB"
+          f"  {result}", flush=True)
+    return result
+
+
+def head_tables(bitext: Path, alignment: Path, sentences: int, out_dir: Path
+                ) -> tuple[Path, Path]:
+    """Copies of the first ``sentences`` sentence pairs of both tables."""
+    paths = out_dir / "bitext-head.parquet", out_dir / "alignment-head.parquet"
+    for path, schema, out in ((bitext, BITEXT, paths[0]), (alignment, ALIGNMENT, paths[1])):
+        frame = read_table(path, schema).sort_values("segment_id").head(sentences)
+        write_table(frame, out, schema)
+    return paths
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--bitext", type=Path, required=True)
+    parser.add_argument("--alignment", type=Path, required=True)
+    parser.add_argument("--out-dir", type=Path, required=True)
+    parser.add_argument("--sentences", type=int, help="use only the first N sentence pairs")
+    parser.add_argument("--workers", type=int, default=2)
+    parser.add_argument("--shard-size", type=int, default=1000)
+    parser.add_argument("--threads", type=int, default=1, help="DuckDB threads for pivoting")
+    parser.add_argument("--memory-limit", help="DuckDB memory limit, e.g. 4GB")
+    parser.add_argument("--top-pivots", type=int, default=25)
+    parser.add_argument("--method", choices=METHODS, default="features")
+    parser.add_argument("--min-count", type=float, default=0.0)
+    parser.add_argument("--min-probability", type=float, default=0.0)
+    parser.add_argument("--reuse-grammar", action="store_true",
+                        help="skip extraction if OUT_DIR/grammar.parquet exists")
+    parser.add_argument("--sentences-from", type=Path,
+                        help="an EVALSET table: pivot only the phrases its references can use")
+    parser.add_argument("--biases", type=float, nargs="*",
+                        default=[0.0, 0.05, 0.10, 0.15, 0.25, 0.40, 0.50])
+    args = parser.parse_args()
+
+    args.out_dir.mkdir(parents=True, exist_ok=True)
+    bitext, alignment = args.bitext, args.alignment
+    if args.sentences:
+        bitext, alignment = head_tables(bitext, alignment, args.sentences, args.out_dir)
+    settings = {key: str(value) for key, value in vars(args).items()}
+    settings["limits"] = ExtractionLimits().__dict__
+    settings["cpus"] = psutil.cpu_count()
+    print(json.dumps(settings, indent=1))
+    grammar = args.out_dir / "grammar.parquet"
+    paraphrases = args.out_dir / "paraphrase.parquet"
+    phrases = args.out_dir / "self_paraphrase.parquet"
+    if not (args.reuse_grammar and grammar.exists()):
+        measure("extract", lambda: extract_grammar(
+            bitext, alignment, grammar, workers=args.workers, shard_size=args.shard_size,
+            memory_limit=args.memory_limit))
+    sentences = None
+    if args.sentences_from:
+        evalset = read_table(args.sentences_from, EVALSET, columns=["references"])
+        sentences = [ref for refs in evalset["references"] for ref in refs]
+        print(f"pivoting the phrases of {len(sentences)} reference sentences", flush=True)
+    measure("pivot", lambda: pivot_grammar(
+        grammar, paraphrases, phrases, top_pivots=args.top_pivots, method=args.method,
+        min_count=args.min_count, min_probability=args.min_probability, sentences=sentences,
+        threads=args.threads, memory_limit=args.memory_limit))
+    for bias in args.biases:
+        measure(f"bias {bias:.2f}", lambda bias=bias: bias_grammar(
+            paraphrases, phrases, args.out_dir / f"paraphrase-bias{bias:.2f}.parquet", bias,
+            threads=args.threads, memory_limit=args.memory_limit))
+
+
+if __name__ == "__main__":
+    main()

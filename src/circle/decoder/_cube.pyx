@@ -1,0 +1,417 @@
+# cython: language_level=3, boundscheck=False, wraparound=False, auto_pickle=False
+"""The compiled twin of :mod:`circle.decoder.cube`: cube pruning (Chiang 2007 §5.2) in Cython.
+
+Built at install time by ``setup.py`` (``pip install -e .``). :class:`CubePruning` runs the
+algorithm of :class:`circle.decoder.cube.CubePruning` and
+:meth:`LanguageModel.combine <circle.decoder.lm.LanguageModel.combine>` with the same
+floating-point operations in the same order and the same tie-breaking, so both engines give
+identical n-best lists (the tests check this). Only representations differ:
+
+* words are integer ids, and KenLM states are interned as integer ids (equal states, one id);
+* KenLM scores a (state, word) transition once; after that it is read from a hash table
+  (:class:`Table`), as are the cube positions already pushed;
+* candidates are C structs in a vector indexed by their push counter, ordered by a heap of
+  (heuristic, −counter); an :class:`Edge` is made only when its candidate is popped.
+"""
+
+cimport cython
+from cpython.bytes cimport PyBytes_FromStringAndSize
+from cpython.mem cimport PyMem_Calloc, PyMem_Free
+from libc.stdint cimport SIZE_MAX, int32_t, uint32_t, uint64_t
+from libc.string cimport memcpy, memset
+from libcpp.algorithm cimport pop_heap, push_heap
+from libcpp.pair cimport pair
+from libcpp.vector cimport vector
+
+import kenlm
+
+from circle.decoder.lm import LN10 as _LN10
+
+cdef double LN10 = _LN10
+
+cdef enum:
+    MAX_LEFT = 15  # left words of an item: n − 1 for LM orders up to 16
+    MAX_ARITY = 2  # nonterminals of a rule (two for the glue rule and Hiero rules)
+
+
+cdef struct Entry:
+    # a slot of a Table; 0 marks an empty slot. Values: a KenLM transition (state << 32 | word)
+    # + 1 → (score, next state); none in a set of cube positions
+    uint64_t key
+    float score
+    int32_t state
+
+
+cdef struct Summary:
+    # an item's LM summary, as circle.decoder.cube.Item's left, right and length
+    int32_t right  # state id, −1 for none
+    int32_t length
+    int32_t nleft
+    int32_t left[MAX_LEFT]
+
+
+cdef struct Candidate:
+    int32_t cube
+    int32_t position[MAX_ARITY + 1]  # option rank, then antecedent ranks; 0 past the arity
+    double score
+    double lm
+    double inside
+    double heuristic
+    Summary summary
+
+
+@cython.final
+cdef class Table:
+    """A hash table from nonzero 64-bit keys to :class:`Entry` values; a set if they are unused.
+
+    Open addressing with linear probing and Fibonacci hashing. It starts with ``2 ** bits``
+    slots and doubles when half full; when it holds ``limit`` entries, it is emptied instead.
+    """
+
+    cdef Entry* slots
+    cdef int bits
+    cdef int initial_bits
+    cdef size_t size
+    cdef size_t limit
+
+    def __cinit__(self, int bits, size_t limit):
+        self.initial_bits = bits
+        self.limit = limit
+        self._allocate(bits)
+
+    def __dealloc__(self):
+        PyMem_Free(self.slots)
+
+    cdef Entry* slot(self, uint64_t key) noexcept:
+        """The slot of ``key``: its entry, or the empty slot where it belongs."""
+        cdef size_t mask = (<size_t>1 << self.bits) - 1
+        cdef size_t i = (key * <uint64_t>11400714819323198485ULL) >> (64 - self.bits)
+        while self.slots[i].key != key and self.slots[i].key != 0:
+            i = (i + 1) & mask
+        return &self.slots[i]
+
+    cdef bint add(self, uint64_t key) except -1:
+        """Add ``key`` as a set element; False if it was there."""
+        cdef Entry* entry = self.slot(key)
+        if entry.key == key:
+            return False
+        entry.key = key
+        self.added()
+        return True
+
+    cdef int added(self) except -1:
+        """Count an entry just written into an empty slot; grow or empty the table."""
+        cdef Entry* old = self.slots
+        cdef size_t n = <size_t>1 << self.bits, i
+        self.size += 1
+        if self.size >= self.limit:
+            self.clear()
+        elif 2 * self.size > n:
+            self._allocate(self.bits + 1)
+            for i in range(n):
+                if old[i].key:
+                    self.slot(old[i].key)[0] = old[i]
+                    self.size += 1
+            PyMem_Free(old)
+        return 0
+
+    cdef int clear(self) except -1:
+        """Remove all entries, shrinking the table to its initial size."""
+        if self.bits > self.initial_bits:
+            PyMem_Free(self.slots)
+            self._allocate(self.initial_bits)
+        else:
+            memset(self.slots, 0, (<size_t>1 << self.bits) * sizeof(Entry))
+            self.size = 0
+        return 0
+
+    cdef int _allocate(self, int bits) except -1:
+        self.slots = <Entry*>PyMem_Calloc(<size_t>1 << bits, sizeof(Entry))
+        if self.slots == NULL:
+            raise MemoryError()
+        self.bits = bits
+        self.size = 0
+        return 0
+
+
+@cython.final
+@cython.no_gc
+@cython.freelist(1024)
+cdef class Item:
+    """A +LM chart item, as :class:`circle.decoder.cube.Item` with its LM summary in C.
+
+    Items and edges are not tracked by the cyclic garbage collector: the chart is acyclic.
+    """
+
+    cdef readonly double inside
+    cdef readonly double heuristic
+    cdef readonly list edges
+    cdef Summary summary
+
+
+@cython.final
+@cython.no_gc
+@cython.freelist(1024)
+cdef class Edge:
+    """A hyperedge, as :class:`circle.decoder.cube.Edge`."""
+
+    cdef readonly object rule
+    cdef readonly object miss
+    cdef readonly tuple tails
+    cdef readonly double score
+    cdef readonly double lm
+
+
+@cython.final
+cdef class CubePruning:
+    """The search loop of one decoder, as :class:`circle.decoder.cube.CubePruning`.
+
+    Word ids, state ids and the cache of KenLM transitions last as long as the decoder; the
+    first two grow with the words and LM contexts seen, the cache up to ``max_transitions``
+    entries (at most 32 bytes each).
+    """
+
+    cdef readonly double lm_weight
+    cdef readonly Py_ssize_t pop_limit
+    cdef readonly Py_ssize_t max_transitions
+    cdef double estimate_weight
+    cdef object model
+    cdef int32_t context
+    cdef int32_t null
+    cdef int32_t bos
+    cdef dict word_ids
+    cdef list words
+    cdef dict state_ids
+    cdef list states
+    cdef Table transitions
+    # buffers of fill(), kept for their capacity
+    cdef vector[Candidate] candidates
+    cdef vector[pair[double, Py_ssize_t]] heap  # (heuristic, −index into candidates)
+    cdef Table seen  # cube positions pushed, as _key()s
+
+    def __init__(self, lm, double lm_weight, Py_ssize_t pop_limit,
+                 Py_ssize_t max_transitions=1 << 20):
+        if lm.order > MAX_LEFT + 1:
+            raise ValueError(f"the compiled search supports LM orders up to {MAX_LEFT + 1}, "
+                             f"not {lm.order}")
+        self.lm_weight = lm_weight
+        self.pop_limit = pop_limit
+        self.max_transitions = max_transitions
+        self.transitions = Table(16, max_transitions)
+        self.seen = Table(10, SIZE_MAX)
+        self.estimate_weight = lm_weight * LN10
+        self.model = lm.model
+        self.context = lm.order - 1
+        self.word_ids, self.words, self.state_ids, self.states = {}, [], {}, []
+        null, bos = kenlm.State(), kenlm.State()
+        self.model.NullContextWrite(null)
+        self.model.BeginSentenceWrite(bos)
+        self.null = self._state(null)
+        self.bos = self._state(bos)
+
+    def fill(self, list cubes):
+        """The items of one chart cell, best heuristic first."""
+        cdef Candidate popped
+        cdef int32_t position[MAX_ARITY + 1]
+        cdef uint64_t radix = _radix(cubes)
+        cdef Py_ssize_t c, axis, arity, size
+        cdef dict items = {}
+        cdef list rules
+        cdef tuple tails
+        cdef Item item
+        cdef Edge edge
+        self.candidates.clear()
+        self.heap.clear()
+        self.seen.clear()
+        for c in range(len(cubes)):
+            rules, tails = cubes[c]
+            if rules and all(tails):
+                memset(position, 0, sizeof(position))
+                self.seen.add(_key(c, position, radix))
+                self._push(cubes, c, position)
+        for _ in range(self.pop_limit):
+            if self.heap.empty():
+                break
+            pop_heap(self.heap.begin(), self.heap.end())
+            popped = self.candidates[-self.heap.back().second]
+            self.heap.pop_back()
+            rules, tails = cubes[popped.cube]
+            arity = len(tails)
+            option = rules[popped.position[0]]
+            edge = Edge.__new__(Edge)
+            edge.rule = option.rule
+            edge.miss = option.miss
+            edge.tails = _antecedents(tails, popped.position)
+            edge.score = popped.score
+            edge.lm = popped.lm
+            signature = _signature(&popped.summary)
+            item = items.get(signature)
+            if item is None:
+                item = Item.__new__(Item)
+                item.inside = popped.inside
+                item.heuristic = popped.heuristic
+                item.edges = [edge]
+                item.summary = popped.summary
+                items[signature] = item
+            else:
+                item.edges.append(edge)
+                if popped.inside > item.inside:
+                    item.heuristic += popped.inside - item.inside
+                    item.inside = popped.inside
+            for axis in range(arity + 1):
+                position[:] = popped.position
+                position[axis] += 1
+                size = len(rules) if axis == 0 else len(<list>tails[axis - 1])
+                if position[axis] < size and \
+                        self.seen.add(_key(popped.cube, position, radix)):
+                    self._push(cubes, popped.cube, position)
+        return sorted(items.values(), key=lambda item: -item.heuristic)
+
+    def sentence_lm(self, tuple target, tuple tails):
+        """log10 LM score of a goal edge: ``target`` read after ⟨s⟩, every word exact."""
+        cdef Summary summary
+        cdef double exact = 0.0, estimate = 0.0
+        self._combine(target, tails[0] if tails else None, None, True, &summary, &exact,
+                      &estimate)
+        return exact
+
+    cdef int _push(self, list cubes, Py_ssize_t c, int32_t* position) except -1:
+        """Score the edge at ``position`` of cube ``c`` and push it as a candidate."""
+        cdef Candidate candidate
+        cdef double exact = 0.0, estimate = 0.0
+        cdef list rules
+        cdef tuple tails
+        cdef Item first = None, second = None
+        rules, tails = cubes[c]
+        option = rules[position[0]]
+        if len(tails) > 0:
+            first = (<list>tails[0])[position[1]]
+        if len(tails) > 1:
+            second = (<list>tails[1])[position[2]]
+        self._combine(option.rule.target, first, second, False, &candidate.summary, &exact,
+                      &estimate)
+        candidate.cube = <int32_t>c
+        memcpy(candidate.position, position, sizeof(candidate.position))
+        candidate.lm = exact * LN10
+        candidate.score = <double>option.score + self.lm_weight * candidate.lm
+        candidate.inside = candidate.score
+        if first is not None:
+            candidate.inside += first.inside
+        if second is not None:
+            candidate.inside += second.inside
+        candidate.heuristic = candidate.inside + self.estimate_weight * estimate
+        self.heap.push_back(pair[double, Py_ssize_t](candidate.heuristic,
+                                                     -<Py_ssize_t>self.candidates.size()))
+        push_heap(self.heap.begin(), self.heap.end())
+        self.candidates.push_back(candidate)
+        return 0
+
+    cdef int _combine(self, tuple target, Item first, Item second, bint sentence,
+                      Summary* summary, double* exact, double* estimate) except -1:
+        """:meth:`LanguageModel.combine <circle.decoder.lm.LanguageModel.combine>`.
+
+        The antecedents are ``first`` and ``second``, None past the rule's arity; the result
+        goes to ``summary``, ``exact`` and ``estimate``.
+        """
+        cdef int32_t state = self.bos if sentence else self.null
+        cdef int32_t context = 0 if sentence else self.context
+        cdef int32_t length = 0, nleft = 0, count, k, word
+        cdef int32_t* words
+        cdef float score
+        cdef Item tail
+        exact[0] = estimate[0] = 0.0
+        for symbol in target:
+            if type(symbol) is str:
+                word = self._word(symbol)
+                words = &word
+                count = 1
+                tail = None
+            else:
+                tail = first if symbol == 0 else second
+                if tail is None:
+                    raise ValueError(f"target {target} has more nonterminals than the source")
+                words = tail.summary.left
+                count = tail.summary.nleft
+            for k in range(count):
+                score = self._score(&state, words[k])
+                if length >= context:
+                    exact[0] += score
+                else:
+                    estimate[0] += score
+                    summary.left[nleft] = words[k]
+                    nleft += 1
+                length += 1
+            if tail is not None and tail.summary.right >= 0:
+                state = tail.summary.right
+                length += tail.summary.length - tail.summary.nleft
+        summary.right = state if length >= self.context else -1
+        summary.length = length
+        summary.nleft = nleft
+        return 0
+
+    cdef float _score(self, int32_t* state, int32_t word) except? 1:
+        """log10 p(word | state); moves ``state`` on."""
+        cdef uint64_t key = ((<uint64_t><uint32_t>state[0] << 32) | <uint32_t>word) + 1
+        cdef Entry* transition = self.transitions.slot(key)
+        cdef float score
+        if transition.key == key:
+            state[0] = transition.state
+            return transition.score
+        out = kenlm.State()
+        score = self.model.BaseScore(self.states[state[0]], self.words[word], out)
+        state[0] = self._state(out)
+        transition.key, transition.score, transition.state = key, score, state[0]
+        self.transitions.added()
+        return score
+
+    cdef int32_t _word(self, str word) except -1:
+        known = self.word_ids.get(word)
+        if known is None:
+            known = self.word_ids[word] = len(self.words)
+            self.words.append(word)
+        return known
+
+    cdef int32_t _state(self, state) except -1:
+        known = self.state_ids.get(state)
+        if known is None:
+            known = self.state_ids[state] = len(self.states)
+            self.states.append(state)
+        return known
+
+
+cdef uint64_t _radix(list cubes) except 0:
+    """A radix for :func:`_key`: the longest axis of the cell's cubes, which it checks."""
+    cdef Py_ssize_t radix = 1
+    cdef list rules
+    cdef tuple tails
+    for rules, tails in cubes:
+        if len(tails) > MAX_ARITY:
+            raise ValueError(f"a rule with {len(tails)} nonterminals; at most {MAX_ARITY}")
+        radix = max(radix, len(rules))
+        for cell in tails:
+            radix = max(radix, len(<list?>cell))  # checks the unchecked casts of fill()
+    if len(cubes) * (<object>radix) ** (MAX_ARITY + 1) >= 2 ** 64 - 1:
+        raise OverflowError("a chart cell too large for the compiled search")
+    return radix
+
+
+cdef inline uint64_t _key(Py_ssize_t c, int32_t* position, uint64_t radix) noexcept:
+    """A cube position as one nonzero number, for the set of positions already pushed."""
+    return ((<uint64_t>c * radix + position[0]) * radix + position[1]) * radix + position[2] + 1
+
+
+cdef tuple _antecedents(tuple tails, int32_t* position):
+    """The antecedent items at a cube position."""
+    if len(tails) == 0:
+        return ()
+    if len(tails) == 1:
+        return (tails[0][position[1]],)
+    return (tails[0][position[1]], tails[1][position[2]])
+
+
+cdef bytes _signature(Summary* summary):
+    """What recombines items: the right state and the left words."""
+    cdef int32_t key[MAX_LEFT + 1]
+    key[0] = summary.right
+    memcpy(&key[1], summary.left, summary.nleft * sizeof(int32_t))
+    return PyBytes_FromStringAndSize(<char*>key, (summary.nleft + 1) * sizeof(int32_t))

@@ -1,0 +1,87 @@
+"""Decoding a list of inputs with a pool of worker processes.
+
+Each worker loads the grammar and the language model once (pool initializer). With the ``fork``
+start method a :class:`~circle.decoder.grammar.Grammar` object passed in is inherited by the
+workers (copy-on-write) instead of being pickled. Inputs that repeat (the same reference
+paraphrased towards many targets, thesis §5.3) are sent to one worker together, which matches
+the grammar against them once (:meth:`~circle.decoder.search.Decoder.prepare`).
+"""
+
+from __future__ import annotations
+
+import multiprocessing
+import os
+from collections.abc import Mapping, Sequence
+
+from circle.decoder.grammar import Grammar, load_grammar
+from circle.decoder.lm import LanguageModel
+from circle.decoder.model import DecoderSettings, read_weights
+from circle.decoder.nbest import Hypothesis
+from circle.decoder.search import Decoder
+
+_worker_decoder: Decoder | None = None
+
+Task = tuple[str, list[tuple[int, str | None]]]
+"""An input with the (position in the corpus, target) pairs to decode it for."""
+
+
+def _make_decoder(grammar: Grammar | str | os.PathLike, lm_path: str | os.PathLike,
+                  weights: Mapping[str, float], settings: DecoderSettings) -> Decoder:
+    if not isinstance(grammar, Grammar):
+        grammar = load_grammar(grammar)
+    return Decoder(grammar, LanguageModel(lm_path), weights, settings)
+
+
+def _decode_task(decoder: Decoder, task: Task, k: int) -> list[tuple[int, list[Hypothesis]]]:
+    sentence, jobs = task
+    plan = decoder.prepare(sentence)
+    return [(position, decoder.decode(plan, target, k)) for position, target in jobs]
+
+
+def _start_worker(*decoder_args) -> None:
+    global _worker_decoder
+    _worker_decoder = _make_decoder(*decoder_args)
+
+
+def _worker_task(task: Task, k: int) -> list[tuple[int, list[Hypothesis]]]:
+    assert _worker_decoder is not None, "worker not initialised"
+    return _decode_task(_worker_decoder, task, k)
+
+
+def decode_corpus(sentences: Sequence[str], grammar: Grammar | str | os.PathLike,
+                  lm_path: str | os.PathLike, weights: Mapping[str, float] | str | os.PathLike,
+                  settings: DecoderSettings | None = None, workers: int = 1,
+                  k: int | None = None, targets: Sequence[str | None] | None = None
+                  ) -> list[list[Hypothesis]]:
+    """Unique k-best lists for ``sentences`` (tokenised, space-separated), in input order.
+
+    ``grammar`` is a :class:`Grammar` or the path of a grammar table, ``weights`` a mapping or
+    the path of a weight file. ``targets``, if given, holds per input its targeting string T
+    (thesis eq. 5.1) or None; to target one input to several strings, repeat the input.
+    ``k`` defaults to ``settings.k``. ``workers`` > 1 decodes in that many processes.
+    """
+    if targets is not None and len(targets) != len(sentences):
+        raise ValueError(f"{len(targets)} targets for {len(sentences)} sentences")
+    settings = settings or DecoderSettings()
+    if not isinstance(weights, Mapping):
+        weights = read_weights(weights)
+    k = settings.k if k is None else k
+    grouped: dict[str, list[tuple[int, str | None]]] = {}
+    for position, sentence in enumerate(sentences):
+        grouped.setdefault(sentence, []).append(
+            (position, None if targets is None else targets[position]))
+    tasks = list(grouped.items())
+    decoder_args = (grammar, lm_path, weights, settings)
+    if workers <= 1:
+        decoder = _make_decoder(*decoder_args)
+        done = [_decode_task(decoder, task, k) for task in tasks]
+    else:
+        context = multiprocessing.get_context(
+            "fork" if "fork" in multiprocessing.get_all_start_methods() else None)
+        with context.Pool(workers, _start_worker, decoder_args) as pool:
+            done = pool.starmap(_worker_task, [(task, k) for task in tasks], chunksize=1)
+    results: list[list[Hypothesis]] = [[] for _ in sentences]
+    for finished in done:
+        for position, hypotheses in finished:
+            results[position] = hypotheses
+    return results

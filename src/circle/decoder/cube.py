@@ -1,0 +1,146 @@
+"""Cube pruning of one chart cell (Chiang 2007 §5.2): the pure-Python reference search loop.
+
+A cell is filled from cubes: each rule application (a source side with its nonterminal spans)
+is a cube whose axes are the side's options, best first, and each antecedent cell's items,
+best first. A heap of candidates, scored exactly with the LM as they are pushed
+(:meth:`LanguageModel.combine <circle.decoder.lm.LanguageModel.combine>`), is popped at most
+``pop_limit`` times, each pop pushing its unseen neighbours; ties go to the candidate pushed
+first. Popped candidates with the same LM summary recombine into one :class:`Item` that keeps
+all their incoming edges, so the cells form a hypergraph for :mod:`circle.decoder.kbest`.
+
+:mod:`circle.decoder._cube` is the compiled twin of :class:`CubePruning` (``engine="cython"``
+in :class:`~circle.decoder.model.DecoderSettings`). It performs the same floating-point
+operations in the same order, so both give identical n-best lists; the tests check this. Its
+items and edges have the attributes read outside the loop (``edges``; ``rule``, ``miss``,
+``tails``, ``score``, ``lm``), so the goal node, k-best extraction and the n-best output are
+shared by both engines.
+"""
+
+from __future__ import annotations
+
+import heapq
+import itertools
+
+import kenlm
+
+from circle.decoder.grammar import Rule, Symbol
+from circle.decoder.lm import LN10, LanguageModel
+
+
+class Option:
+    """A rule ready for one decoding: its targeting value and score, and its sort priority.
+
+    ``score`` is the rule's exact local score without the LM (features · weights, targeting
+    included); ``priority`` adds the weighted LM estimate of its target words.
+    """
+
+    __slots__ = ("rule", "miss", "score", "priority")
+
+    def __init__(self, rule: Rule, miss: int, score: float, priority: float):
+        self.rule = rule
+        self.miss = miss
+        self.score = score
+        self.priority = priority
+
+
+class Item:
+    """A +LM chart item: a cell's derivations that share one LM summary (left words, right state).
+
+    ``inside`` is the exact score of its best derivation, ``heuristic`` adds the weighted LM
+    estimate of its left words; ``edges`` are all its incoming hyperedges.
+    """
+
+    __slots__ = ("inside", "heuristic", "left", "right", "length", "edges")
+
+    def __init__(self, inside: float, heuristic: float, left: tuple[str, ...],
+                 right: kenlm.State | None, length: int, edges: list[Edge]):
+        self.inside = inside
+        self.heuristic = heuristic
+        self.left = left
+        self.right = right
+        self.length = length
+        self.edges = edges
+
+
+class Edge:
+    """A hyperedge: a rule applied to antecedent items; ``score`` is its exact local score."""
+
+    __slots__ = ("rule", "miss", "tails", "score", "lm")
+
+    def __init__(self, rule: Rule, miss: int, tails: tuple[Item, ...], score: float, lm: float):
+        self.rule = rule
+        self.miss = miss
+        self.tails = tails
+        self.score = score
+        self.lm = lm
+
+
+Cube = tuple[list[Option], tuple[list[Item], ...]]
+"""A cube: its options, best first, and per nonterminal the items of its cell, best first."""
+
+
+class CubePruning:
+    """The search loop of one decoder: fills chart cells, scores goal edges.
+
+    ``lm_weight`` is the model's weight of the (natural-log) ``lm`` feature.
+    """
+
+    def __init__(self, lm: LanguageModel, lm_weight: float, pop_limit: int):
+        self.lm = lm
+        self.lm_weight = lm_weight
+        self.pop_limit = pop_limit
+        self._estimate_weight = lm_weight * LN10
+
+    def fill(self, cubes: list[Cube]) -> list[Item]:
+        """The items of one chart cell, best heuristic first."""
+        heap: list[tuple] = []
+        seen: set[tuple[int, tuple[int, ...]]] = set()
+        tiebreak = itertools.count()
+        for c, cube in enumerate(cubes):
+            if cube[0] and all(cube[1]):
+                corner = (0,) * (len(cube[1]) + 1)
+                seen.add((c, corner))
+                heap.append(self._candidate(cube, c, corner, next(tiebreak)))
+        heapq.heapify(heap)
+        items: dict[tuple, Item] = {}
+        for _ in range(self.pop_limit):
+            if not heap:
+                break
+            _, _, c, position, inside, heuristic, edge, left, right, length = heapq.heappop(heap)
+            signature = (left, right)
+            item = items.get(signature)
+            if item is None:
+                items[signature] = Item(inside, heuristic, left, right, length, [edge])
+            else:
+                item.edges.append(edge)
+                if inside > item.inside:
+                    item.heuristic += inside - item.inside
+                    item.inside = inside
+            rules, tails = cubes[c]
+            for axis in range(len(position)):
+                successor = position[:axis] + (position[axis] + 1,) + position[axis + 1:]
+                size = len(rules) if axis == 0 else len(tails[axis - 1])
+                if successor[axis] < size and (c, successor) not in seen:
+                    seen.add((c, successor))
+                    heapq.heappush(heap, self._candidate(cubes[c], c, successor,
+                                                         next(tiebreak)))
+        return sorted(items.values(), key=lambda item: -item.heuristic)
+
+    def sentence_lm(self, target: tuple[Symbol, ...], tails: tuple[Item, ...]) -> float:
+        """log10 LM score of a goal edge: ``target`` read after ⟨s⟩, every word exact."""
+        return self.lm.combine(target, tails, sentence=True)[0]
+
+    def _candidate(self, cube: Cube, c: int, position: tuple[int, ...], tiebreak: int) -> tuple:
+        """Build the edge at ``position`` of cube ``c``, as a heap entry keyed by its heuristic."""
+        rules, tails = cube
+        option = rules[position[0]]
+        antecedents = tuple(cell[rank] for cell, rank in zip(tails, position[1:], strict=True))
+        exact, estimate, left, right, length = self.lm.combine(option.rule.target, antecedents)
+        lm = exact * LN10
+        score = option.score + self.lm_weight * lm
+        inside = score
+        for antecedent in antecedents:
+            inside += antecedent.inside
+        heuristic = inside + self._estimate_weight * estimate
+        edge = Edge(option.rule, option.miss, antecedents, score, lm)
+        return (-heuristic, tiebreak, c, position, inside, heuristic, edge, left, right, length)

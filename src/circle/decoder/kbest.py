@@ -1,0 +1,114 @@
+"""Lazy unique k-best extraction over the +LM hypergraph (Huang & Chiang 2005, Algorithm 3).
+
+Every node keeps its derivations found so far (best first) and a heap of candidates; the j-th
+best derivation of a node is computed only when a parent asks for it. Edge scores are exact
+(LM included), so derivation scores are exact and the lists are exactly sorted.
+
+Uniqueness by output string is enforced at every node, not only at the root: two derivations
+of one node with the same yield share the node's LM boundary summary, so every extension of
+the worse one is matched by an equal-string, better-scoring extension of the better one.
+Dropping it therefore keeps, for each distinct output string, its best derivation.
+"""
+
+from __future__ import annotations
+
+import heapq
+import itertools
+from collections.abc import Sequence
+from typing import Protocol
+
+
+class Node(Protocol):
+    """A hypergraph node: its incoming hyperedges."""
+
+    edges: list
+
+
+class Derivation:
+    """A derivation of a node: its top edge, the ranks of its antecedents' derivations."""
+
+    __slots__ = ("score", "edge", "ranks", "children", "words")
+
+    def __init__(self, score: float, edge, ranks: tuple[int, ...],
+                 children: tuple[Derivation, ...], words: tuple[str, ...]):
+        self.score = score
+        self.edge = edge
+        self.ranks = ranks
+        self.children = children
+        self.words = words
+
+
+class _NodeState:
+    __slots__ = ("derivations", "candidates", "seen", "yields", "pending")
+
+    def __init__(self) -> None:
+        self.derivations: list[Derivation] = []
+        self.candidates: list[tuple[float, int, Derivation]] = []
+        self.seen: set[tuple[object, tuple[int, ...]]] = set()
+        self.yields: set[tuple[str, ...]] = set()
+        self.pending: Derivation | None = None
+
+
+class KBest:
+    """Unique k-best derivations of the nodes of one hypergraph, computed lazily."""
+
+    def __init__(self) -> None:
+        self._states: dict[int, _NodeState] = {}
+        self._tiebreak = itertools.count()
+
+    def best(self, node: Node, k: int) -> list[Derivation]:
+        """Up to ``k`` best derivations of ``node`` with distinct yields, best first."""
+        self.get(node, k - 1)
+        return self._states[id(node)].derivations[:k]
+
+    def get(self, node: Node, rank: int) -> Derivation | None:
+        """The ``rank``-th best (0-based) unique derivation of ``node``, None if none."""
+        state = self._states.get(id(node))
+        if state is None:
+            state = self._states[id(node)] = _NodeState()
+            for edge in node.edges:
+                self._push(state, edge, (0,) * len(edge.tails))
+        while len(state.derivations) <= rank:
+            if state.pending is not None:
+                self._push_successors(state, state.pending)
+                state.pending = None
+            if not state.candidates:
+                return None
+            derivation = heapq.heappop(state.candidates)[2]
+            state.pending = derivation
+            if derivation.words not in state.yields:
+                state.yields.add(derivation.words)
+                state.derivations.append(derivation)
+        return state.derivations[rank]
+
+    def _push_successors(self, state: _NodeState, derivation: Derivation) -> None:
+        ranks = derivation.ranks
+        for i in range(len(ranks)):
+            self._push(state, derivation.edge, ranks[:i] + (ranks[i] + 1,) + ranks[i + 1:])
+
+    def _push(self, state: _NodeState, edge, ranks: tuple[int, ...]) -> None:
+        key = (edge, ranks)
+        if key in state.seen:
+            return
+        state.seen.add(key)
+        children = []
+        for tail, rank in zip(edge.tails, ranks, strict=True):
+            child = self.get(tail, rank)
+            if child is None:
+                return
+            children.append(child)
+        derivation = _derive(edge, ranks, children)
+        heapq.heappush(state.candidates, (-derivation.score, next(self._tiebreak), derivation))
+
+
+def _derive(edge, ranks: tuple[int, ...], children: Sequence[Derivation]) -> Derivation:
+    score = edge.score
+    for child in children:
+        score += child.score
+    words: list[str] = []
+    for symbol in edge.rule.target:
+        if symbol.__class__ is str:
+            words.append(symbol)
+        else:
+            words.extend(children[symbol].words)
+    return Derivation(score, edge, ranks, tuple(children), tuple(words))

@@ -1,0 +1,58 @@
+"""Decoder output: hypotheses, the Moses/Joshua n-best text format, and n-best table rows.
+
+Text lines are ``id ||| hypothesis ||| name=value ... ||| total`` (Moses ``OutputNBestList``,
+Joshua ``%i ||| %s ||| %f ||| %c``); numbers are written with Python's shortest round-trip
+representation, so a reader recovers the exact values. Table rows follow :data:`NBEST`, whose
+``features`` list is in the order of the table metadata ``circle.feature_names`` (a JSON list).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import pyarrow as pa
+
+from circle.schemas import TableSchema
+
+
+@dataclass
+class Hypothesis:
+    """One output string with its feature values and model score (= features · weights)."""
+
+    text: str
+    score: float
+    features: dict[str, float]
+
+
+NBEST = TableSchema(
+    "nbest",
+    1,
+    pa.schema([
+        pa.field("segment_id", pa.int64(), nullable=False),
+        pa.field("target", pa.string()),
+        pa.field("rank", pa.int32(), nullable=False),
+        pa.field("hypothesis", pa.string(), nullable=False),
+        pa.field("score", pa.float64(), nullable=False),
+        pa.field("features", pa.list_(pa.float64()), nullable=False),
+    ]),
+    "Unique n-best lists of the SCFG decoder: one row per (segment, targeting string, rank). "
+    "`target` is the targeting string T of thesis eq. 5.1 (null when untargeted); `features` "
+    "holds the feature values in the order of the metadata `circle.feature_names` (JSON list); "
+    "`score` is their dot product with the decoding weights.",
+)
+
+
+def format_nbest(segment_id: int | str, hypotheses: Sequence[Hypothesis]) -> list[str]:
+    """Moses/Joshua n-best lines (without newlines) for one segment."""
+    return [f"{segment_id} ||| {h.text} ||| "
+            + " ".join(f"{name}={value!r}" for name, value in h.features.items())
+            + f" ||| {h.score!r}" for h in hypotheses]
+
+
+def nbest_rows(segment_id: int, hypotheses: Sequence[Hypothesis],
+               target: str | None = None) -> list[dict]:
+    """Rows of :data:`NBEST` for one segment (features in each hypothesis' feature order)."""
+    return [{"segment_id": segment_id, "target": target, "rank": rank, "hypothesis": h.text,
+             "score": h.score, "features": list(h.features.values())}
+            for rank, h in enumerate(hypotheses)]

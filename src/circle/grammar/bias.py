@@ -1,0 +1,100 @@
+"""The self-paraphrase bias (thesis §5.2.2, eq. 5.2-5.10).
+
+For every English phrase e1 with residual self-paraphrase probability r = p(e1|e1) = 1 -
+sum_{e != e1} p(e|e1) (eq. 5.2, from the pivot's ``SELF_PARAPHRASE`` table) and bias b, the
+biased grammar has:
+
+* the identity rule e1 → e1 with p'(e1|e1) = b (eq. 5.3) in both directions,
+  p'(e1) = p(e1) (1 - r) / (1 - b) (eq. 5.8) and p'(e1, e1) = p'(e1|e1) p'(e1) (eq. 5.9); its
+  length feature is -T(e1) and its lexical weights are the identity pivot's;
+* for every other rule e1 → e2: p'(e2|e1) = p(e2|e1) (1 - b) / (1 - r(e1)) (eq. 5.6) and
+  p'(e1, e2) = p(e1, e2) (eq. 5.10). The reverse conditional p(e1|e2) is a conditional of e2's
+  distribution (it is the forward probability of e2 → e1), which the same rescaling, carried out
+  for all English phrases, turns into p(e1|e2) (1 - b) / (1 - r(e2)). This equals
+  p'(e1, e2) / p'(e2), so eq. 3.13 still holds after biasing.
+
+Identity rules are added for the phrases that have rules (a pivot restricted to some sentences
+also lists the residuals of its targets). Σ_e p'(e|e1) = 1 for every e1, the identity included
+(the thesis's worked example: r = 0.05, b = 0.5 gives the factors 10, 0.5/0.95, 0.95/0.5 and
+0.95/0.05). Bias 0 is the unbiased grammar (no identity rules, nothing rescaled), the thesis's
+"no bias" condition. Identity rules a ``keep_identity`` pivot left in the grammar are replaced.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+import tempfile
+from collections.abc import Mapping
+from pathlib import Path
+
+import duckdb
+
+from circle.grammar.io import (
+    GrammarInputError,
+    carried_metadata,
+    connect,
+    grammar_schema,
+    sql_string,
+    write_relation,
+)
+from circle.schemas import PARAPHRASE_GRAMMAR, PARAPHRASE_GRAMMAR_LEX, SELF_PARAPHRASE
+
+
+def bias_grammar(paraphrase_path: str | os.PathLike, self_paraphrase_path: str | os.PathLike,
+                 out_path: str | os.PathLike, bias: float, threads: int = 1,
+                 memory_limit: str | None = None,
+                 provenance: Mapping[str, str] | None = None) -> int:
+    """Write the paraphrase grammar with self-paraphrase bias ``bias`` in [0, 1); returns rules."""
+    if not 0.0 <= bias < 1.0:
+        raise ValueError(f"self-paraphrase bias must be in [0, 1), got {bias}")
+    schema = grammar_schema(paraphrase_path, (PARAPHRASE_GRAMMAR, PARAPHRASE_GRAMMAR_LEX))
+    grammar_schema(self_paraphrase_path, (SELF_PARAPHRASE,))
+    metadata = carried_metadata(paraphrase_path)
+    if metadata.get("bias", "0") != "0":
+        raise GrammarInputError(f"{paraphrase_path}: already biased (bias "
+                                f"{metadata['bias']}); bias the unbiased pivot output")
+    metadata["bias"] = repr(bias)
+    Path(out_path).parent.mkdir(parents=True, exist_ok=True)
+    with tempfile.TemporaryDirectory(prefix=".bias-", dir=Path(out_path).parent) as spill:
+        con = connect(threads, memory_limit, spill)
+        relation = _biased_rules(con, paraphrase_path, self_paraphrase_path, bias)
+        return write_relation(relation, out_path, schema, provenance, metadata)
+
+
+def _biased_rules(con: duckdb.DuckDBPyConnection, paraphrase_path: str | os.PathLike,
+                  self_paraphrase_path: str | os.PathLike, bias: float
+                  ) -> duckdb.DuckDBPyRelation:
+    """The rules of the grammar with bias ``bias``, identity rules included, in table order."""
+    con.execute(f"""
+        CREATE TEMP VIEW rules AS SELECT * FROM read_parquet({sql_string(paraphrase_path)})
+        WHERE source <> target""")
+    if bias == 0.0:
+        return con.sql("SELECT * FROM rules ORDER BY source, target")
+    con.execute(f"""
+        CREATE TEMP VIEW phrases AS
+        SELECT * FROM read_parquet({sql_string(self_paraphrase_path)})""")
+    scale = math.log1p(-bias)
+    unmatched = con.execute("""
+        SELECT count(*), any_value(source || ' -> ' || target) FROM rules r
+        WHERE NOT EXISTS (SELECT 1 FROM phrases p WHERE p.phrase = r.source)
+           OR NOT EXISTS (SELECT 1 FROM phrases p
+                          WHERE p.phrase = canonical(r.target))""").fetchall()[0]
+    if unmatched[0]:
+        raise GrammarInputError(
+            f"{self_paraphrase_path}: no residual for {unmatched[0]} rule(s) of "
+            f"{paraphrase_path} (e.g. {unmatched[1]}); use the table written by the same pivot")
+    return con.sql(f"""
+        SELECT r.lhs, r.source, r.target,
+               r.log_p_e2_given_e1 + {scale} - ln(1 - s1.residual) AS log_p_e2_given_e1,
+               r.log_p_e1_given_e2 + {scale} - ln(1 - s2.residual) AS log_p_e1_given_e2,
+               r.log_p_e1_e2, r.neg_target_terminals, r.log_lex_e2_given_e1,
+               r.log_lex_e1_given_e2, r.count, r.pivots
+        FROM rules r JOIN phrases s1 ON s1.phrase = r.source
+             JOIN phrases s2 ON s2.phrase = canonical(r.target)
+        UNION ALL
+        SELECT lhs, phrase, phrase, {math.log(bias)}, {math.log(bias)},
+               {math.log(bias) - scale} + log_p_phrase + ln(1 - residual),
+               -terminal_count(phrase)::DOUBLE, log_lex_identity, log_lex_identity, count, pivots
+        FROM phrases WHERE phrase IN (SELECT source FROM rules)
+        ORDER BY source, target""")

@@ -1,0 +1,121 @@
+"""Table plumbing shared by the grammar stages: input errors, schema checks, DuckDB, writing.
+
+Grammar tables can hold tens of millions of rules, so the stages compute on them with DuckDB over
+the Parquet files (out of core, with a memory limit and a spill directory) instead of loading them
+with :func:`circle.tables.read_table`; :func:`grammar_schema` performs the same name/version check
+first. Results are streamed to Parquet by :func:`write_relation`, which writes exactly what
+:func:`circle.tables.write_table` would.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping
+from pathlib import Path
+
+import duckdb
+import pyarrow as pa
+import pyarrow.parquet as pq
+
+from circle.schemas import TableSchema
+from circle.tables import META_PREFIX, SchemaError, atomic_path, read_metadata, schema_by_name
+
+
+class GrammarInputError(ValueError):
+    """Input to a grammar stage that cannot be used; the message names the file and the place."""
+
+
+def grammar_schema(path: str | os.PathLike, allowed: tuple[TableSchema, ...]) -> TableSchema:
+    """The schema of the table at ``path``, which must be one of ``allowed`` (name and version)."""
+    if not Path(path).exists():
+        raise FileNotFoundError(f"{path}: grammar table does not exist")
+    meta = read_metadata(path)
+    name, version = meta.get("schema"), meta.get("schema_version")
+    names = [s.name for s in allowed]
+    if name not in names:
+        raise SchemaError(f"{path}: expected one of the schemas {names}, found '{name}'")
+    schema = schema_by_name(name)
+    if version != str(schema.version):
+        raise SchemaError(f"{path}: schema '{name}' version {version} is not the current "
+                          f"version {schema.version}")
+    return schema
+
+
+_PROVENANCE_KEYS = {"schema", "schema_version", "rule", "versions", "config_hash"}
+
+
+def carried_metadata(path: str | os.PathLike) -> dict[str, str]:
+    """The table-specific ``circle.*`` metadata of ``path`` (method, limits, bias, ...), without
+    schema and provenance entries, for a table derived from it."""
+    return {key: value for key, value in read_metadata(path).items()
+            if key not in _PROVENANCE_KEYS}
+
+
+DEFAULT_MEMORY_LIMIT = "4GB"
+"""DuckDB's memory limit when none is given (its own default, 80 % of the RAM, is too much on a
+shared machine; beyond the limit DuckDB spills to disk)."""
+
+
+def connect(threads: int, memory_limit: str | None, temp_directory: str | os.PathLike
+            ) -> duckdb.DuckDBPyConnection:
+    """An in-memory DuckDB connection that spills to ``temp_directory`` beyond ``memory_limit``
+    (e.g. ``"4GB"``, default :data:`DEFAULT_MEMORY_LIMIT`), with the macros below.
+
+    With ``threads=1`` floating-point sums are added in a fixed order, so reruns give
+    bit-identical tables.
+    """
+    con = duckdb.connect(config={"threads": threads, "preserve_insertion_order": False})
+    con.execute(f"SET memory_limit = {sql_string(memory_limit or DEFAULT_MEMORY_LIMIT)}")
+    con.execute(f"SET temp_directory = {sql_string(temp_directory)}")
+    con.execute(CANONICAL_MACROS)
+    return con
+
+
+CANONICAL_MACROS = """
+CREATE OR REPLACE MACRO swap_nonterminals(s) AS
+    replace(replace(replace(s, '[X,1]', '[X,0]'), '[X,2]', '[X,1]'), '[X,0]', '[X,2]');
+CREATE OR REPLACE MACRO is_swapped(s) AS
+    position('[X,2]' IN s) > 0 AND position('[X,2]' IN s) < position('[X,1]' IN s);
+CREATE OR REPLACE MACRO canonical(s) AS
+    CASE WHEN is_swapped(s) THEN swap_nonterminals(s) ELSE s END;
+CREATE OR REPLACE MACRO terminal_count(s) AS
+    len(string_split(s, ' ')) - (len(s) - len(replace(s, '[X,', ''))) // 3;
+"""
+"""SQL macros for the nonterminal conventions of :mod:`circle.schemas`.
+
+``canonical`` renumbers an English side's nonterminals left to right (``[X,2] 's [X,1]`` →
+``[X,1] 's [X,2]``) and ``is_swapped`` says whether that renumbering was needed; grammars have at
+most two nonterminals, so renumbering is a swap. ``terminal_count`` is T(e) of thesis §3.2.2.
+"""
+
+
+def write_relation(relation: duckdb.DuckDBPyRelation, path: str | os.PathLike,
+                   schema: TableSchema, provenance: Mapping[str, str] | None,
+                   metadata: Mapping[str, str] | None = None, batch_size: int = 1 << 20) -> int:
+    """Stream a DuckDB relation into a table of ``schema``; returns the number of rows.
+
+    The streaming counterpart of :func:`circle.tables.write_table` (same strict cast, same
+    ``circle.*`` metadata, same atomic replace) for tables too large to hold as one frame.
+    """
+    meta = {f"{META_PREFIX}schema": schema.name,
+            f"{META_PREFIX}schema_version": str(schema.version)}
+    for key, value in {**(provenance or {}), **(metadata or {})}.items():
+        meta[f"{META_PREFIX}{key}"] = value
+    rows = 0
+    reader = relation.to_arrow_reader(batch_size)
+    with atomic_path(path) as tmp, pq.ParquetWriter(tmp, schema.arrow.with_metadata(meta),
+                                                    compression="zstd") as writer:
+        for batch in reader:
+            try:
+                table = pa.Table.from_batches([batch]).cast(schema.arrow)
+            except (pa.ArrowInvalid, ValueError) as error:
+                raise SchemaError(f"{path}: cannot store rows as schema '{schema.name}': "
+                                  f"{error}") from None
+            writer.write_table(table)
+            rows += table.num_rows
+    return rows
+
+
+def sql_string(text: str | os.PathLike) -> str:
+    """``text`` as a quoted SQL string literal."""
+    return "'" + str(text).replace("'", "''") + "'"

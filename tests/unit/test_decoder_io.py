@@ -1,0 +1,200 @@
+"""Decoder input and output: grammar tables, weight files, n-best formats, corpus decoding."""
+
+from __future__ import annotations
+
+import json
+import math
+
+import pandas as pd
+import pyarrow as pa
+import pytest
+
+from circle.decoder import (
+    NBEST,
+    Decoder,
+    DecoderSettings,
+    Grammar,
+    GrammarError,
+    LanguageModel,
+    decode_corpus,
+    format_nbest,
+    load_grammar,
+    nbest_rows,
+    read_weights,
+    write_weights,
+)
+from circle.schemas import ALL_SCHEMAS, TableSchema
+from circle.tables import read_metadata, read_table, write_table
+
+ARPA = """\\data\\
+ngram 1=9
+ngram 2=9
+
+\\1-grams:
+-1.0\t<unk>
+-99\t<s>\t-0.3
+-0.8\t</s>
+-0.9\tthe\t-0.2
+-1.1\thouse\t-0.4
+-1.2\tis\t-0.3
+-1.3\tsmall\t-0.1
+-1.3\tvery\t-0.2
+-1.5\tdog\t-0.2
+
+\\2-grams:
+-0.2\t<s> the
+-0.3\tthe house
+-0.6\tthe dog
+-0.3\thouse is
+-0.4\tdog is
+-0.5\tis small
+-0.5\tis very
+-0.2\tvery small
+-0.1\tsmall </s>
+
+\\end\\
+"""
+
+TEST_SCHEMA = TableSchema(
+    "decoder_test_grammar", 1,
+    pa.schema([pa.field("lhs", pa.string()), pa.field("source", pa.string()),
+               pa.field("target", pa.string()), pa.field("log_p", pa.float64()),
+               pa.field("log_lex", pa.float64()), pa.field("count", pa.float64())]),
+    "A grammar table for the decoder tests.", features=("log_p", "log_lex"))
+
+RULES = pd.DataFrame(
+    [("X", "la casa", "the house", -0.2, -0.4, 3.0),
+     ("X", "casa", "house", -0.1, -0.3, 5.0),
+     ("X", "la", "the", -0.1, -0.1, 9.0),
+     ("X", "es", "is", -0.1, -0.2, 8.0),
+     ("X", "pequeña", "small", -0.3, -0.3, 2.0),
+     ("X", "el perro", "the dog", -0.2, -0.5, 1.0),
+     ("X", "[X,1] muy [X,2]", "[X,1] very [X,2]", -0.7, -0.9, 1.0),
+     ("X", "[X,2] es [X,1]", "[X,2] is [X,1]", -0.5, -0.5, 1.0)],
+    columns=["lhs", "source", "target", "log_p", "log_lex", "count"])
+
+WEIGHTS = {"log_p": 1.0, "log_lex": 0.5, "lm": 1.0, "word_penalty": -0.1,
+           "phrase_penalty": -0.2, "glue": -0.1, "oov": -3.0, "target": -2.0}
+
+
+@pytest.fixture
+def lm_path(tmp_path):
+    path = tmp_path / "lm.arpa"
+    path.write_text(ARPA, encoding="utf-8")
+    return path
+
+
+@pytest.fixture
+def grammar_path(tmp_path, monkeypatch):
+    monkeypatch.setitem(ALL_SCHEMAS, TEST_SCHEMA.name, TEST_SCHEMA)
+    path = tmp_path / "grammar.parquet"
+    write_table(RULES, path, TEST_SCHEMA)
+    return path
+
+
+def one_rule_grammar(source: str, target: str, lhs: str = "X") -> Grammar:
+    frame = pd.DataFrame([(lhs, source, target, 0.0)], columns=["lhs", "source", "target", "f"])
+    return Grammar.from_frame(frame, ["f"])
+
+
+def test_load_grammar_reads_schema_features(grammar_path):
+    grammar = load_grammar(grammar_path)
+    assert grammar.feature_names == ("log_p", "log_lex")
+    assert len(grammar) == len(RULES)
+    assert grammar.num_sources == len(RULES)
+
+
+def test_nonterminal_order_is_normalised():
+    swapped = one_rule_grammar("[X,2] de [X,1]", "[X,1] of [X,2]")
+    plain = one_rule_grammar("[X,1] de [X,2]", "[X,2] of [X,1]")
+    assert swapped.rules(0)[0].target == plain.rules(0)[0].target == (1, "of", 0)
+    assert swapped.trie == plain.trie
+
+
+@pytest.mark.parametrize("source, target", [
+    ("[X,1]", "[X,1]"), ("a [X,3]", "b [X,3]"), ("a [Y,1]", "b [Y,1]"),
+    ("a [X,2]", "b [X,2]"), ("a [X,1] b [X,1]", "[X,1] [X,1]")])
+def test_unusable_source_sides_are_rejected(source, target):
+    with pytest.raises(GrammarError):
+        one_rule_grammar(source, target)
+
+
+@pytest.mark.parametrize("target", ["b", "b [X,1] [X,1]", "b [X,2]"])
+def test_unusable_target_sides_are_rejected(target):
+    grammar = one_rule_grammar("a [X,1]", target)
+    with pytest.raises(GrammarError):
+        grammar.rules(0)
+
+
+def test_only_lhs_x():
+    with pytest.raises(GrammarError):
+        one_rule_grammar("a", "b", lhs="S")
+
+
+def test_weights_round_trip_and_errors(tmp_path):
+    path = tmp_path / "weights.txt"
+    weights = {"lm": 0.1 + 0.2, "oov": -100.0, "log_p": 1e-17}
+    write_weights(path, weights)
+    assert read_weights(path) == weights
+    path.write_text("# tuned\n\nlm 0.5\noov -1\n", encoding="utf-8")
+    assert read_weights(path) == {"lm": 0.5, "oov": -1.0}
+    for bad in ("lm 0.5 1\n", "lm x\n", "lm 1\nlm 2\n"):
+        path.write_text(bad, encoding="utf-8")
+        with pytest.raises(ValueError):
+            read_weights(path)
+
+
+def test_weights_must_fit_the_features(grammar_path, lm_path):
+    grammar, lm = load_grammar(grammar_path), LanguageModel(lm_path)
+    untargeted = {k: v for k, v in WEIGHTS.items() if k != "target"}
+    assert Decoder(grammar, lm, untargeted).model.target_weight == 0.0
+    with pytest.raises(ValueError, match="missing"):
+        Decoder(grammar, lm, {k: v for k, v in WEIGHTS.items() if k != "lm"})
+    with pytest.raises(ValueError, match="unknown"):
+        Decoder(grammar, lm, {**WEIGHTS, "typo": 1.0})
+
+
+def test_nbest_text_and_rows(tmp_path, grammar_path, lm_path):
+    decoder = Decoder(load_grammar(grammar_path), LanguageModel(lm_path), WEIGHTS,
+    DecoderSettings(k=5))
+    hypotheses = decoder.decode("la casa es muy pequeña")
+    lines = format_nbest(7, hypotheses)
+    assert len(lines) == len(hypotheses) > 1
+    for line, h in zip(lines, hypotheses, strict=True):
+        segment, text, features, total = line.split(" ||| ")
+        values = dict(pair.split("=") for pair in features.split())
+        assert (segment, text) == ("7", h.text)
+        assert list(values) == list(decoder.feature_names)
+        assert float(total) == h.score
+        assert math.isclose(sum(WEIGHTS[n] * float(v) for n, v in values.items()), h.score,
+                            abs_tol=1e-9)
+    path = tmp_path / "nbest.parquet"
+    rows = nbest_rows(7, hypotheses, target="the house")
+    write_table(pd.DataFrame(rows), path, NBEST,
+                metadata={"feature_names": json.dumps(decoder.feature_names)})
+    table = read_table(path, NBEST)
+    assert json.loads(read_metadata(path)["feature_names"]) == list(decoder.feature_names)
+    assert table["hypothesis"].tolist() == [h.text for h in hypotheses]
+    assert table["rank"].tolist() == list(range(len(hypotheses)))
+    assert list(table["features"][0]) == list(hypotheses[0].features.values())
+
+
+def test_decode_corpus_parallel_equals_serial(grammar_path, lm_path):
+    sentences = ["la casa es pequeña", "el perro es muy pequeña", "la casa es pequeña",
+                 "casa zorro", "la casa es pequeña"]
+    targets = ["the house is small", None, "the dog is very small", None, "house"]
+    settings = DecoderSettings(k=4)
+    serial = decode_corpus(sentences, load_grammar(grammar_path), lm_path, WEIGHTS, settings,
+                           workers=1, targets=targets)
+    parallel = decode_corpus(sentences, grammar_path, lm_path, WEIGHTS, settings, workers=2,
+                             targets=targets)
+    assert [[(h.text, h.score) for h in hs] for hs in serial] == \
+        [[(h.text, h.score) for h in hs] for hs in parallel]
+    assert all(0 < len(hs) <= 4 for hs in serial)
+    assert serial[3][0].text == "house zorro"
+    for hypotheses, target in zip(serial, targets, strict=True):
+        for h in hypotheses:
+            missing = [w for w in h.text.split() if target is not None and w not in target.split()]
+            assert h.features["target"] == len(missing)
+    assert decode_corpus(sentences[:1], grammar_path, lm_path, WEIGHTS, settings, k=2)[0] \
+        == serial[0][:2]

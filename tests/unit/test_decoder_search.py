@@ -1,0 +1,399 @@
+"""Search correctness of the SCFG decoder against an independent brute-force enumeration.
+
+The brute force below enumerates every derivation of a small hand grammar with the glue rules
+and pass-through words, scores each complete output with KenLM's own sentence scorer, and so
+knows the exact best derivation per output string. With pruning switched off the decoder must
+find exactly these scores, in order. Every search test runs with both engines (the compiled
+search loop and its pure-Python reference), and the engines must agree exactly.
+"""
+
+from __future__ import annotations
+
+import itertools
+import math
+import random
+import sys
+from collections import Counter
+from functools import cache
+
+import kenlm
+import pandas as pd
+import pytest
+
+import circle.decoder
+from circle.decoder import Decoder, DecoderSettings, Grammar, LanguageModel
+from circle.decoder.model import ENGINES
+
+LN10 = math.log(10.0)
+EXHAUSTIVE = {"pop_limit": 10**9, "span_limit": 100, "options_limit": 10**9, "k": 10**6}
+"""Settings that switch pruning off."""
+FEATURES = ("f1", "f2")
+
+RULES = [
+    ("la", "the"), ("la", "her"), ("casa", "house"), ("casa", "home"),
+    ("la casa", "the house"), ("la casa", "the home"), ("es", "is"), ("es", "'s"),
+    ("pequeña", "small"), ("pequeña", "little"), ("el", "the"), ("perro", "dog"),
+    ("el perro", "the dog"), ("de", "of"), ("y", "and"), ("grande", "big"),
+    ("grande", "large house"),
+    ("[X,1] pequeña", "small [X,1]"), ("[X,1] pequeña", "little [X,1]"),
+    ("la [X,1] es", "the [X,1] is"), ("[X,1] es [X,2]", "[X,1] is [X,2]"),
+    ("[X,1] es [X,2]", "[X,2] [X,1] is"), ("[X,1] de [X,2]", "[X,2] 's [X,1]"),
+    ("[X,2] y [X,1]", "[X,1] and [X,2]"), ("muy [X,1]", "very [X,1]"),
+    ("muy [X,1]", "[X,1] indeed"), ("el [X,1] de [X,2]", "the [X,1] of [X,2]"),
+]
+"""Spanish-English rules: phrases, reordering, two nonterminals, a source side written with
+[X,2] first, and a word ('muy') that only a hierarchical rule covers."""
+
+_rng = random.Random(7)
+GRAMMAR_ROWS = [(source, target, -_rng.uniform(0.1, 2.0), -_rng.uniform(0.1, 2.0))
+                for source, target in RULES]
+"""The rules with their two feature values."""
+
+SENTENCES = ["la casa es muy pequeña", "el perro de la casa es grande", "la casa y el perro",
+             "la zorro es muy pequeña"]
+
+LM_TEXT = ["the house is small", "the small house is very small", "the dog of the house is big",
+           "the house and the dog", "her house is little", "the home is very small indeed",
+           "a dog 's house is a small house", "the house 's dog is large"]
+
+WEIGHTS = [
+    {"f1": 1.0, "f2": 0.5, "lm": 1.0, "word_penalty": -0.3, "phrase_penalty": -0.2,
+     "glue": 0.1, "oov": -5.0, "target": -1.5},
+    {"f1": 0.2, "f2": 1.3, "lm": 0.7, "word_penalty": 0.4, "phrase_penalty": 0.3,
+     "glue": -0.6, "oov": -2.0, "target": -0.5},
+]
+
+
+def write_arpa(path, sentences: list[str], order: int) -> None:
+    """An ARPA model of the given order with MLE-style probabilities and varied backoffs.
+
+    It need not be normalised: the tests compare the decoder's LM scores with KenLM's own.
+    """
+    counts: list[Counter] = [Counter() for _ in range(order)]
+    for sentence in sentences:
+        words = ["<s>", *sentence.split(), "</s>"]
+        for n in range(1, order + 1):
+            for i in range(len(words) - n + 1):
+                counts[n - 1][tuple(words[i:i + n])] += 1
+    total = sum(counts[0].values())
+    lines = ["\\data\\", f"ngram 1={len(counts[0]) + 1}"]
+    lines += [f"ngram {n}={len(counts[n - 1])}" for n in range(2, order + 1)]
+    for n in range(1, order + 1):
+        lines += ["", f"\\{n}-grams:"]
+        if n == 1:
+            lines.append("-3.0\t<unk>\t-0.5" if order > 1 else "-3.0\t<unk>")
+        for ngram, count in sorted(counts[n - 1].items()):
+            context = counts[n - 2][ngram[:-1]] if n > 1 else total
+            prob = -99.0 if ngram == ("<s>",) else math.log10(count / context)
+            line = f"{prob:.6f}\t{' '.join(ngram)}"
+            if n < order and ngram[-1] != "</s>":
+                line += f"\t{-0.1 - 0.15 * (len(ngram[-1]) % 4):.6f}"
+            lines.append(line)
+    lines += ["", "\\end\\", ""]
+    path.write_text("\n".join(lines), encoding="utf-8")
+
+
+@pytest.fixture(scope="module")
+def grammar() -> Grammar:
+    frame = pd.DataFrame([("X", *row) for row in GRAMMAR_ROWS],
+                         columns=["lhs", "source", "target", *FEATURES])
+    return Grammar.from_frame(frame, FEATURES)
+
+
+@pytest.fixture(scope="module", params=[2, 3, 4], ids=lambda order: f"order{order}")
+def kenlm_model(request, tmp_path_factory) -> kenlm.Model:
+    path = tmp_path_factory.mktemp("lm") / f"lm{request.param}.arpa"
+    write_arpa(path, LM_TEXT, request.param)
+    return kenlm.Model(str(path))
+
+
+@pytest.fixture(params=ENGINES)
+def engine(request) -> str:
+    return request.param
+
+
+def lm_ln(model: kenlm.Model, text: str) -> float:
+    """Natural-log sentence probability, summed in double precision."""
+    return sum(score for score, _, _ in model.full_scores(text, bos=True, eos=True)) * LN10
+
+
+def brute_force(words: tuple[str, ...], model: kenlm.Model, weights: dict[str, float],
+                target: str | None = None, span_limit: int = 100) -> dict[str, float]:
+    """Best model score of every output string, by enumerating all derivations."""
+    one_word = {source for source, _ in RULES if len(source.split()) == 1}
+
+    def splits(tokens: tuple[str, ...], i: int, j: int):
+        if not tokens:
+            if i == j:
+                yield {}
+            return
+        head, rest = tokens[0], tokens[1:]
+        if head.startswith("[X,"):
+            for b in range(i + 1, j + 1):
+                for assignment in splits(rest, b, j):
+                    yield {head: (i, b), **assignment}
+        elif i < j and words[i] == head:
+            yield from splits(rest, i + 1, j)
+
+    @cache
+    def x(i: int, j: int) -> list[tuple[tuple[str, ...], Counter]]:
+        results = []
+        if j == i + 1 and words[i] not in one_word:
+            results.append(((words[i],), Counter(oov=1, word_penalty=-1)))
+        for source, target_side, *values in GRAMMAR_ROWS if j - i <= span_limit else ():
+            for assignment in splits(tuple(source.split()), i, j):
+                names = sorted(assignment)
+                for parts in itertools.product(*(x(*assignment[n]) for n in names)):
+                    part = dict(zip(names, parts, strict=True))
+                    out: list[str] = []
+                    features = Counter(dict(zip(FEATURES, values, strict=True)), phrase_penalty=1)
+                    for symbol in target_side.split():
+                        if symbol in part:
+                            out += part[symbol][0]
+                        else:
+                            out.append(symbol)
+                            features["word_penalty"] -= 1
+                    for sub in part.values():
+                        features.update(sub[1])
+                    results.append((tuple(out), features))
+        return results
+
+    @cache
+    def s(j: int) -> list[tuple[tuple[str, ...], Counter]]:
+        results = list(x(0, j))
+        for i in range(1, j):
+            for (left, lf), (right, rf) in itertools.product(s(i), x(i, j)):
+                features = Counter(lf, glue=1)
+                features.update(rf)  # Counter.update adds; Counter + would drop values ≤ 0
+                results.append((left + right, features))
+        return results
+
+    keep = set(target.split()) if target is not None else None
+    best: dict[str, float] = {}
+    for out, features in s(len(words)):
+        text = " ".join(out)
+        features = Counter(features)
+        features["lm"] = lm_ln(model, text)
+        if keep is not None:
+            features["target"] = sum(1 for w in out if w not in keep)
+        score = sum(weights.get(name, 0.0) * value for name, value in features.items())
+        best[text] = max(score, best.get(text, -math.inf))
+    return best
+
+
+def dot(features: dict[str, float], weights: dict[str, float]) -> float:
+    return sum(weights.get(name, 0.0) * value for name, value in features.items())
+
+
+@pytest.mark.parametrize("weights", WEIGHTS, ids=["w0", "w1"])
+@pytest.mark.parametrize("sentence", SENTENCES)
+@pytest.mark.parametrize("target", [None, "the dog is very small"], ids=["untargeted", "T"])
+def test_exhaustive_search_matches_brute_force(grammar, kenlm_model, engine, weights, sentence,
+                                               target):
+    decoder = Decoder(grammar, LanguageModel(kenlm_model), weights,
+                      DecoderSettings(**EXHAUSTIVE, engine=engine))
+    hypotheses = decoder.decode(sentence, target=target)
+    best = brute_force(tuple(sentence.split()), kenlm_model, weights, target)
+    expected = sorted(best.values(), reverse=True)
+    assert [h.score for h in hypotheses] == pytest.approx(expected, abs=1e-9)
+    assert {h.text for h in hypotheses} == set(best)
+    for h in hypotheses:
+        assert h.score == pytest.approx(best[h.text], abs=1e-9)
+        assert h.score == pytest.approx(dot(h.features, weights), abs=1e-9)
+        assert h.features["lm"] == pytest.approx(lm_ln(kenlm_model, h.text), abs=1e-9)
+
+
+@pytest.mark.parametrize("sentence", SENTENCES)
+def test_pruned_kbest_is_sorted_unique_consistent(grammar, kenlm_model, engine, sentence):
+    weights = WEIGHTS[0]
+    settings = DecoderSettings(pop_limit=4, options_limit=2, k=15, engine=engine)
+    hypotheses = Decoder(grammar, LanguageModel(kenlm_model), weights, settings).decode(sentence)
+    best = brute_force(tuple(sentence.split()), kenlm_model, weights)
+    texts = [h.text for h in hypotheses]
+    scores = [h.score for h in hypotheses]
+    assert 0 < len(texts) == len(set(texts)) <= 15
+    assert scores == sorted(scores, reverse=True)
+    for h in hypotheses:
+        assert h.score <= best[h.text] + 1e-9
+        assert h.score == pytest.approx(dot(h.features, weights), abs=1e-9)
+        assert h.features["lm"] == pytest.approx(lm_ln(kenlm_model, h.text), abs=1e-9)
+        assert h.features["lm"] == pytest.approx(
+            kenlm_model.score(h.text, bos=True, eos=True) * LN10, rel=1e-6)
+        assert h.features["word_penalty"] == -len(h.text.split())
+
+
+@pytest.mark.parametrize("span_limit", [1, 2, 4])
+def test_span_limit(grammar, kenlm_model, engine, span_limit):
+    sentence = SENTENCES[1]
+    settings = DecoderSettings(**{**EXHAUSTIVE, "span_limit": span_limit}, engine=engine)
+    decoder = Decoder(grammar, LanguageModel(kenlm_model), WEIGHTS[1], settings)
+    best = brute_force(tuple(sentence.split()), kenlm_model, WEIGHTS[1], span_limit=span_limit)
+    assert {h.text: h.score for h in decoder.decode(sentence)} == pytest.approx(best, abs=1e-9)
+
+
+def test_kbest_size(grammar, kenlm_model, engine):
+    decoder = Decoder(grammar, LanguageModel(kenlm_model), WEIGHTS[0],
+                      DecoderSettings(**EXHAUSTIVE, engine=engine))
+    everything = decoder.decode(SENTENCES[0])
+    assert len(everything) > 10
+    assert len(decoder.decode(SENTENCES[0], k=10)) == 10
+    assert [h.text for h in decoder.decode(SENTENCES[0], k=10)] == \
+        [h.text for h in everything[:10]]
+
+
+def test_oov_words_pass_through(grammar, kenlm_model, engine):
+    decoder = Decoder(grammar, LanguageModel(kenlm_model), WEIGHTS[0],
+                      DecoderSettings(k=50, engine=engine))
+    hypotheses = decoder.decode("la zorro es muy pequeña")
+    assert all("zorro" in h.text.split() for h in hypotheses)
+    # 'muy' is covered only by the rule 'muy [X,1]': it passes through when that is not used
+    assert {h.features["oov"] for h in hypotheses} == {1.0, 2.0}
+    for h in hypotheses:
+        assert h.features["oov"] == 1 + ("muy" in h.text.split())
+    only_unknown = decoder.decode("zorro lobo")
+    assert only_unknown[0].text == "zorro lobo"
+    assert only_unknown[0].features["oov"] == 2.0
+
+
+def test_empty_input(grammar, kenlm_model, engine):
+    decoder = Decoder(grammar, LanguageModel(kenlm_model), WEIGHTS[0],
+                      DecoderSettings(engine=engine))
+    [hypothesis] = decoder.decode("")
+    assert hypothesis.text == ""
+    assert hypothesis.features["lm"] == pytest.approx(lm_ln(kenlm_model, ""), abs=1e-9)
+
+
+def test_targeting_counts_and_pulls_towards_target(grammar, kenlm_model, engine):
+    sentence = "la casa es muy pequeña"
+    target = "her home is little indeed"
+    base = dict(WEIGHTS[0])
+    exhaustive = DecoderSettings(**EXHAUSTIVE, engine=engine)
+    decoder = Decoder(grammar, LanguageModel(kenlm_model), {**base, "target": 0.0}, exhaustive)
+    untargeted = decoder.decode(sentence, k=1)[0]
+    assert untargeted.text != target
+    misses = []
+    for weight in (0.0, -0.5, -1.0, -2.0, -4.0, -8.0, -16.0):
+        decoder = Decoder(grammar, LanguageModel(kenlm_model), {**base, "target": weight},
+                          exhaustive)
+        for h in decoder.decode(sentence, target=target, k=20):
+            assert h.features["target"] == sum(w not in target.split() for w in h.text.split())
+        misses.append(decoder.decode(sentence, target=target, k=1)[0].features["target"])
+    assert misses == sorted(misses, reverse=True)
+    assert misses[0] > 0 and misses[-1] == 0
+
+
+def test_one_plan_serves_many_targets(grammar, kenlm_model, engine):
+    decoder = Decoder(grammar, LanguageModel(kenlm_model), WEIGHTS[0],
+                      DecoderSettings(k=20, engine=engine))
+    plan = decoder.prepare(SENTENCES[1])
+    for target in ("the dog 's house is big", "the house of the dog is large house", None):
+        shared = decoder.decode(plan, target=target)
+        fresh = decoder.decode(SENTENCES[1], target=target)
+        assert [(h.text, h.score) for h in shared] == [(h.text, h.score) for h in fresh]
+
+
+def test_targeting_ranks_rules_before_the_options_limit(kenlm_model, engine):
+    """The options limit keeps the rules that the targeting feature favours."""
+    frame = pd.DataFrame([("X", "casa", word, -0.1 * rank) for rank, word in
+                          enumerate(["house", "home", "dwelling", "abode"])],
+                         columns=["lhs", "source", "target", "f1"])
+    grammar = Grammar.from_frame(frame, ["f1"])
+    weights = {"f1": 1.0, "lm": 0.0, "word_penalty": 0.0, "phrase_penalty": 0.0, "glue": 0.0,
+               "oov": -1.0, "target": -1.0}
+    decoder = Decoder(grammar, LanguageModel(kenlm_model), weights, DecoderSettings(
+        options_limit=1, engine=engine))
+    assert [h.text for h in decoder.decode("casa")] == ["house"]
+    assert [h.text for h in decoder.decode("casa", target="my abode")] == ["abode"]
+
+
+def test_paraphrasing_adds_no_identity_rules(kenlm_model, engine):
+    """English → English: covered words must be rewritten, uncovered ones pass through."""
+    frame = pd.DataFrame([("X", "house", "home", -0.1), ("X", "small [X,1]", "little [X,1]", -0.2),
+                          ("X", "small", "little", -0.3)],
+                         columns=["lhs", "source", "target", "f1"])
+    weights = {"f1": 1.0, "lm": 1.0, "word_penalty": 0.0, "phrase_penalty": 0.0, "glue": 0.0,
+               "oov": -1.0}
+    decoder = Decoder(Grammar.from_frame(frame, ["f1"]), LanguageModel(kenlm_model), weights,
+                      DecoderSettings(**EXHAUSTIVE, engine=engine))
+    hypotheses = decoder.decode("the small house")
+    assert [h.text for h in hypotheses] == ["the little home"]
+    assert hypotheses[0].features["oov"] == 1.0
+
+
+def engine_outputs(grammar, model, weights, settings, cases, **cython_options):
+    """Per engine, the n-best lists (text, score, features) of ``cases`` (sentence, target).
+
+    ``cython_options`` go to the compiled engine's constructor (e.g. a tiny LM cache).
+    """
+    outputs = {}
+    for engine in ENGINES:
+        decoder = Decoder(grammar, LanguageModel(model), weights,
+                          DecoderSettings(**settings, engine=engine))
+        if engine == "cython" and cython_options:
+            decoder._search = circle.decoder._cube.CubePruning(
+                decoder.lm, decoder.model.lm_weight, decoder.settings.pop_limit,
+                **cython_options)
+        outputs[engine] = [[(h.text, h.score, h.features) for h in decoder.decode(s, target=t)]
+                           for s, t in cases]
+    return outputs
+
+
+@pytest.mark.parametrize("settings", [
+    {"pop_limit": 1, "options_limit": 1, "k": 5}, {"pop_limit": 3, "options_limit": 2, "k": 20},
+    {"pop_limit": 10, "k": 50}, EXHAUSTIVE], ids=["pop1", "pop3", "pop10", "exhaustive"])
+@pytest.mark.parametrize("weights", WEIGHTS, ids=["w0", "w1"])
+def test_engines_agree_exactly(grammar, kenlm_model, weights, settings):
+    cases = list(itertools.product(SENTENCES + [""], [None, "the dog is very small"]))
+    outputs = engine_outputs(grammar, kenlm_model, weights, settings, cases)
+    assert outputs["cython"] == outputs["python"]
+
+
+def random_grammar(rng: random.Random, source_vocab: list[str], target_vocab: list[str],
+                   size: int) -> Grammar:
+    """Phrase rules and rules with one or two nonterminals, in kept or swapped order."""
+    patterns = [("a", "a"), ("a b", "a b"), ("a [X,1]", "[X,1] a"), ("[X,1] a", "a [X,1] b"),
+                ("a [X,1] b", "a [X,1]"), ("[X,1] a [X,2]", "[X,1] a [X,2]"),
+                ("[X,1] a [X,2]", "[X,2] [X,1] b"), ("a [X,1] b [X,2]", "[X,2] a [X,1]")]
+    rows = set()
+    while len(rows) < size:
+        source, target = rng.choice(patterns)
+        source = " ".join(rng.choice(source_vocab) if s in "ab" else s for s in source.split())
+        target = " ".join(rng.choice(target_vocab) if s in "ab" else s for s in target.split())
+        rows.add((source, target))
+    frame = pd.DataFrame([("X", s, t, -rng.uniform(0, 3), -rng.uniform(0, 3))
+                          for s, t in sorted(rows)],
+                         columns=["lhs", "source", "target", *FEATURES])
+    return Grammar.from_frame(frame, FEATURES)
+
+
+@pytest.mark.parametrize("cython_options", [{}, {"max_transitions": 7}],
+                         ids=["lm-cache", "tiny-lm-cache"])
+def test_engines_agree_on_a_random_grammar(tmp_path, cython_options):
+    """Heavy pruning and recombination: many rules per span, long inputs, a trigram LM."""
+    rng = random.Random(11)
+    source_vocab = [f"s{i}" for i in range(12)]
+    target_vocab = [f"t{i}" for i in range(15)]
+    grammar = random_grammar(rng, source_vocab, target_vocab, 400)
+    path = tmp_path / "lm.arpa"
+    write_arpa(path, [" ".join(rng.choices(target_vocab, k=12)) for _ in range(40)], 3)
+    cases = [(" ".join(rng.choices(source_vocab + ["oov"], k=rng.randint(6, 14))),
+              " ".join(rng.choices(target_vocab, k=8)) if i % 2 else None) for i in range(8)]
+    settings = {"pop_limit": 20, "options_limit": 6, "k": 50}
+    outputs = engine_outputs(grammar, kenlm.Model(str(path)), WEIGHTS[1], settings, cases,
+                             **cython_options)
+    assert min(len(nbest) for nbest in outputs["python"]) > 20
+    assert outputs["cython"] == outputs["python"]
+
+
+def test_unknown_engine_is_refused():
+    with pytest.raises(ValueError, match="engine"):
+        DecoderSettings(engine="fortran")
+
+
+def test_unbuilt_compiled_engine_is_a_clear_error(grammar, kenlm_model, monkeypatch):
+    monkeypatch.delattr(circle.decoder, "_cube", raising=False)
+    monkeypatch.setitem(sys.modules, "circle.decoder._cube", None)
+    lm = LanguageModel(kenlm_model)
+    with pytest.raises(ImportError, match="pip install -e"):
+        Decoder(grammar, lm, WEIGHTS[0], DecoderSettings(engine="cython"))
+    assert Decoder(grammar, lm, WEIGHTS[0], DecoderSettings(engine="python")).decode("la casa")

@@ -1,0 +1,241 @@
+"""Pivoting a hand-built bilingual grammar; features recomputed independently in the test."""
+
+from __future__ import annotations
+
+import math
+from collections import defaultdict
+
+import pandas as pd
+import pytest
+
+from circle.grammar.io import GrammarInputError
+from circle.grammar.pivot import pivot_grammar
+from circle.schemas import GRAMMAR, PARAPHRASE_GRAMMAR, PARAPHRASE_GRAMMAR_LEX, SELF_PARAPHRASE
+from circle.tables import read_metadata, read_table, write_table
+
+# (foreign, English, fractional count, lex(e|f), lex(f|e))
+RULES = [
+    ("casa", "house", 3.0, 0.5, 0.6),
+    ("casa", "home", 1.0, 0.2, 0.3),
+    ("hogar", "home", 2.0, 0.7, 0.8),
+    ("hogar", "house", 0.5, 0.1, 0.2),
+    ("[X,1] de [X,2]", "[X,2] 's [X,1]", 1.0, 0.3, 0.4),
+    ("[X,1] de [X,2]", "[X,1] of [X,2]", 2.0, 0.6, 0.5),
+    ("del [X,1]", "of the [X,1]", 1.5, 0.4, 0.4),
+    ("edificio", "building", 1.0, 0.9, 0.9),
+]
+
+
+def swap(english: str) -> str:
+    return english.replace("[X,1]", "#").replace("[X,2]", "[X,1]").replace("#", "[X,2]")
+
+
+def canonical(english: str) -> str:
+    if "[X,2]" in english and english.index("[X,2]") < english.index("[X,1]"):
+        return swap(english)
+    return english
+
+
+def bilingual_frame(rules=RULES) -> pd.DataFrame:
+    c_f, c_e = defaultdict(float), defaultdict(float)
+    for f, e, c, _, _ in rules:
+        c_f[f] += c
+        c_e[canonical(e)] += c
+    return pd.DataFrame({
+        "lhs": "X", "source": [r[0] for r in rules], "target": [r[1] for r in rules],
+        "log_p_e_given_f": [math.log(r[2] / c_f[r[0]]) for r in rules],
+        "log_p_f_given_e": [math.log(r[2] / c_e[canonical(r[1])]) for r in rules],
+        "log_lex_e_given_f": [math.log(r[3]) for r in rules],
+        "log_lex_f_given_e": [math.log(r[4]) for r in rules],
+        "count": [r[2] for r in rules],
+    })
+
+
+def expected_pivots(rules=RULES, method="features") -> dict[tuple[str, str], dict]:
+    """Paraphrase features by the thesis's formulas, written out independently of the SQL."""
+    frame = bilingual_frame(rules)
+    p_ef = {(r.source, r.target): math.exp(r.log_p_e_given_f) for r in frame.itertuples()}
+    p_fe = {(r.source, r.target): math.exp(r.log_p_f_given_e) for r in frame.itertuples()}
+    total = sum(r[2] for r in rules)
+    count_e = defaultdict(float)
+    for _, e, c, _, _ in rules:
+        count_e[canonical(e)] += c
+    by_f = defaultdict(list)
+    for f, e, c, lex_ef, lex_fe in rules:
+        by_f[f].append((e, c, lex_ef, lex_fe))
+    pairs = defaultdict(lambda: defaultdict(float))
+    for f, sides in by_f.items():
+        for e1, c1, lef1, lfe1 in sides:
+            for e2, c2, lef2, lfe2 in sides:
+                # rule e1 -> e2 with f's co-indexing, renumbered left to right on e1
+                key = (canonical(e1), e2 if canonical(e1) == e1 else swap(e2))
+                pairs[key]["p21"] += p_ef[f, e2] * p_fe[f, e1]
+                pairs[key]["p12"] += p_ef[f, e1] * p_fe[f, e2]
+                pairs[key]["lex21"] += lef2 * lfe1
+                pairs[key]["lex12"] += lef1 * lfe2
+                pairs[key]["count"] += c1 * c2
+                pairs[key]["pivots"] += 1
+    if method == "counts":
+        c_x = sum(v["count"] for v in pairs.values())
+        c_e1 = defaultdict(float)
+        for (e1, _), v in pairs.items():
+            c_e1[e1] += v["count"]
+        for (e1, e2), v in pairs.items():
+            v["p21"] = v["count"] / c_e1[e1]
+            v["p12"] = v["count"] / c_e1[canonical(e2)]
+            v["joint"] = v["count"] / c_x
+            v["p_e1"] = c_e1[e1] / c_x
+    else:
+        for (e1, _), v in pairs.items():
+            v["p_e1"] = count_e[e1] / total
+            v["joint"] = v["p21"] * v["p_e1"]
+    return {key: dict(value) for key, value in pairs.items()}
+
+
+@pytest.fixture
+def bilingual(tmp_path):
+    path = tmp_path / "grammar.parquet"
+    write_table(bilingual_frame(), path, GRAMMAR)
+    return path
+
+
+def pivot(tmp_path, bilingual, **options):
+    out, residuals = tmp_path / "para.parquet", tmp_path / "self.parquet"
+    pivot_grammar(bilingual, out, residuals, **options)
+    schema = PARAPHRASE_GRAMMAR_LEX if options.get("lexical_feature") else PARAPHRASE_GRAMMAR
+    return read_table(out, schema), read_table(residuals, SELF_PARAPHRASE)
+
+
+@pytest.mark.parametrize("method", ["features", "counts"])
+def test_pivot_features_match_the_thesis_formulas(tmp_path, bilingual, method):
+    grammar, residuals = pivot(tmp_path, bilingual, method=method)
+    expected = expected_pivots(method=method)
+    non_identity = {key: value for key, value in expected.items() if key[0] != key[1]}
+    found = grammar.set_index(["source", "target"])
+    assert set(found.index) == set(non_identity)
+    for key, value in non_identity.items():
+        row = found.loc[key]
+        assert math.exp(row["log_p_e2_given_e1"]) == pytest.approx(value["p21"]), key
+        assert math.exp(row["log_p_e1_given_e2"]) == pytest.approx(value["p12"]), key
+        assert math.exp(row["log_p_e1_e2"]) == pytest.approx(value["joint"]), key
+        assert math.exp(row["log_lex_e2_given_e1"]) == pytest.approx(value["lex21"]), key
+        assert math.exp(row["log_lex_e1_given_e2"]) == pytest.approx(value["lex12"]), key
+        assert row["count"] == pytest.approx(value["count"])
+        assert row["pivots"] == value["pivots"]
+    # eq. 5.2 residual, and with every pivot kept the conditionals of e1 sum to one with the
+    # identity pair, so the residual is exactly the identity pair's mass.
+    for phrase in residuals.itertuples():
+        identity = expected[phrase.phrase, phrase.phrase]
+        assert phrase.residual == pytest.approx(identity["p21"])
+        assert math.exp(phrase.log_p_phrase) == pytest.approx(identity["p_e1"])
+        assert math.exp(phrase.log_lex_identity) == pytest.approx(identity["lex21"])
+        assert phrase.count == pytest.approx(identity["count"])
+    assert set(residuals["phrase"]) == set(grammar["source"])
+    assert "building" not in set(residuals["phrase"])  # no paraphrase: nothing to bias
+
+
+def test_derived_features_example_by_hand(tmp_path, bilingual):
+    grammar, _ = pivot(tmp_path, bilingual)
+    row = grammar.set_index(["source", "target"]).loc[("house", "home")]
+    # p(home|house) = p(home|casa) p(casa|house) + p(home|hogar) p(hogar|house)
+    expected = (1 / 4) * (3 / 3.5) + (2 / 2.5) * (0.5 / 3.5)
+    assert math.exp(row["log_p_e2_given_e1"]) == pytest.approx(expected)
+    # p(house, home) = p(home|house) p(house), p(house) = 3.5 / 12 from the bilingual counts
+    assert math.exp(row["log_p_e1_e2"]) == pytest.approx(expected * 3.5 / 12)
+    assert row["neg_target_terminals"] == -1.0
+
+
+def test_reordered_nonterminals_keep_their_spans(tmp_path, bilingual):
+    grammar, _ = pivot(tmp_path, bilingual)
+    targets = grammar.groupby("source")["target"].apply(set)
+    # f: "[X,1] de [X,2]", e1: "[X,2] 's [X,1]", e2: "[X,1] of [X,2]": the foreign X1 is the
+    # possessed thing, after "'s" in e1 and before "of" in e2.
+    assert targets["[X,1] 's [X,2]"] == {"[X,2] of [X,1]"}
+    assert targets["[X,1] of [X,2]"] == {"[X,2] 's [X,1]"}
+    assert grammar.set_index("source").loc["[X,1] 's [X,2]", "neg_target_terminals"] == -1.0
+
+
+def test_thesis_example_build_construct(tmp_path):
+    senses = ["to build", "to construct", "to establish", "to formulate"]
+    rules = [("[X,1] 建 [X,2]", f"[X,1] {sense} [X,2]", 1.0, 0.5, 0.5) for sense in senses]
+    path = tmp_path / "grammar.parquet"
+    write_table(bilingual_frame(rules), path, GRAMMAR)
+    grammar, residuals = pivot(tmp_path, path)
+    pairs = set(zip(grammar["source"], grammar["target"], strict=True))
+    assert ("[X,1] to build [X,2]", "[X,1] to construct [X,2]") in pairs
+    assert ("[X,1] to construct [X,2]", "[X,1] to build [X,2]") in pairs
+    assert pairs == {(f"[X,1] {a} [X,2]", f"[X,1] {b} [X,2]")
+                     for a in senses for b in senses if a != b}
+    assert grammar["log_p_e2_given_e1"].map(math.exp).tolist() == pytest.approx([0.25] * 12)
+    assert residuals["residual"].tolist() == pytest.approx([0.25] * 4)
+
+
+def test_top_pivots_cut_rare_foreign_sides(tmp_path, bilingual):
+    grammar, residuals = pivot(tmp_path, bilingual, top_pivots=1)
+    # house keeps only casa (3 > 0.5), home only hogar (2 > 1): they share no pivot any more.
+    assert "house" not in set(grammar["source"]) and "home" not in set(grammar["source"])
+    assert set(grammar["source"]) == {"[X,1] 's [X,2]", "[X,1] of [X,2]"}
+    row = grammar.set_index("source").loc["[X,1] of [X,2]"]
+    assert math.exp(row["log_p_e2_given_e1"]) == pytest.approx(1 / 3)
+    residual = residuals.set_index("phrase").loc["[X,1] of [X,2]", "residual"]
+    assert residual == pytest.approx(1 - 1 / 3)
+
+
+def test_keep_identity_and_lexical_feature(tmp_path, bilingual):
+    grammar, _ = pivot(tmp_path, bilingual, keep_identity=True, lexical_feature=True)
+    expected = expected_pivots()
+    found = grammar.set_index(["source", "target"])
+    assert set(found.index) == set(expected)
+    assert math.exp(found.loc[("house", "house"), "log_p_e2_given_e1"]) == pytest.approx(
+        expected["house", "house"]["p21"])
+    assert ("building", "building") in found.index
+    assert math.exp(found.loc[("building", "building"), "log_p_e2_given_e1"]) == 1.0
+    for source, group in grammar.groupby("source"):
+        assert group["log_p_e2_given_e1"].map(math.exp).sum() == pytest.approx(1.0), source
+    assert read_metadata(tmp_path / "para.parquet")["schema"] == PARAPHRASE_GRAMMAR_LEX.name
+    assert "log_lex_e2_given_e1" in PARAPHRASE_GRAMMAR_LEX.features
+
+
+def test_bad_arguments_and_input(tmp_path, bilingual):
+    with pytest.raises(ValueError, match="unknown pivot feature method"):
+        pivot_grammar(bilingual, tmp_path / "p.parquet", tmp_path / "s.parquet", method="x")
+    frame = bilingual_frame()
+    frame.loc[0, "lhs"] = "NP"
+    write_table(frame, tmp_path / "np.parquet", GRAMMAR)
+    with pytest.raises(GrammarInputError, match="np.parquet: .*only left-hand side is X"):
+        pivot_grammar(tmp_path / "np.parquet", tmp_path / "p.parquet", tmp_path / "s.parquet")
+
+
+@pytest.mark.parametrize("method", ["features", "counts"])
+def test_pivoting_only_the_phrases_of_some_sentences_is_exact(tmp_path, bilingual, method):
+    full, full_phrases = pivot(tmp_path, bilingual, method=method)
+    out, residuals = tmp_path / "some.parquet", tmp_path / "some-self.parquet"
+    stats = pivot_grammar(bilingual, out, residuals, method=method,
+                          sentences=["my old house", "the roof of the barn"])
+    some = read_table(out, PARAPHRASE_GRAMMAR)
+    assert stats.paraphrase_rules == len(some)
+    assert set(some["source"]) == {"house", "[X,1] of [X,2]"}
+    expected = full[full["source"].isin(some["source"])].reset_index(drop=True)
+    pd.testing.assert_frame_equal(some, expected)
+    # residuals of the targets too, as the bias rescales p(e1|e2) with e2's residual
+    phrases = read_table(residuals, SELF_PARAPHRASE)
+    assert set(phrases["phrase"]) == {"house", "home", "[X,1] of [X,2]", "[X,1] 's [X,2]"}
+    pd.testing.assert_frame_equal(
+        phrases, full_phrases[full_phrases["phrase"].isin(phrases["phrase"])]
+        .reset_index(drop=True))
+
+
+def test_pruning_before_pivoting_keeps_bilingual_probabilities(tmp_path, bilingual):
+    grammar, residuals = pivot(tmp_path, bilingual, min_count=1.0)
+    rows = grammar.set_index(["source", "target"])
+    # (hogar, house, 0.5) is pruned: house pivots only through casa, unrenormalised.
+    assert math.exp(rows.loc[("house", "home"), "log_p_e2_given_e1"]) == pytest.approx(
+        (1 / 4) * (3 / 3.5))
+    # home still reaches house through casa only
+    assert math.exp(rows.loc[("home", "house"), "log_p_e2_given_e1"]) == pytest.approx(
+        (3 / 4) * (1 / 3))
+    residual = residuals.set_index("phrase").loc["house", "residual"]
+    assert residual == pytest.approx(1 - (1 / 4) * (3 / 3.5))
+    assert read_metadata(tmp_path / "para.parquet")["min_count"] == "1.0"
+    with pytest.raises(ValueError, match="min_probability"):
+        pivot(tmp_path, bilingual, min_probability=2.0)

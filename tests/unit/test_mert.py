@@ -1,0 +1,178 @@
+"""circle.tune.mert: exact line search against brute force, weight recovery, determinism."""
+
+import numpy as np
+import pytest
+
+from circle.metrics import bleu_stats, get_metric
+from circle.tune.mert import (
+    MertSettings,
+    NBestPool,
+    flat_pool,
+    iteration_rng,
+    line_search,
+    mert_iteration,
+    one_best,
+    score_weights,
+    stopping_reason,
+)
+
+VOCAB = "the a cat dog sat on mat".split()
+
+
+def random_pool(seed, metric_name):
+    """Small n-best lists with integer features: many ties, parallel and identical lines."""
+    rng = np.random.default_rng(seed)
+    features, stats = [], []
+    for _ in range(rng.integers(1, 7)):
+        n = rng.integers(1, 7)
+        f = rng.integers(-2, 3, size=(n, 3)).astype(float)
+        if n > 2:
+            f[1] = f[0]  # duplicated feature vector
+            f[2] = f[0] + [1, 0, 0] if rng.random() < 0.5 else f[2]
+        hyps = [" ".join(rng.choice(VOCAB, size=rng.integers(3, 9))) for _ in range(n)]
+        s = bleu_stats(hyps, [["the cat sat on the mat", "a dog sat on a mat"]] * n)
+        if metric_name == "ter":
+            s = np.column_stack([rng.integers(0, 8, n), rng.uniform(4, 8, n)])
+        features.append(f)
+        stats.append(s)
+    return flat_pool(features, stats), rng
+
+
+def crossings(pool, w, u):
+    """All gammas where two hypotheses of a segment score the same (not just envelope ones)."""
+    a, b = pool.features @ w, pool.features @ u
+    found = []
+    for k, start in enumerate(pool.starts):
+        stop = pool.starts[k + 1] if k + 1 < len(pool.starts) else len(a)
+        for i in range(start, stop):
+            for j in range(i + 1, stop):
+                if b[i] != b[j]:
+                    found.append((a[i] - a[j]) / (b[j] - b[i]))
+    return np.unique(found)
+
+
+def exact_candidates(xs):
+    """One gamma inside every interval between consecutive crossings."""
+    if len(xs) == 0:
+        return np.array([0.0])
+    return np.concatenate([[xs[0] - 1], (xs[:-1] + xs[1:]) / 2, [xs[-1] + 1]])
+
+
+@pytest.mark.parametrize("metric_name", ["bleu", "ter"])
+@pytest.mark.parametrize("seed", range(40))
+def test_line_search_matches_brute_force(seed, metric_name):
+    pool, rng = random_pool(seed, metric_name)
+    metric = get_metric(metric_name)
+    w = rng.integers(-2, 3, 3).astype(float)
+    u = np.eye(3)[seed % 3] if seed % 2 else rng.integers(-2, 3, 3).astype(float)
+    gamma, score = line_search(pool, metric, w, u)
+    # the reported score is the score at the returned point
+    assert score == pytest.approx(score_weights(pool, metric, w + gamma * u), abs=1e-12)
+    # and no interval is better (exhaustive over all pairwise crossings, then a dense grid)
+    xs = crossings(pool, w, u)
+    exact = max(score_weights(pool, metric, w + g * u) for g in exact_candidates(xs))
+    assert score == pytest.approx(exact, abs=1e-12)
+    # (offset so that no grid point is a crossing, where ties may pick a non-envelope line)
+    grid = np.linspace(-20, 20, 801) + np.pi * 1e-4
+    grid = max(score_weights(pool, metric, w + g * u) for g in grid)
+    assert grid <= score + 1e-12
+    # staying put when the current point is already optimal
+    if 0.0 not in xs and score_weights(pool, metric, w) >= exact - 1e-12:
+        assert gamma == 0.0
+
+
+def test_line_search_unbounded_intervals_and_identical_lines():
+    bleu = get_metric("bleu")
+    good, bad = bleu_stats(["a b c d", "x y z w"], [["a b c d"]] * 2)
+    # lines 0 + 0 g (bad) and -1 + g (good) cross at g = 1: best beyond the last breakpoint
+    pool = flat_pool([np.array([[0.0, 0.0], [-1.0, 1.0]])], [np.vstack([bad, good])])
+    gamma, score = line_search(pool, bleu, np.array([1.0, 0.0]), np.array([0.0, 1.0]))
+    assert gamma == pytest.approx(1 + 1.5) and score == pytest.approx(1.0)
+    # mirrored: best before the first breakpoint g = -1
+    gamma, _ = line_search(pool, bleu, np.array([1.0, 0.0]), np.array([0.0, -1.0]))
+    assert gamma == pytest.approx(-2.5)
+    # identical lines: the hypothesis added first is the 1-best, whatever the weights
+    pool = flat_pool([np.array([[1.0, 1.0], [1.0, 1.0]])], [np.vstack([bad, good])])
+    assert list(one_best(pool, np.array([0.3, -2.0]))) == [0]
+    gamma, score = line_search(pool, bleu, np.array([1.0, 0.0]), np.array([0.0, 1.0]))
+    assert gamma == 0.0 and score == pytest.approx(bleu.score(bad))
+
+
+def test_line_search_prefers_current_point_and_nearest_interval_on_ties():
+    bleu = get_metric("bleu")
+    good, bad = bleu_stats(["a b c d", "x y z w"], [["a b c d"]] * 2)
+    # good on (-inf, -1) and (1, inf), bad on (-1, 1): two equal best intervals
+    f = np.array([[0.0, 0.0, 0.0], [-1.0, 1.0, 0.0], [-1.0, -1.0, 0.0]])
+    pool = flat_pool([f], [np.vstack([bad, good, good])])
+    gamma, _ = line_search(pool, bleu, np.array([1.0, 0.0, 0.0]), np.array([0.0, 1.0, 0.0]))
+    assert gamma == pytest.approx(-2.5)  # equally far: the leftmost
+    w = np.array([1.0, 0.5, 0.0])  # now the right interval is nearer
+    gamma, _ = line_search(pool, bleu, w, np.array([0.0, 1.0, 0.0]))
+    assert gamma == pytest.approx(0.5 + 0.25 + 1)
+    # a direction that changes nothing: stay
+    assert line_search(pool, bleu, w, np.array([0.0, 0.0, 1.0]))[0] == 0.0
+
+
+def synthetic_problem(seed, n_segments=150, n_hyps=30, d=5):
+    rng = np.random.default_rng(seed)
+    hidden = rng.normal(size=d)
+    features = rng.normal(size=(n_segments, n_hyps, d))
+    pool = NBestPool(d, 10)
+    for k in range(n_segments):
+        rank = np.argsort(np.argsort(-(features[k] @ hidden)))  # 0 = hidden 1-best
+        quality = np.where(rank == 0, 1.0, 0.8 - 0.5 * rank / n_hyps)
+        totals = np.array([20, 19, 18, 17])
+        matches = np.floor(quality[:, None] * totals).astype(int)
+        stats = np.column_stack([matches, np.tile(totals, (n_hyps, 1)),
+                                 np.full((n_hyps, 2), 20)])
+        pool.add([k] * n_hyps, [f"h{i}" for i in range(n_hyps)], features[k], stats)
+    return pool, hidden
+
+
+def test_mert_recovers_hidden_weights():
+    pool, hidden = synthetic_problem(0)
+    settings = MertSettings(restarts=3, random_directions=2, seed=7)
+    weights, score = mert_iteration(pool, np.ones(5), settings, iteration_rng(settings, 1))
+    flat = pool.flat()
+    agree = np.mean(one_best(flat, weights) == one_best(flat, hidden))
+    cosine = weights @ hidden / np.linalg.norm(weights) / np.linalg.norm(hidden)
+    assert agree >= 0.95 and cosine > 0.95
+    assert np.abs(weights).sum() == pytest.approx(1.0)
+    assert score == pytest.approx(score_weights(flat, get_metric("bleu"), weights))
+
+
+def test_mert_is_deterministic_for_a_seed():
+    pool, _ = synthetic_problem(1, n_segments=40, n_hyps=10)
+    settings = MertSettings(restarts=2, random_directions=2, seed=3)
+    runs = [mert_iteration(pool, np.ones(5), settings, iteration_rng(settings, 2))
+            for _ in range(2)]
+    assert np.array_equal(runs[0][0], runs[1][0]) and runs[0][1] == runs[1][1]
+
+
+def test_pool_deduplicates_and_round_trips(tmp_path):
+    pool = NBestPool(2, 10)
+    f = np.array([[1.0, 0.0], [0.0, 1.0], [1.0, 1.0]])
+    s = bleu_stats(["a b", "a c", "a b"], [["a b"]] * 3)
+    assert pool.add([1, 1, 0], ["a b", "a c", "a b"], f, s) == 3
+    assert pool.add([1, 0, 2], ["a b", "a d", "a b"], f, s) == 2
+    assert len(pool) == 5 and pool.n_segments == 3
+    flat = pool.flat()
+    assert flat.segment_ids == [0, 1, 2] and list(flat.starts) == [0, 2, 4]
+    assert list(flat.segment) == [0, 0, 1, 1, 2]
+    pool.save(tmp_path / "pool.npz")
+    again = NBestPool.load(tmp_path / "pool.npz")
+    assert again.hypotheses == pool.hypotheses and again.segment_ids == pool.segment_ids
+    assert np.array_equal(again.flat().features, flat.features)
+    with pytest.raises(ValueError, match="expected 1 segment ids"):
+        pool.add([0], ["x"], np.zeros((1, 3)), np.zeros((1, 10)))
+    with pytest.raises(ValueError, match="needs 2"):
+        mert_iteration(pool, np.ones(2), MertSettings(metric="ter"), np.random.default_rng(0))
+
+
+def test_stopping_reason():
+    settings = MertSettings(max_iterations=3, epsilon=1e-5)
+    w = np.array([0.5, -0.5])
+    assert stopping_reason(1, 0, None, w, settings).startswith("no new")
+    assert stopping_reason(1, 5, w, 2 * w + 1e-7, settings).startswith("weights moved")
+    assert stopping_reason(3, 5, w, -w, settings).startswith("reached")
+    assert stopping_reason(2, 5, w, -w, settings) is None
