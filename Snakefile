@@ -1,7 +1,8 @@
 # circle: Madnani's "Circle of Meaning" as a Snakemake workflow.
 #
 # Outputs: results/<experiment>/<stage>/...; logs under logs/<experiment>/, benchmarks under
-# benchmarks/<experiment>/. Stages so far: corpus -> tokenized -> align, lm.
+# benchmarks/<experiment>/. Stages: corpus -> tokenized -> align, lm -> grammar, paraphrase
+# -> decode.
 from snakemake.utils import min_version
 
 min_version("9.0")
@@ -15,6 +16,8 @@ include: "workflow/rules/corpus.smk"
 include: "workflow/rules/preprocess.smk"
 include: "workflow/rules/align.smk"
 include: "workflow/rules/lm.smk"
+include: "workflow/rules/grammar.smk"
+include: "workflow/rules/decode.smk"
 
 
 rule all:
@@ -22,3 +25,5 @@ rule all:
     input:
         rules.aligned_corpus.input,
         rules.language_models.input,
+        rules.grammars.input,
+        rules.untuned_translations.input,

@@ -2,7 +2,8 @@
 
 The tiny run uses real data shipped in tests/data/tiny (a few hundred Bible verses in the
 plain-text user-corpus format) and goes through corpus validation, tokenisation, eflomal
-alignment and both KenLM models.
+alignment, both KenLM models, grammar extraction, pivoting, the biased paraphrase grammars and
+sharded decoding of the tune and test sets.
 """
 
 from __future__ import annotations
@@ -12,10 +13,12 @@ import sys
 from pathlib import Path
 
 import kenlm
+import numpy as np
 import pytest
 import yaml
 
-from circle.schemas import ALIGNMENT, BITEXT, EVALSET
+from circle.decoder.nbest import NBEST
+from circle.schemas import ALIGNMENT, BITEXT, EVALSET, GRAMMAR, PARAPHRASE_GRAMMAR
 from circle.tables import read_metadata, read_table
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -54,11 +57,12 @@ def test_lint_is_clean():
     assert result.returncode == 0, result.stdout + result.stderr
 
 
-def test_default_config_dry_run_plans_alignment_and_both_lms():
+def test_default_config_dry_run_plans_every_stage():
     result = snakemake("-n", "--forceall")
     assert result.returncode == 0, result.stdout + result.stderr
     for rule in ("prepare_corpus", "tokenize_corpus", "align_corpus", "prepare_lm_text",
-                 "estimate_lm"):
+                 "estimate_lm", "extract_grammar", "filter_grammar", "pivot_grammar",
+                 "bias_grammar", "decode_shard", "gather_nbest"):
         assert rule in result.stdout
 
 
@@ -100,7 +104,7 @@ def test_bad_corpus_stops_in_the_first_job_naming_file_and_line(tmp_path):
     assert not (tmp_path / "results/tiny/tokenized").exists()
 
 
-def test_tiny_end_to_end_through_alignment_and_language_models(tmp_path):
+def test_tiny_end_to_end_through_grammars_and_decoding(tmp_path):
     config = tiny_config(tmp_path)
     result = snakemake("--cores", "2", "--configfile", str(config), "--directory", str(tmp_path))
     assert result.returncode == 0, result.stdout + result.stderr
@@ -122,6 +126,27 @@ def test_tiny_end_to_end_through_alignment_and_language_models(tmp_path):
         model = kenlm.Model(str(results / f"lm/{order}gram.binary"))
         assert model.order == order
     assert not (results / "lm/text.txt").exists()  # temp LM text is removed
+
+    grammar = read_table(results / "grammar/bilingual.parquet", GRAMMAR)
+    p_e_given_f = np.exp(grammar["log_p_e_given_f"]).groupby(grammar["source"]).sum()
+    assert np.allclose(p_e_given_f, 1.0)
+    filtered = read_table(results / "grammar/filtered/test.parquet", GRAMMAR)
+    assert 0 < len(filtered) < len(grammar)
+    unbiased = read_table(results / "paraphrase/bias0.parquet", PARAPHRASE_GRAMMAR)
+    assert len(unbiased) > 0 and not (unbiased["source"] == unbiased["target"]).any()
+    biased = read_table(results / "paraphrase/bias0.5.parquet", PARAPHRASE_GRAMMAR)
+    identity = biased[biased["source"] == biased["target"]]
+    assert set(identity["source"]) == set(unbiased["source"])
+    assert np.allclose(identity["log_p_e2_given_e1"], np.log(0.5))
+
+    nbest = read_table(results / "decode/untuned-translation/test.nbest.parquet", NBEST)
+    test = read_table(results / "tokenized/test.parquet", EVALSET)
+    assert list(nbest["segment_id"].drop_duplicates()) == list(test["segment_id"])
+    assert nbest.groupby("segment_id")["hypothesis"].apply(lambda h: h.is_unique).all()
+    onebest = (results / "decode/untuned-translation/test.1best.txt").read_text().splitlines()
+    assert onebest == list(nbest[nbest["rank"] == 0]["hypothesis"])
+    text = (results / "decode/untuned-translation/test.nbest.txt").read_text().splitlines()
+    assert len(text) == len(nbest) and all(line.count(" ||| ") == 3 for line in text)
 
     again = snakemake("--cores", "2", "--configfile", str(config), "--directory", str(tmp_path))
     assert again.returncode == 0 and "Nothing to be done" in again.stdout + again.stderr

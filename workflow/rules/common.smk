@@ -17,6 +17,11 @@ wildcard_constraints:
     split="|".join(SPLITS),
     evalset="|".join(EVAL_SETS),
     order=r"\d+",
+    bias=r"0|0?\.\d+",
+    shard=r"\d+",
+    model="translation|paraphrase",
+    weights=r"[A-Za-z0-9_.+-]+",
+    grammar_table=r"grammar/bilingual|paraphrase/bias(?:0|0?\.\d+)",
 
 
 def corpus_files(wildcards):
@@ -41,3 +46,22 @@ def alignment_source(wildcards):
 
 def lm_orders():
     return sorted({config["lm"]["decoding_order"], config["lm"]["reranking_order"]})
+
+
+def bias_name(bias):
+    """The file-name form of a self-paraphrase bias: 0 -> '0', 0.05 -> '0.05'."""
+    return f"{float(bias):g}"
+
+
+def paraphrase_grammars():
+    """The biased paraphrase grammar of every bias value in the config."""
+    return [
+        f"results/{EXPERIMENT}/paraphrase/bias{bias_name(b)}.parquet"
+        for b in config["paraphrase"]["biases"]
+    ]
+
+
+def decoder_settings():
+    """The search settings of the config, as keyword arguments of DecoderSettings."""
+    keys = ("pop_limit", "span_limit", "options_limit", "k")
+    return {key: config["decoder"][key] for key in keys}

@@ -376,7 +376,10 @@ def extract_grammar(bitext_path: str | os.PathLike, alignment_path: str | os.Pat
     Path(out_path).parent.mkdir(parents=True, exist_ok=True)
     with tempfile.TemporaryDirectory(prefix=".extract-", dir=Path(out_path).parent) as shard_dir:
         if workers > 1:
-            context = multiprocessing.get_context("forkserver")
+            # fork, not spawn/forkserver: those re-import __main__, which for a Snakemake
+            # script wrapper refers to the injected `snakemake` object and fails
+            context = multiprocessing.get_context(
+                "fork" if "fork" in multiprocessing.get_all_start_methods() else None)
             with context.Pool(workers, _init_worker, (limits, table, shard_dir)) as pool:
                 results = pool.map(_count_shard, tasks, chunksize=1)
         else:

@@ -1,0 +1,92 @@
+"""Decoding an evaluation-set table in shards and gathering the shards' n-best lists.
+
+A set (schema ``EVALSET``) is cut into ``shards`` contiguous, nearly equal blocks of rows, in
+segment order, so that each block is one Snakemake job; :func:`gather_nbest` concatenates the
+blocks' ``NBEST`` tables in the same order and also writes the Moses/Joshua n-best text and the
+1-best text, one line per segment.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Mapping, Sequence
+
+import numpy as np
+import pandas as pd
+
+from circle.decoder.corpus import decode_corpus
+from circle.decoder.grammar import load_grammar
+from circle.decoder.model import DecoderSettings, Model, read_weights
+from circle.decoder.nbest import NBEST, Hypothesis, format_nbest, nbest_rows
+from circle.schemas import EVALSET
+from circle.tables import atomic_path, read_metadata, read_table, write_table
+
+
+def shard_rows(count: int, shard: int, shards: int) -> range:
+    """The rows of shard ``shard`` (0-based) when ``count`` rows are cut into ``shards`` blocks."""
+    if not 0 <= shard < shards:
+        raise ValueError(f"shard {shard} does not exist among {shards} shards")
+    bounds = np.linspace(0, count, shards + 1).round().astype(int)
+    return range(bounds[shard], bounds[shard + 1])
+
+
+def decode_shard(evalset_path: str | os.PathLike, grammar_path: str | os.PathLike,
+                 lm_path: str | os.PathLike, weights_path: str | os.PathLike,
+                 out_path: str | os.PathLike, shard: int, shards: int,
+                 settings: DecoderSettings, workers: int = 1,
+                 provenance: Mapping[str, str] | None = None) -> int:
+    """Decode one shard of an evaluation set's source side into an ``NBEST`` table."""
+    table = read_table(evalset_path, EVALSET, columns=["segment_id", "source"])
+    block = table.iloc[list(shard_rows(len(table), shard, shards))]
+    grammar = load_grammar(grammar_path)
+    weights = read_weights(weights_path)
+    names = Model(grammar.feature_names, weights).names  # checks the weights before decoding
+    outputs = decode_corpus(list(block["source"]), grammar, lm_path, weights, settings,
+                            workers=workers)
+    write_nbest(block["segment_id"].tolist(), outputs, names, out_path, provenance,
+                {"weights": json.dumps(weights, sort_keys=True), "shard": f"{shard}/{shards}"})
+    return len(block)
+
+
+def write_nbest(segment_ids: Sequence[int], outputs: Sequence[Sequence[Hypothesis]],
+                feature_names: Sequence[str], out_path: str | os.PathLike,
+                provenance: Mapping[str, str] | None = None,
+                metadata: Mapping[str, str] | None = None,
+                targets: Sequence[str | None] | None = None) -> None:
+    """Write per-segment n-best lists as an ``NBEST`` table."""
+    rows = []
+    for position, (segment, hypotheses) in enumerate(zip(segment_ids, outputs, strict=True)):
+        rows += nbest_rows(int(segment), hypotheses,
+                           None if targets is None else targets[position])
+    frame = pd.DataFrame(rows, columns=NBEST.arrow.names)
+    write_table(frame, out_path, NBEST, provenance,
+                {**(metadata or {}), "feature_names": json.dumps(list(feature_names))})
+
+
+def gather_nbest(shard_paths: Sequence[str | os.PathLike], out_path: str | os.PathLike,
+                 nbest_text_path: str | os.PathLike, onebest_path: str | os.PathLike,
+                 provenance: Mapping[str, str] | None = None) -> int:
+    """Concatenate shard ``NBEST`` tables (in shard order); write n-best and 1-best text too."""
+    frames = [read_table(path, NBEST) for path in shard_paths]
+    names = {read_metadata(path)["feature_names"] for path in shard_paths}
+    if len(names) != 1:
+        raise ValueError(f"{shard_paths[0]}: the shards were decoded with different features")
+    feature_names = json.loads(names.pop())
+    frame = pd.concat(frames, ignore_index=True)
+    metadata = {key: value for key, value in read_metadata(shard_paths[0]).items()
+                if key in ("weights", "feature_names")}
+    write_table(frame, out_path, NBEST, provenance, metadata)
+    with atomic_path(nbest_text_path) as tmp, open(tmp, "w", encoding="utf-8") as out:
+        for segment, group in frame.groupby("segment_id", sort=False):
+            vectors = [values.tolist() for values in group["features"]]
+            hypotheses = [Hypothesis(text, score, dict(zip(feature_names, values, strict=True)))
+                          for text, score, values in zip(group["hypothesis"].tolist(),
+                                                         group["score"].tolist(), vectors,
+                                                         strict=True)]
+            out.writelines(line + "\n" for line in format_nbest(segment, hypotheses))
+    best = frame[frame["rank"] == 0].set_index("segment_id")["hypothesis"]
+    segments = frame["segment_id"].drop_duplicates()
+    with atomic_path(onebest_path) as tmp, open(tmp, "w", encoding="utf-8") as out:
+        out.writelines(best.get(segment, "") + "\n" for segment in segments)
+    return len(segments)

@@ -1,0 +1,69 @@
+# Decoding evaluation sets with the SCFG decoder, in shards (scatter/gather). Logic in
+# circle.decoder.sets.
+
+
+rule write_initial_weights:
+    """The untuned weights of the config, as a weight file (the start point of MERT)."""
+    output:
+        weights="results/{experiment}/weights/untuned-{model}.txt",
+    log:
+        "logs/{experiment}/write_initial_weights/{model}.log",
+    params:
+        weights=lambda wildcards: config["decoder"][f"{wildcards.model}_weights"],
+    conda:
+        "../../envs/circle.yaml"
+    script:
+        "../scripts/write_initial_weights.py"
+
+
+rule decode_shard:
+    """One shard of an evaluation set translated to unique n-best lists."""
+    input:
+        evalset="results/{experiment}/tokenized/{evalset}.parquet",
+        grammar="results/{experiment}/grammar/filtered/{evalset}.parquet",
+        lm=f"results/{{experiment}}/lm/{config['lm']['decoding_order']}gram.binary",
+        weights="results/{experiment}/weights/{weights}.txt",
+    output:
+        nbest=temp("results/{experiment}/decode/{weights}/{evalset}/shard{shard}.parquet"),
+    log:
+        "logs/{experiment}/decode_shard/{weights}/{evalset}/shard{shard}.log",
+    benchmark:
+        "benchmarks/{experiment}/decode_shard/{weights}/{evalset}/shard{shard}.tsv"
+    params:
+        settings=decoder_settings(),
+        shards=config["decoder"]["shards"],
+    threads: 1
+    resources:
+        mem_mb=3000,
+    conda:
+        "../../envs/circle.yaml"
+    script:
+        "../scripts/decode_shard.py"
+
+
+rule gather_nbest:
+    """A set's n-best lists (Parquet and Moses/Joshua text) and 1-best output from its shards."""
+    input:
+        shards=expand(
+            "results/{{experiment}}/decode/{{weights}}/{{evalset}}/shard{shard}.parquet",
+            shard=range(config["decoder"]["shards"]),
+        ),
+    output:
+        nbest="results/{experiment}/decode/{weights}/{evalset}.nbest.parquet",
+        text="results/{experiment}/decode/{weights}/{evalset}.nbest.txt",
+        onebest="results/{experiment}/decode/{weights}/{evalset}.1best.txt",
+    log:
+        "logs/{experiment}/gather_nbest/{weights}/{evalset}.log",
+    conda:
+        "../../envs/circle.yaml"
+    script:
+        "../scripts/gather_nbest.py"
+
+
+rule untuned_translations:
+    """Named target: the tune and test sets decoded with the config's untuned weights."""
+    input:
+        expand(
+            f"results/{EXPERIMENT}/decode/untuned-translation/{{evalset}}.nbest.parquet",
+            evalset=["tune", "test"],
+        ),

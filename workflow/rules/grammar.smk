@@ -1,0 +1,121 @@
+# Hiero grammar extraction, filtering to the evaluation sets, pivoting into paraphrase grammars
+# and the self-paraphrase bias (thesis ch. 3, §5.2.2). Logic in circle.grammar.
+
+
+rule extract_grammar:
+    """The bilingual Hiero grammar of the aligned training bitext (eq. 3.3 fractional counts)."""
+    input:
+        bitext="results/{experiment}/tokenized/train.parquet",
+        alignment=alignment_source,
+    output:
+        grammar="results/{experiment}/grammar/bilingual.parquet",
+    log:
+        "logs/{experiment}/extract_grammar.log",
+    benchmark:
+        "benchmarks/{experiment}/extract_grammar.tsv"
+    params:
+        limits=config["grammar"],
+    threads: 2
+    resources:
+        mem_mb=6000,
+    conda:
+        "../../envs/circle.yaml"
+    script:
+        "../scripts/extract_grammar.py"
+
+
+rule filter_grammar:
+    """The bilingual rules whose source side matches a span of an evaluation set's input."""
+    input:
+        grammar="results/{experiment}/grammar/bilingual.parquet",
+        evalset="results/{experiment}/tokenized/{evalset}.parquet",
+    output:
+        grammar="results/{experiment}/grammar/filtered/{evalset}.parquet",
+    log:
+        "logs/{experiment}/filter_grammar/{evalset}.log",
+    benchmark:
+        "benchmarks/{experiment}/filter_grammar/{evalset}.tsv"
+    params:
+        span_limit=config["decoder"]["span_limit"],
+    resources:
+        mem_mb=4000,
+    conda:
+        "../../envs/circle.yaml"
+    script:
+        "../scripts/filter_grammar.py"
+
+
+rule pivot_grammar:
+    """The unbiased paraphrase grammar and the per-phrase residuals p(e1|e1) (eq. 3.4-3.13, 5.2)."""
+    input:
+        grammar="results/{experiment}/grammar/bilingual.parquet",
+        evalsets=expand(
+            "results/{{experiment}}/tokenized/{evalset}.parquet",
+            evalset=config["paraphrase"]["phrases_from"],
+        ),
+    output:
+        grammar="results/{experiment}/paraphrase/pivoted.parquet",
+        self_paraphrase="results/{experiment}/paraphrase/self_paraphrase.parquet",
+    log:
+        "logs/{experiment}/pivot_grammar.log",
+    benchmark:
+        "benchmarks/{experiment}/pivot_grammar.tsv"
+    params:
+        options=config["paraphrase"],
+        span_limit=config["decoder"]["span_limit"],
+    threads: 1
+    resources:
+        mem_mb=6000,
+    conda:
+        "../../envs/circle.yaml"
+    script:
+        "../scripts/pivot_grammar.py"
+
+
+rule bias_grammar:
+    """The paraphrase grammar with self-paraphrase bias b (eq. 5.3-5.10); b = 0 is unbiased."""
+    input:
+        grammar="results/{experiment}/paraphrase/pivoted.parquet",
+        self_paraphrase="results/{experiment}/paraphrase/self_paraphrase.parquet",
+    output:
+        grammar="results/{experiment}/paraphrase/bias{bias}.parquet",
+    log:
+        "logs/{experiment}/bias_grammar/bias{bias}.log",
+    benchmark:
+        "benchmarks/{experiment}/bias_grammar/bias{bias}.tsv"
+    resources:
+        mem_mb=4000,
+    conda:
+        "../../envs/circle.yaml"
+    script:
+        "../scripts/bias_grammar.py"
+
+
+rule export_grammar:
+    """A grammar table in the Joshua/Thrax text format (gzip), for use with other toolkits."""
+    input:
+        grammar="results/{experiment}/{grammar_table}.parquet",
+    output:
+        text="results/{experiment}/{grammar_table}.thrax.gz",
+    log:
+        "logs/{experiment}/export_grammar/{grammar_table}.log",
+    conda:
+        "../../envs/circle.yaml"
+    script:
+        "../scripts/export_grammar.py"
+
+
+rule grammars:
+    """Named target: the bilingual grammar, its filtered tune/test parts, and every biased
+    paraphrase grammar of the config."""
+    input:
+        f"results/{EXPERIMENT}/grammar/bilingual.parquet",
+        expand(f"results/{EXPERIMENT}/grammar/filtered/{{evalset}}.parquet", evalset=["tune", "test"]),
+        paraphrase_grammars(),
+
+
+rule thrax_grammars:
+    """Named target: the bilingual and biased paraphrase grammars as Joshua/Thrax text."""
+    input:
+        f"results/{EXPERIMENT}/grammar/bilingual.thrax.gz",
+        [path.replace(".parquet", ".thrax.gz") for path in paraphrase_grammars()],

@@ -1,0 +1,9 @@
+from circle.decoder.model import DecoderSettings
+from circle.decoder.sets import decode_shard
+from circle.jobs import start_job
+
+provenance = start_job(snakemake)
+decode_shard(snakemake.input.evalset, snakemake.input.grammar, snakemake.input.lm,
+             snakemake.input.weights, snakemake.output.nbest, int(snakemake.wildcards.shard),
+             snakemake.params.shards, DecoderSettings(**snakemake.params.settings),
+             workers=snakemake.threads, provenance=provenance)

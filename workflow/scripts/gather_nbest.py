@@ -1,0 +1,6 @@
+from circle.decoder.sets import gather_nbest
+from circle.jobs import start_job
+
+provenance = start_job(snakemake)
+gather_nbest(snakemake.input.shards, snakemake.output.nbest, snakemake.output.text,
+             snakemake.output.onebest, provenance=provenance)
