@@ -18,6 +18,7 @@ include: "workflow/rules/align.smk"
 include: "workflow/rules/lm.smk"
 include: "workflow/rules/grammar.smk"
 include: "workflow/rules/decode.smk"
+include: "workflow/rules/tune.smk"
 
 
 rule all:
@@ -27,3 +28,4 @@ rule all:
         rules.language_models.input,
         rules.grammars.input,
         rules.untuned_translations.input,
+        rules.reference_sparsity.input,

@@ -183,7 +183,64 @@ SELF_PARAPHRASE = _schema(
     ],
 )
 
+TUNING_LOG = _schema(
+    "tuning_log",
+    1,
+    "One row per MERT iteration (Och 2003; thesis §3.2.3): `weights` after optimising, in the "
+    "order of metadata `circle.feature_names` (JSON list; `circle.fixed_features` were not "
+    "tuned); `pool_score` is the tuning metric (`metric`, a fraction, TER/TERBLEU lower-better) "
+    "of the pool's 1-best at those weights, `decode_score` that of the iteration's decode at the "
+    "previous weights; `stop_reason` is set on the last row. Timings are wall seconds.",
+    [
+        pa.field("iteration", pa.int32(), nullable=False),
+        pa.field("metric", pa.string(), nullable=False),
+        pa.field("weights", pa.list_(pa.float64()), nullable=False),
+        pa.field("pool_score", pa.float64(), nullable=False),
+        pa.field("decode_score", pa.float64(), nullable=False),
+        pa.field("new_hypotheses", pa.int64(), nullable=False),
+        pa.field("pool_size", pa.int64(), nullable=False),
+        pa.field("decode_seconds", pa.float64(), nullable=False),
+        pa.field("references_seconds", pa.float64(), nullable=False),
+        pa.field("optimise_seconds", pa.float64(), nullable=False),
+        pa.field("stop_reason", pa.string()),
+    ],
+)
+
+EVALUATION = _schema(
+    "evaluation",
+    1,
+    "Test-set scores of tuned systems, one row per (experiment, condition, replicate) (thesis "
+    "Fig. 4.2/4.3): `condition` is e.g. 1H, 2H, 1H+1P; `reference_type` says how the extra "
+    "tuning references were made (`human`, or a paraphrase kind such as `paraphrase`, "
+    "`targeted`); `references_used` = `human_references` + `paraphrase_references`. `bleu` and "
+    "`ter` are sacrebleu corpus scores in percent against all `eval_references` references; "
+    "`p_value_vs_baseline` is the paired bootstrap (Koehn 2004) p-value of BLEU against "
+    "`baseline_condition` (same replicate), null for the baseline itself.",
+    [
+        pa.field("experiment", pa.string(), nullable=False),
+        pa.field("condition", pa.string(), nullable=False),
+        pa.field("reference_type", pa.string(), nullable=False),
+        pa.field("human_references", pa.int32(), nullable=False),
+        pa.field("paraphrase_references", pa.int32(), nullable=False),
+        pa.field("references_used", pa.int32(), nullable=False),
+        pa.field("replicate", pa.int32(), nullable=False),
+        pa.field("seed", pa.int64(), nullable=False),
+        pa.field("tune_metric", pa.string(), nullable=False),
+        pa.field("tune_iterations", pa.int32(), nullable=False),
+        pa.field("eval_set", pa.string(), nullable=False),
+        pa.field("eval_references", pa.int32(), nullable=False),
+        pa.field("segments", pa.int32(), nullable=False),
+        pa.field("bleu", pa.float64(), nullable=False),
+        pa.field("ter", pa.float64(), nullable=False),
+        pa.field("bleu_signature", pa.string(), nullable=False),
+        pa.field("ter_signature", pa.string(), nullable=False),
+        pa.field("baseline_condition", pa.string()),
+        pa.field("p_value_vs_baseline", pa.float64()),
+        pa.field("bootstrap_samples", pa.int32()),
+    ],
+)
+
 ALL_SCHEMAS: dict[str, TableSchema] = {
     s.name: s for s in (VERSES, BITEXT, EVALSET, ALIGNMENT, GRAMMAR, PARAPHRASE_GRAMMAR,
-                        PARAPHRASE_GRAMMAR_LEX, SELF_PARAPHRASE)
+                        PARAPHRASE_GRAMMAR_LEX, SELF_PARAPHRASE, TUNING_LOG, EVALUATION)
 }

@@ -3,7 +3,8 @@
 The tiny run uses real data shipped in tests/data/tiny (a few hundred Bible verses in the
 plain-text user-corpus format) and goes through corpus validation, tokenisation, eflomal
 alignment, both KenLM models, grammar extraction, pivoting, the biased paraphrase grammars and
-sharded decoding of the tune and test sets.
+sharded decoding of the tune and test sets, paraphraser tuning, untargeted paraphrases, MERT per
+reference condition, test evaluation and the Fig. 4.3 report.
 """
 
 from __future__ import annotations
@@ -18,7 +19,14 @@ import pytest
 import yaml
 
 from circle.decoder.nbest import NBEST
-from circle.schemas import ALIGNMENT, BITEXT, EVALSET, GRAMMAR, PARAPHRASE_GRAMMAR
+from circle.schemas import (
+    ALIGNMENT,
+    BITEXT,
+    EVALSET,
+    EVALUATION,
+    GRAMMAR,
+    PARAPHRASE_GRAMMAR,
+)
 from circle.tables import read_metadata, read_table
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -147,6 +155,14 @@ def test_tiny_end_to_end_through_grammars_and_decoding(tmp_path):
     assert onebest == list(nbest[nbest["rank"] == 0]["hypothesis"])
     text = (results / "decode/untuned-translation/test.nbest.txt").read_text().splitlines()
     assert len(text) == len(nbest) and all(line.count(" ||| ") == 3 for line in text)
+
+    evaluation = read_table(results / "evaluation/results.parquet", EVALUATION)
+    assert sorted(evaluation["condition"]) == sorted(["1H", "2H", "1H+1P", "1H+2P"])
+    assert evaluation["bleu_signature"].str.contains("nrefs:2").all()
+    paraphrases = read_table(results / "paraphrase/untargeted-bias0/tune.nbest.parquet", NBEST)
+    assert paraphrases["rank"].max() == 1  # k = 2 for 1H+2P
+    assert "| 2 (1H+1) |" in (results / "report/fig4_3.md").read_text()
+    assert (results / "report/fig4_3.png").read_bytes()[:4] == b"\x89PNG"
 
     again = snakemake("--cores", "2", "--configfile", str(config), "--directory", str(tmp_path))
     assert again.returncode == 0 and "Nothing to be done" in again.stdout + again.stderr

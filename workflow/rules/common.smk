@@ -19,6 +19,8 @@ wildcard_constraints:
     order=r"\d+",
     bias=r"0|0?\.\d+",
     shard=r"\d+",
+    replicate=r"\d+",
+    condition=r"\d+H|1H\+\d+P",
     model="translation|paraphrase",
     weights=r"[A-Za-z0-9_.+-]+",
     grammar_table=r"grammar/bilingual|paraphrase/bias(?:0|0?\.\d+)",
@@ -65,3 +67,41 @@ def decoder_settings():
     """The search settings of the config, as keyword arguments of DecoderSettings."""
     keys = ("pop_limit", "span_limit", "options_limit", "k")
     return {key: config["decoder"][key] for key in keys}
+
+
+def mert_settings(replicate):
+    """MERT options of the config for one tuning replicate (its own seed)."""
+    tuning = config["tuning"]
+    keys = ("metric", "restarts", "random_directions", "max_iterations")
+    return {key: tuning[key] for key in keys} | {"seed": config["seed"] + 1000 * replicate}
+
+
+def max_paraphrases():
+    """The largest k of the config's 1H+kP conditions (0 if none)."""
+    counts = [int(c.split("+")[1][:-1]) for c in config["tuning"]["conditions"] if "+" in c]
+    return max(counts, default=0)
+
+
+def tuning_runs():
+    """'<condition>.rep<r>' for every condition and replicate of the config."""
+    return [
+        f"{condition}.rep{replicate}"
+        for condition in config["tuning"]["conditions"]
+        for replicate in range(config["tuning"]["replicates"])
+    ]
+
+
+def tuning_inputs(wildcards):
+    """Inputs of one MT tuning run; 1H+kP conditions also need the paraphrased references."""
+    inputs = {
+        "evalset": f"results/{wildcards.experiment}/sets/tune.parquet",
+        "grammar": f"results/{wildcards.experiment}/grammar/filtered/tune.parquet",
+        "lm": f"results/{wildcards.experiment}/lm/{config['lm']['decoding_order']}gram.binary",
+        "weights": f"results/{wildcards.experiment}/weights/untuned-translation.txt",
+    }
+    if "+" in wildcards.condition:
+        bias = bias_name(config["tuning"]["paraphraser_bias"])
+        inputs["paraphrases"] = (
+            f"results/{wildcards.experiment}/paraphrase/untargeted-bias{bias}/tune.nbest.parquet"
+        )
+    return inputs

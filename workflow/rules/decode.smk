@@ -19,7 +19,7 @@ rule write_initial_weights:
 rule decode_shard:
     """One shard of an evaluation set translated to unique n-best lists."""
     input:
-        evalset="results/{experiment}/tokenized/{evalset}.parquet",
+        evalset="results/{experiment}/sets/{evalset}.parquet",
         grammar="results/{experiment}/grammar/filtered/{evalset}.parquet",
         lm=f"results/{{experiment}}/lm/{config['lm']['decoding_order']}gram.binary",
         weights="results/{experiment}/weights/{weights}.txt",

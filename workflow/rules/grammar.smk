@@ -28,7 +28,7 @@ rule filter_grammar:
     """The bilingual rules whose source side matches a span of an evaluation set's input."""
     input:
         grammar="results/{experiment}/grammar/bilingual.parquet",
-        evalset="results/{experiment}/tokenized/{evalset}.parquet",
+        evalset="results/{experiment}/sets/{evalset}.parquet",
     output:
         grammar="results/{experiment}/grammar/filtered/{evalset}.parquet",
     log:
@@ -50,7 +50,7 @@ rule pivot_grammar:
     input:
         grammar="results/{experiment}/grammar/bilingual.parquet",
         evalsets=expand(
-            "results/{{experiment}}/tokenized/{evalset}.parquet",
+            "results/{{experiment}}/sets/{evalset}.parquet",
             evalset=config["paraphrase"]["phrases_from"],
         ),
     output:

@@ -1,0 +1,187 @@
+"""The reference-sparsity experiments of thesis ch. 4 as functions over pipeline tables.
+
+Conditions name the reference set the MT system is tuned with (thesis §4.3, Fig. 4.3):
+``kH`` is the first k human references in the set's seeded per-document order (``1H`` is the
+simulated single reference), ``1H+kP`` is the single reference plus the k-best untargeted
+paraphrases of it by the tuned paraphraser (§4.3.2). The paraphraser itself is tuned by MERT on
+the paraphraser-tuning set, where per document one human translation is the input and the
+others are its references (§3.2.3).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+
+import pandas as pd
+
+from circle.decoder import DecoderSettings, decode_corpus, read_weights, write_weights
+from circle.decoder.grammar import load_grammar
+from circle.decoder.model import Model
+from circle.decoder.nbest import NBEST
+from circle.decoder.sets import write_nbest
+from circle.evaluate import evaluate_system, write_evaluation
+from circle.schemas import EVALSET, TUNING_LOG
+from circle.tables import read_metadata, read_table, write_table
+from circle.tune.loop import select_references, tune, write_tuning_log
+from circle.tune.mert import MertSettings
+
+_CONDITION = re.compile(r"^(?:(\d+)H|1H\+(\d+)P)$")
+
+
+@dataclass(frozen=True)
+class Condition:
+    """A tuning reference condition: how many human and paraphrased references."""
+
+    name: str
+    human: int
+    paraphrases: int
+
+    @classmethod
+    def parse(cls, name: str) -> Condition:
+        match = _CONDITION.match(name)
+        if not match or (match.group(1) and int(match.group(1)) < 1):
+            raise ValueError(f"unknown tuning condition '{name}': use kH (k >= 1) or 1H+kP")
+        if match.group(1):
+            return cls(name, int(match.group(1)), 0)
+        return cls(name, 1, int(match.group(2)))
+
+    @property
+    def reference_type(self) -> str:
+        return "paraphrase" if self.paraphrases else "human"
+
+
+def select_segments(evalset_path: str | os.PathLike, max_segments: int | None,
+                    out_path: str | os.PathLike,
+                    provenance: Mapping[str, str] | None = None) -> int:
+    """Keep the first whole documents of a set, up to ``max_segments`` segments (None: all).
+
+    Whole documents keep the per-document single-reference simulation intact.
+    """
+    table = read_table(evalset_path, EVALSET)
+    if max_segments is not None:
+        sizes = table.groupby("document", sort=False).size()
+        kept = sizes.index[(sizes.cumsum() <= max_segments)]
+        if len(kept) == 0:
+            kept = sizes.index[:1]
+        table = table[table["document"].isin(kept)]
+    metadata = {key: value for key, value in read_metadata(evalset_path).items()
+                if key == "reference_names"}
+    metadata["max_segments"] = str(max_segments)
+    write_table(table, out_path, EVALSET, provenance, metadata)
+    return len(table)
+
+
+def _evalset(path: str | os.PathLike) -> pd.DataFrame:
+    return read_table(path, EVALSET)
+
+
+def tune_paraphraser(paratune_path: str | os.PathLike, grammar_path: str | os.PathLike,
+                     lm_path: str | os.PathLike, weights_path: str | os.PathLike,
+                     settings: DecoderSettings, mert: MertSettings, workers: int,
+                     out_weights: str | os.PathLike, out_log: str | os.PathLike,
+                     provenance: Mapping[str, str] | None = None) -> dict[str, float]:
+    """MERT of the English-to-English model (§3.2.3): input = the first reference in the seeded
+    order, references = the others."""
+    table = _evalset(paratune_path)
+    if min(len(refs) for refs in table["references"]) < 2:
+        raise ValueError(f"{paratune_path}: paraphraser tuning needs at least two references "
+                         "per segment (one is the input)")
+    sources, references = [], []
+    for refs, order in zip(table["references"], table["ref_order"], strict=True):
+        ordered = select_references(refs, order, len(order))
+        sources.append(ordered[0])
+        references.append(ordered[1:])
+    result = tune(sources, references, grammar_path, lm_path, read_weights(weights_path),
+                  settings, mert, workers)
+    write_weights(out_weights, result.weights)
+    write_tuning_log(result, out_log, provenance)
+    return result.weights
+
+
+def paraphrase_references(tune_path: str | os.PathLike, grammar_path: str | os.PathLike,
+                          lm_path: str | os.PathLike, weights_path: str | os.PathLike, k: int,
+                          settings: DecoderSettings, workers: int, out_path: str | os.PathLike,
+                          provenance: Mapping[str, str] | None = None) -> None:
+    """The k-best untargeted paraphrases of each segment's single reference (§4.3.2)."""
+    table = _evalset(tune_path)
+    singles = [select_references(refs, order, 1)[0]
+               for refs, order in zip(table["references"], table["ref_order"], strict=True)]
+    grammar = load_grammar(grammar_path)
+    weights = read_weights(weights_path)
+    names = Model(grammar.feature_names, weights).names
+    outputs = decode_corpus(singles, grammar, lm_path, weights, settings, workers=workers, k=k)
+    write_nbest(table["segment_id"].tolist(), outputs, names, out_path, provenance,
+                {"weights": json.dumps(weights, sort_keys=True), "input": "single reference"})
+
+
+def condition_references(table: pd.DataFrame, condition: Condition,
+                         paraphrases: pd.DataFrame | None) -> list[list[str]]:
+    """Each tune segment's reference set under ``condition``."""
+    references = [select_references(refs, order, condition.human)
+                  for refs, order in zip(table["references"], table["ref_order"], strict=True)]
+    if condition.paraphrases:
+        if paraphrases is None:
+            raise ValueError(f"condition {condition.name} needs the paraphrased references")
+        best = paraphrases[paraphrases["rank"] < condition.paraphrases]
+        by_segment = best.groupby("segment_id")["hypothesis"].apply(list)
+        references = [refs + by_segment.get(segment, [])
+                      for refs, segment in zip(references, table["segment_id"], strict=True)]
+    return references
+
+
+def tune_condition(tune_path: str | os.PathLike, grammar_path: str | os.PathLike,
+                   lm_path: str | os.PathLike, weights_path: str | os.PathLike,
+                   condition: str, paraphrases_path: str | os.PathLike | None,
+                   settings: DecoderSettings, mert: MertSettings, workers: int,
+                   out_weights: str | os.PathLike, out_log: str | os.PathLike,
+                   provenance: Mapping[str, str] | None = None) -> dict[str, float]:
+    """MERT of the translation model with the references of ``condition`` (thesis ch. 4)."""
+    parsed = Condition.parse(condition)
+    table = _evalset(tune_path)
+    paraphrases = None if paraphrases_path is None else read_table(paraphrases_path, NBEST)
+    references = condition_references(table, parsed, paraphrases)
+    result = tune(list(table["source"]), references, grammar_path, lm_path,
+                  read_weights(weights_path), settings, mert, workers)
+    write_weights(out_weights, result.weights)
+    write_tuning_log(result, out_log, provenance)
+    return result.weights
+
+
+def evaluate_runs(experiment: str, test_path: str | os.PathLike,
+                  runs: Sequence[tuple[str, int, int, str, str]], baseline: str,
+                  samples: int, seed: int, out_path: str | os.PathLike,
+                  provenance: Mapping[str, str] | None = None) -> pd.DataFrame:
+    """BLEU/TER of every tuning run's test output against all test references (sacrebleu), with
+    a paired bootstrap p-value against the ``baseline`` condition of the same replicate.
+
+    ``runs`` holds (condition, replicate, seed, test n-best table, tuning log) per run.
+    """
+    table = _evalset(test_path)
+    references = [list(refs) for refs in table["references"]]
+    outputs = {}
+    for condition, replicate, _, nbest_path, _ in runs:
+        nbest = read_table(nbest_path, NBEST)
+        best = nbest[nbest["rank"] == 0].set_index("segment_id")["hypothesis"]
+        outputs[condition, replicate] = [best.get(s, "") for s in table["segment_id"]]
+    rows = []
+    for condition, replicate, run_seed, _, log_path in runs:
+        parsed = Condition.parse(condition)
+        base = outputs.get((baseline, replicate)) if condition != baseline else None
+        log = read_table(log_path, TUNING_LOG)
+        row = evaluate_system(outputs[condition, replicate], references, base, samples,
+                              seed + replicate)
+        row.update(experiment=experiment, condition=condition,
+                   reference_type=parsed.reference_type, human_references=parsed.human,
+                   paraphrase_references=parsed.paraphrases,
+                   references_used=parsed.human + parsed.paraphrases, replicate=replicate,
+                   seed=run_seed, tune_metric=str(log["metric"].iloc[0]),
+                   tune_iterations=len(log), eval_set="test",
+                   baseline_condition=None if base is None else baseline)
+        rows.append(row)
+    frame = pd.DataFrame(rows)
+    write_evaluation(frame, out_path, provenance)
+    return frame

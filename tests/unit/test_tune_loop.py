@@ -1,0 +1,227 @@
+"""circle.tune.loop: the MERT outer loop on a real tiny grammar and a real lmplz language model.
+
+Every Spanish word has a right and a wrong English translation; the wrong one is better on
+feature f1, the right one on f2 and the language model. The initial weights favour f1, so the
+initial 1-best is almost all wrong and tuning must find weights that translate correctly.
+"""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from circle.decoder import DecoderSettings, Grammar, decode_corpus
+from circle.evaluate import corpus_bleu, corpus_ter
+from circle.lm import estimate_lm
+from circle.schemas import TUNING_LOG
+from circle.tables import read_metadata, read_table
+from circle.tune.loop import select_references, tune, write_tuning_log
+from circle.tune.mert import MertSettings
+
+RIGHT, WRONG = (-1.5, -0.1), (-0.1, -1.5)
+WORDS = [("la", "the", "her"), ("casa", "house", "home"), ("es", "is", "'s"),
+         ("pequeña", "small", "little"), ("el", "the", "him"), ("perro", "dog", "hound"),
+         ("grande", "big", "large"), ("y", "and", "plus"), ("gato", "cat", "kitty"),
+         ("come", "eats", "dines"), ("duerme", "sleeps", "rests")]
+RULES = [("X", source, right, *RIGHT) for source, right, _ in WORDS] \
+    + [("X", source, wrong, *WRONG) for source, _, wrong in WORDS] \
+    + [("X", "[X,1] negro", "black [X,1]", *RIGHT), ("X", "[X,1] negro", "[X,1] dark", *WRONG)]
+SENTENCES = ["la casa es pequeña", "el perro es grande", "el gato come", "la casa es grande",
+             "el perro negro duerme", "el gato negro come", "el perro y el gato duermen",
+             "la casa negro es pequeña"]
+REFERENCES = [["the house is small"], ["the dog is big", "the dog is large"], ["the cat eats"],
+              ["the house is big"], ["the black dog sleeps"], ["the black cat eats"],
+              ["the dog and the cat sleep"], ["the black house is small"]]
+LM_TEXT = [r for refs in REFERENCES for r in refs] + [
+    "the cat and the dog eat", "a small black cat sleeps", "the big house is black"]
+BAD_WEIGHTS = {"f1": 1.0, "f2": 0.1, "lm": 0.05, "word_penalty": 0.0, "phrase_penalty": 0.0,
+               "glue": 0.0, "oov": -1.0}
+DECODER = DecoderSettings(k=3)
+MERT = MertSettings(max_iterations=8, seed=0, restarts=5)
+NAMES = ("f1", "f2", "lm", "word_penalty", "phrase_penalty", "glue", "oov", "target")
+
+
+@pytest.fixture(scope="module")
+def grammar() -> Grammar:
+    frame = pd.DataFrame(RULES, columns=["lhs", "source", "target", "f1", "f2"])
+    return Grammar.from_frame(frame, ["f1", "f2"])
+
+
+@pytest.fixture(scope="module")
+def lm_path(tmp_path_factory):
+    directory = tmp_path_factory.mktemp("tune_lm")
+    text = directory / "lm.txt"
+    text.write_text("\n".join(LM_TEXT * 2) + "\n", encoding="utf-8")
+    estimate_lm([text], 3, directory / "lm.binary", discount_fallback=True, memory="50M")
+    return directory / "lm.binary"
+
+
+@pytest.fixture(scope="module")
+def tuned(grammar, lm_path):
+    return tune(SENTENCES, REFERENCES, grammar, lm_path, BAD_WEIGHTS, DECODER, MERT)
+
+
+def one_best(grammar, lm_path, weights) -> list[str]:
+    return [hs[0].text for hs in decode_corpus(SENTENCES, grammar, lm_path, weights,
+                                               DecoderSettings(k=1))]
+
+
+def bleu(hypotheses, references=REFERENCES) -> float:
+    return corpus_bleu(hypotheses, references).value / 100
+
+
+def without_timings(result) -> pd.DataFrame:
+    return result.log_frame().drop(columns=[c for c in result.log_frame() if "seconds" in c])
+
+
+def test_tuning_from_bad_weights_improves_bleu(tuned, grammar, lm_path):
+    before = bleu(one_best(grammar, lm_path, BAD_WEIGHTS))
+    after = bleu(one_best(grammar, lm_path, tuned.weights))
+    assert before < 0.1 and after > 0.8
+    log = tuned.log
+    assert log[0].decode_score == pytest.approx(before, abs=1e-12)
+    assert log[-1].pool_score >= log[0].pool_score and log[-1].pool_score > 0.8
+    assert [e.iteration for e in log] == list(range(1, len(log) + 1)) and len(log) >= 2
+    assert [e.stop_reason is None for e in log] == [True] * (len(log) - 1) + [False]
+    assert np.cumsum([e.new_hypotheses for e in log]).tolist() == [e.pool_size for e in log]
+    assert len(tuned.pool) == log[-1].pool_size
+    assert list(tuned.weights) == list(NAMES) and tuned.weights == dict(
+        zip(NAMES, log[-1].weights, strict=True))
+
+
+def test_logged_weights_reproduce_the_logged_scores(tuned, grammar, lm_path, tmp_path):
+    tuned.pool.save(tmp_path / "pool.npz")
+    with np.load(tmp_path / "pool.npz") as saved:  # rows in the order they joined the pool
+        segments, texts = saved["segment_ids"], saved["hypotheses"]
+        features = saved["features"]
+    for number, entry in enumerate(tuned.log):
+        scores = features[:entry.pool_size] @ np.array(entry.weights)
+        chosen = []
+        for segment in range(len(SENTENCES)):
+            rows = np.flatnonzero(segments[:entry.pool_size] == segment)
+            chosen.append(str(texts[rows[np.argmax(scores[rows])]]))
+        assert entry.pool_score == pytest.approx(bleu(chosen), abs=1e-12)
+        if number + 1 < len(tuned.log):  # the next iteration decodes with these weights
+            decoded = one_best(grammar, lm_path, dict(zip(NAMES, entry.weights, strict=True)))
+            assert tuned.log[number + 1].decode_score == pytest.approx(bleu(decoded), abs=1e-12)
+
+
+def test_target_weight_stays_fixed_and_free_weights_are_normalised(tuned):
+    for entry in tuned.log:
+        assert entry.weights[NAMES.index("target")] == 0.0
+        assert sum(abs(w) for w in entry.weights) == pytest.approx(1.0)
+
+
+def test_nonzero_fixed_weights_anchor_the_scale(grammar, lm_path):
+    start = {**BAD_WEIGHTS, "glue": 0.3, "target": -1.0}
+    result = tune(SENTENCES, REFERENCES, grammar, lm_path, start, DECODER, MERT,
+                  fixed=("target", "glue"))
+    for entry in result.log:
+        assert entry.weights[NAMES.index("glue")] == 0.3
+        assert entry.weights[NAMES.index("target")] == -1.0
+    assert result.weights["glue"] == 0.3 and result.weights["target"] == -1.0
+    assert result.weights["f1"] != BAD_WEIGHTS["f1"]
+    assert bleu(one_best(grammar, lm_path, result.weights)) > 0.8
+    assert result.fixed == ("target", "glue")
+
+
+def test_bad_names_are_rejected(grammar, lm_path):
+    with pytest.raises(ValueError, match="not among the features"):
+        tune(SENTENCES, REFERENCES, grammar, lm_path, BAD_WEIGHTS, DECODER, MERT,
+             fixed=("targte",))
+    with pytest.raises(ValueError, match="unknown"):
+        tune(SENTENCES, REFERENCES, grammar, lm_path, {**BAD_WEIGHTS, "typo": 1.0}, DECODER,
+             MERT)
+    with pytest.raises(ValueError, match="reference lists"):
+        tune(SENTENCES, REFERENCES[:-1], grammar, lm_path, BAD_WEIGHTS, DECODER, MERT)
+    with pytest.raises(ValueError, match="every feature is fixed"):
+        tune(SENTENCES, REFERENCES, grammar, lm_path, BAD_WEIGHTS, DECODER, MERT, fixed=NAMES)
+
+
+class EchoReferences:
+    """A reference hook: each hypothesis is its own reference; records every call."""
+
+    def __init__(self):
+        self.calls: list[tuple[int, str]] = []
+        self.prepared: list[list[tuple[int, str]]] = []
+
+    def prepare(self, pairs):
+        self.prepared.append(pairs)
+
+    def __call__(self, index, hypothesis):
+        self.calls.append((index, hypothesis))
+        return [hypothesis]
+
+
+def test_reference_hook_gives_each_hypothesis_its_own_references(tuned, grammar, lm_path):
+    hook = EchoReferences()
+    result = tune(SENTENCES, REFERENCES, grammar, lm_path, BAD_WEIGHTS, DECODER, MERT,
+                  references_for=hook)
+    assert all(e.pool_score == 1.0 and e.decode_score == 1.0 for e in result.log)
+    assert tuned.log[0].decode_score < 0.1  # the default references score the same decode low
+    pool_pairs = list(zip(result.pool.segment_ids, result.pool.hypotheses, strict=True))
+    assert hook.calls == pool_pairs  # once per new (sentence, hypothesis), in pool order
+    assert [pair for batch in hook.prepared for pair in batch] == pool_pairs
+    assert len(hook.prepared) == sum(e.new_hypotheses > 0 for e in result.log)
+
+
+def test_hook_returning_the_default_references_changes_nothing(tuned, grammar, lm_path):
+    result = tune(SENTENCES, REFERENCES, grammar, lm_path, BAD_WEIGHTS, DECODER, MERT,
+                  references_for=lambda index, _hypothesis: REFERENCES[index])
+    pd.testing.assert_frame_equal(without_timings(result), without_timings(tuned))
+
+
+def test_tuning_is_deterministic_and_seeded(tuned, grammar, lm_path):
+    again = tune(SENTENCES, REFERENCES, grammar, lm_path, BAD_WEIGHTS, DECODER, MERT)
+    pd.testing.assert_frame_equal(without_timings(again), without_timings(tuned))
+    assert again.weights == tuned.weights
+
+
+def test_ter_tuning_lowers_ter(grammar, lm_path):
+    settings = MertSettings(metric="ter", max_iterations=8, seed=0, restarts=5)
+    result = tune(SENTENCES, REFERENCES, grammar, lm_path, BAD_WEIGHTS, DECODER, settings)
+    assert result.metric == "ter"
+    before = corpus_ter(one_best(grammar, lm_path, BAD_WEIGHTS), REFERENCES).value / 100
+    after = corpus_ter(one_best(grammar, lm_path, result.weights), REFERENCES).value / 100
+    assert result.log[0].decode_score == pytest.approx(before, abs=1e-9)
+    assert after < before - 0.3
+    assert result.log[-1].pool_score <= result.log[0].pool_score
+
+
+def test_tuning_log_table_round_trips(tuned, tmp_path):
+    path = tmp_path / "log.parquet"
+    write_tuning_log(tuned, path)
+    table = read_table(path, TUNING_LOG)
+    meta = read_metadata(path)
+    assert json.loads(meta["feature_names"]) == list(NAMES)
+    assert json.loads(meta["fixed_features"]) == ["target"]
+    assert json.loads(meta["final_weights"]) == tuned.weights
+    assert len(table) == len(tuned.log)
+    assert [list(w) for w in table["weights"]] == [list(e.weights) for e in tuned.log]
+    assert table["pool_score"].tolist() == [e.pool_score for e in tuned.log]
+    assert table["stop_reason"].iloc[-1] == tuned.stop_reason
+    assert table["stop_reason"].iloc[:-1].isna().all()
+
+
+def test_select_references_follows_the_seeded_order():
+    refs = ["a", "b", "c", "d"]
+    assert select_references(refs, [2, 0, 3, 1], 1) == ["c"]
+    assert select_references(refs, [2, 0, 3, 1], 3) == ["c", "a", "d"]
+    with pytest.raises(ValueError):
+        select_references(refs, [2, 0, 3, 1], 5)
+
+
+def test_loop_stops_when_the_nbest_lists_bring_nothing_new(grammar, lm_path):
+    # k covers every output of these short sentences, so the second decode adds nothing
+    result = tune(SENTENCES[:3], REFERENCES[:3], grammar, lm_path, BAD_WEIGHTS,
+                  DecoderSettings(k=500), MERT)
+    assert len(result.log) == 2
+    last = result.log[-1]
+    assert last.new_hypotheses == 0
+    assert last.stop_reason == "no new hypotheses in the n-best lists"
+    assert last.weights == result.log[0].weights and last.pool_score == result.log[0].pool_score
+    assert bleu(one_best(grammar, lm_path, result.weights)[:3], REFERENCES[:3]) \
+        == pytest.approx(1.0)

@@ -1,0 +1,140 @@
+# The reference-sparsity experiments of thesis ch. 4: paraphraser tuning, untargeted paraphrases
+# of the single reference, MERT of the MT system per condition and replicate, test evaluation
+# and the Fig. 4.3 table. Logic in circle.experiments, circle.tune, circle.evaluate, circle.report.
+
+
+rule select_evalset:
+    """The first whole documents of an evaluation set, up to sets.max_segments.<set>."""
+    input:
+        table="results/{experiment}/tokenized/{evalset}.parquet",
+    output:
+        table="results/{experiment}/sets/{evalset}.parquet",
+    log:
+        "logs/{experiment}/select_evalset/{evalset}.log",
+    params:
+        max_segments=lambda wildcards: config["sets"]["max_segments"][wildcards.evalset],
+    conda:
+        "../../envs/circle.yaml"
+    script:
+        "../scripts/select_evalset.py"
+
+
+rule tune_paraphraser:
+    """MERT of the paraphraser on the paraphraser-tuning set (thesis §3.2.3)."""
+    input:
+        evalset="results/{experiment}/sets/paratune.parquet",
+        grammar="results/{experiment}/paraphrase/bias{bias}.parquet",
+        lm=f"results/{{experiment}}/lm/{config['lm']['decoding_order']}gram.binary",
+        weights="results/{experiment}/weights/untuned-paraphrase.txt",
+    output:
+        weights="results/{experiment}/weights/paraphraser-bias{bias}.txt",
+        log="results/{experiment}/tune/paraphraser-bias{bias}.parquet",
+    log:
+        "logs/{experiment}/tune_paraphraser/bias{bias}.log",
+    benchmark:
+        "benchmarks/{experiment}/tune_paraphraser/bias{bias}.tsv"
+    params:
+        settings=decoder_settings(),
+        mert=mert_settings(0),
+    threads: 2
+    resources:
+        mem_mb=6000,
+    conda:
+        "../../envs/circle.yaml"
+    script:
+        "../scripts/tune_paraphraser.py"
+
+
+rule paraphrase_references:
+    """The k-best untargeted paraphrases of the tune set's single reference (§4.3.2)."""
+    input:
+        evalset="results/{experiment}/sets/tune.parquet",
+        grammar="results/{experiment}/paraphrase/bias{bias}.parquet",
+        lm=f"results/{{experiment}}/lm/{config['lm']['decoding_order']}gram.binary",
+        weights="results/{experiment}/weights/paraphraser-bias{bias}.txt",
+    output:
+        nbest="results/{experiment}/paraphrase/untargeted-bias{bias}/tune.nbest.parquet",
+    log:
+        "logs/{experiment}/paraphrase_references/bias{bias}.log",
+    benchmark:
+        "benchmarks/{experiment}/paraphrase_references/bias{bias}.tsv"
+    params:
+        settings=decoder_settings(),
+        k=max_paraphrases(),
+    threads: 2
+    resources:
+        mem_mb=6000,
+    conda:
+        "../../envs/circle.yaml"
+    script:
+        "../scripts/paraphrase_references.py"
+
+
+rule tune_translation:
+    """MERT of the MT system on the tune set with the references of one condition."""
+    input:
+        unpack(tuning_inputs),
+    output:
+        weights="results/{experiment}/weights/{condition}.rep{replicate}.txt",
+        log="results/{experiment}/tune/{condition}.rep{replicate}.parquet",
+    log:
+        "logs/{experiment}/tune_translation/{condition}.rep{replicate}.log",
+    benchmark:
+        "benchmarks/{experiment}/tune_translation/{condition}.rep{replicate}.tsv"
+    params:
+        settings=decoder_settings(),
+        mert=lambda wildcards: mert_settings(int(wildcards.replicate)),
+    threads: 2
+    resources:
+        mem_mb=6000,
+    conda:
+        "../../envs/circle.yaml"
+    script:
+        "../scripts/tune_translation.py"
+
+
+rule evaluate_runs:
+    """BLEU/TER (sacrebleu) of every run on the test set, bootstrap p-values against 1H."""
+    input:
+        test="results/{experiment}/sets/test.parquet",
+        nbest=[f"results/{{experiment}}/decode/{run}/test.nbest.parquet" for run in tuning_runs()],
+        logs=[f"results/{{experiment}}/tune/{run}.parquet" for run in tuning_runs()],
+    output:
+        table="results/{experiment}/evaluation/results.parquet",
+    log:
+        "logs/{experiment}/evaluate_runs.log",
+    params:
+        runs=tuning_runs(),
+        seeds=[mert_settings(int(run.rsplit(".rep", 1)[1]))["seed"] for run in tuning_runs()],
+        samples=config["evaluation"]["bootstrap_samples"],
+        seed=config["seed"],
+    conda:
+        "../../envs/circle.yaml"
+    script:
+        "../scripts/evaluate_runs.py"
+
+
+rule report_references:
+    """The thesis Fig. 4.3 table (Markdown, CSV) and its plot, BLEU per tuning references."""
+    input:
+        table="results/{experiment}/evaluation/results.parquet",
+    output:
+        markdown="results/{experiment}/report/fig4_3.md",
+        csv="results/{experiment}/report/fig4_3.csv",
+        plot=report(
+            "results/{experiment}/report/fig4_3.png",
+            caption="../report/fig4_3.rst",
+            category="Reference sparsity",
+        ),
+    log:
+        "logs/{experiment}/report_references.log",
+    conda:
+        "../../envs/circle.yaml"
+    script:
+        "../scripts/report_references.py"
+
+
+rule reference_sparsity:
+    """Named target: the Fig. 4.3 experiment (every condition and replicate of the config)."""
+    input:
+        f"results/{EXPERIMENT}/report/fig4_3.md",

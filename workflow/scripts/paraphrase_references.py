@@ -1,0 +1,9 @@
+from circle.decoder import DecoderSettings
+from circle.experiments import paraphrase_references
+from circle.jobs import start_job
+
+provenance = start_job(snakemake)
+paraphrase_references(snakemake.input.evalset, snakemake.input.grammar, snakemake.input.lm,
+                      snakemake.input.weights, snakemake.params.k,
+                      DecoderSettings(**snakemake.params.settings), snakemake.threads,
+                      snakemake.output.nbest, provenance)
