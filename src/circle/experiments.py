@@ -31,6 +31,13 @@ from circle.tune.mert import MertSettings
 
 _CONDITION = re.compile(r"^(?:(\d+)H|1H\+(\d+)P)$")
 
+TUNING_FIXED: tuple[str, ...] = ("target", "oov")
+"""Weights MERT leaves at their initial values in these experiments: the targeting feature
+(untargeted here) and the pass-through penalty. Passing a word through is the decoder's fallback,
+not a choice to tune (Moses' ``UnknownWordPenalty`` is not tuneable either): left free, MERT
+gave the paraphraser a positive ``oov`` weight, a reward for copying that would compete with the
+self-paraphrase bias, the knob of the thesis for how much the paraphraser copies (§5.2.2)."""
+
 
 @dataclass(frozen=True)
 class Condition:
@@ -75,10 +82,6 @@ def select_segments(evalset_path: str | os.PathLike, max_segments: int | None,
     return len(table)
 
 
-def _evalset(path: str | os.PathLike) -> pd.DataFrame:
-    return read_table(path, EVALSET)
-
-
 def tune_paraphraser(paratune_path: str | os.PathLike, grammar_path: str | os.PathLike,
                      lm_path: str | os.PathLike, weights_path: str | os.PathLike,
                      settings: DecoderSettings, mert: MertSettings, workers: int,
@@ -86,7 +89,7 @@ def tune_paraphraser(paratune_path: str | os.PathLike, grammar_path: str | os.Pa
                      provenance: Mapping[str, str] | None = None) -> dict[str, float]:
     """MERT of the English-to-English model (§3.2.3): input = the first reference in the seeded
     order, references = the others."""
-    table = _evalset(paratune_path)
+    table = read_table(paratune_path, EVALSET)
     if min(len(refs) for refs in table["references"]) < 2:
         raise ValueError(f"{paratune_path}: paraphraser tuning needs at least two references "
                          "per segment (one is the input)")
@@ -96,7 +99,7 @@ def tune_paraphraser(paratune_path: str | os.PathLike, grammar_path: str | os.Pa
         sources.append(ordered[0])
         references.append(ordered[1:])
     result = tune(sources, references, grammar_path, lm_path, read_weights(weights_path),
-                  settings, mert, workers)
+                  settings, mert, workers, fixed=TUNING_FIXED)
     write_weights(out_weights, result.weights)
     write_tuning_log(result, out_log, provenance)
     return result.weights
@@ -107,7 +110,7 @@ def paraphrase_references(tune_path: str | os.PathLike, grammar_path: str | os.P
                           settings: DecoderSettings, workers: int, out_path: str | os.PathLike,
                           provenance: Mapping[str, str] | None = None) -> None:
     """The k-best untargeted paraphrases of each segment's single reference (§4.3.2)."""
-    table = _evalset(tune_path)
+    table = read_table(tune_path, EVALSET)
     singles = [select_references(refs, order, 1)[0]
                for refs, order in zip(table["references"], table["ref_order"], strict=True)]
     grammar = load_grammar(grammar_path)
@@ -141,11 +144,11 @@ def tune_condition(tune_path: str | os.PathLike, grammar_path: str | os.PathLike
                    provenance: Mapping[str, str] | None = None) -> dict[str, float]:
     """MERT of the translation model with the references of ``condition`` (thesis ch. 4)."""
     parsed = Condition.parse(condition)
-    table = _evalset(tune_path)
+    table = read_table(tune_path, EVALSET)
     paraphrases = None if paraphrases_path is None else read_table(paraphrases_path, NBEST)
     references = condition_references(table, parsed, paraphrases)
     result = tune(list(table["source"]), references, grammar_path, lm_path,
-                  read_weights(weights_path), settings, mert, workers)
+                  read_weights(weights_path), settings, mert, workers, fixed=TUNING_FIXED)
     write_weights(out_weights, result.weights)
     write_tuning_log(result, out_log, provenance)
     return result.weights
@@ -160,7 +163,7 @@ def evaluate_runs(experiment: str, test_path: str | os.PathLike,
 
     ``runs`` holds (condition, replicate, seed, test n-best table, tuning log) per run.
     """
-    table = _evalset(test_path)
+    table = read_table(test_path, EVALSET)
     references = [list(refs) for refs in table["references"]]
     outputs = {}
     for condition, replicate, _, nbest_path, _ in runs:
