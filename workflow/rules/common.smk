@@ -50,6 +50,11 @@ def lm_orders():
     return sorted({config["lm"]["decoding_order"], config["lm"]["reranking_order"]})
 
 
+def decoding_lm(wildcards):
+    """The KenLM binary the decoder uses (order lm.decoding_order): input of every decoding rule."""
+    return f"results/{wildcards.experiment}/lm/{config['lm']['decoding_order']}gram.binary"
+
+
 def bias_name(bias):
     """The file-name form of a self-paraphrase bias: 0 -> '0', 0.05 -> '0.05'."""
     return f"{float(bias):g}"
@@ -96,7 +101,7 @@ def tuning_inputs(wildcards):
     inputs = {
         "evalset": f"results/{wildcards.experiment}/sets/tune.parquet",
         "grammar": f"results/{wildcards.experiment}/grammar/filtered/tune.parquet",
-        "lm": f"results/{wildcards.experiment}/lm/{config['lm']['decoding_order']}gram.binary",
+        "lm": decoding_lm(wildcards),
         "weights": f"results/{wildcards.experiment}/weights/untuned-translation.txt",
     }
     if "+" in wildcards.condition:

@@ -21,7 +21,7 @@ rule decode_shard:
     input:
         evalset="results/{experiment}/sets/{evalset}.parquet",
         grammar="results/{experiment}/grammar/filtered/{evalset}.parquet",
-        lm=f"results/{{experiment}}/lm/{config['lm']['decoding_order']}gram.binary",
+        lm=decoding_lm,
         weights="results/{experiment}/weights/{weights}.txt",
     output:
         nbest=temp("results/{experiment}/decode/{weights}/{evalset}/shard{shard}.parquet"),

@@ -24,7 +24,7 @@ rule tune_paraphraser:
     input:
         evalset="results/{experiment}/sets/paratune.parquet",
         grammar="results/{experiment}/paraphrase/bias{bias}.parquet",
-        lm=f"results/{{experiment}}/lm/{config['lm']['decoding_order']}gram.binary",
+        lm=decoding_lm,
         weights="results/{experiment}/weights/untuned-paraphrase.txt",
     output:
         weights="results/{experiment}/weights/paraphraser-bias{bias}.txt",
@@ -50,7 +50,7 @@ rule paraphrase_references:
     input:
         evalset="results/{experiment}/sets/tune.parquet",
         grammar="results/{experiment}/paraphrase/bias{bias}.parquet",
-        lm=f"results/{{experiment}}/lm/{config['lm']['decoding_order']}gram.binary",
+        lm=decoding_lm,
         weights="results/{experiment}/weights/paraphraser-bias{bias}.txt",
     output:
         nbest="results/{experiment}/paraphrase/untargeted-bias{bias}/tune.nbest.parquet",

@@ -17,13 +17,14 @@ identical n-best lists (the tests check this). Only representations differ:
 cimport cython
 from cpython.bytes cimport PyBytes_FromStringAndSize
 from cpython.mem cimport PyMem_Calloc, PyMem_Free
-from libc.stdint cimport SIZE_MAX, int32_t, uint32_t, uint64_t
+from libc.stdint cimport SIZE_MAX, int32_t, int64_t, uint32_t, uint64_t
 from libc.string cimport memcpy, memset
 from libcpp.algorithm cimport pop_heap, push_heap
 from libcpp.pair cimport pair
 from libcpp.vector cimport vector
 
 import kenlm
+import numpy as np
 
 from circle.decoder.lm import LN10 as _LN10
 
@@ -184,6 +185,8 @@ cdef class CubePruning:
     cdef dict state_ids
     cdef list states
     cdef Table transitions
+    cdef tuple vocabulary  # of the grammar last given to estimates(); word_map maps its ids
+    cdef int32_t[:] word_map
     # buffers of fill(), kept for their capacity
     cdef vector[Candidate] candidates
     cdef vector[pair[double, Py_ssize_t]] heap  # (heuristic, −index into candidates)
@@ -274,6 +277,34 @@ cdef class CubePruning:
         self._combine(target, tails[0] if tails else None, None, True, &summary, &exact,
                       &estimate)
         return exact
+
+    def estimates(self, grammar, rows):
+        """log10 LM estimates of the target sides of grammar ``rows``, as
+        :meth:`circle.decoder.cube.CubePruning.estimates`."""
+        cdef const int32_t[:] ids = grammar.target_ids
+        cdef const int64_t[:] offsets = grammar.target_offsets
+        cdef const int64_t[:] wanted = np.asarray(rows, dtype=np.int64)
+        cdef Py_ssize_t r, t
+        cdef int64_t row
+        cdef int32_t state
+        cdef double total
+        if grammar.vocabulary is not self.vocabulary:
+            self.word_map = np.array([self._word(word) for word in grammar.vocabulary],
+                                     dtype=np.int32)
+            self.vocabulary = grammar.vocabulary
+        out = np.empty(len(wanted), dtype=np.float64)
+        cdef double[:] totals = out
+        for r in range(len(wanted)):
+            row = wanted[r]
+            state = self.null
+            total = 0.0
+            for t in range(offsets[row], offsets[row + 1]):
+                if ids[t] < 0:
+                    state = self.null
+                else:
+                    total += self._score(&state, self.word_map[ids[t]])
+            totals[r] = total
+        return out
 
     cdef int _push(self, list cubes, Py_ssize_t c, int32_t* position) except -1:
         """Score the edge at ``position`` of cube ``c`` and push it as a candidate."""

@@ -22,8 +22,9 @@ import heapq
 import itertools
 
 import kenlm
+import numpy as np
 
-from circle.decoder.grammar import Rule, Symbol
+from circle.decoder.grammar import Grammar, Rule, Symbol
 from circle.decoder.lm import LN10, LanguageModel
 
 
@@ -129,6 +130,15 @@ class CubePruning:
     def sentence_lm(self, target: tuple[Symbol, ...], tails: tuple[Item, ...]) -> float:
         """log10 LM score of a goal edge: ``target`` read after ⟨s⟩, every word exact."""
         return self.lm.combine(target, tails, sentence=True)[0]
+
+    def estimates(self, grammar: Grammar, rows: np.ndarray) -> np.ndarray:
+        """:meth:`LanguageModel.estimate <circle.decoder.lm.LanguageModel.estimate>` (log10)
+        of the target side of each grammar row in ``rows``."""
+        ids, offsets, vocabulary = grammar.target_ids, grammar.target_offsets, grammar.vocabulary
+        return np.array([
+            self.lm.estimate(tuple(vocabulary[i] if i >= 0 else i
+                                   for i in ids[offsets[row]:offsets[row + 1]].tolist()))
+            for row in rows.tolist()], dtype=np.float64)
 
     def _candidate(self, cube: Cube, c: int, position: tuple[int, ...], tiebreak: int) -> tuple:
         """Build the edge at ``position`` of cube ``c``, as a heap entry keyed by its heuristic."""

@@ -2,9 +2,10 @@
 
 Rules are grouped by source side. Source sides are stored in a trie over source symbols (a
 terminal, or :data:`NT` for any nonterminal) that the CKY+ matcher of :mod:`circle.decoder.chart`
-walks; a trie node that ends a source side holds that side's key. A key's rules are parsed from
-the table only when a sentence first matches it, so loading a grammar of a million rules costs
-one pass over its distinct source sides.
+walks; a trie node that ends a source side holds that side's key. Loading tokenises all target
+sides at once (Arrow compute) into symbol ids, so the decoder scores a key's rules as arrays
+(:meth:`Grammar.rows`, :meth:`Grammar.features`, :attr:`Grammar.terminal_counts`) and parses
+into a :class:`Rule` only the few it keeps (:meth:`Grammar.rule`).
 
 Nonterminals are ``[X,1]`` / ``[X,2]`` as in :mod:`circle.schemas`. Within a parsed :class:`Rule`
 a target nonterminal is the position (0 or 1) of the co-indexed nonterminal on the source side,
@@ -19,6 +20,8 @@ from collections.abc import Sequence
 
 import numpy as np
 import pandas as pd
+import pyarrow as pa
+import pyarrow.compute as pc
 
 from circle.decoder.model import DECODER_FEATURES
 from circle.tables import read_metadata, read_table, schema_by_name
@@ -46,9 +49,11 @@ class Rule:
 
     __slots__ = ("target", "words", "values")
 
-    def __init__(self, target: tuple[Symbol, ...], values: tuple[float, ...]):
+    def __init__(self, target: tuple[Symbol, ...], values: tuple[float, ...],
+                 words: tuple[str, ...] | None = None):
         self.target = target
-        self.words: tuple[str, ...] = tuple(s for s in target if isinstance(s, str))
+        self.words: tuple[str, ...] = (tuple(s for s in target if isinstance(s, str))
+                                       if words is None else words)
         self.values = values
 
     def __repr__(self) -> str:
@@ -84,42 +89,75 @@ def source_key(source: str) -> tuple[tuple[str, ...], tuple[int, ...]]:
     return tuple(symbols), tuple(order)
 
 
+NONTERMINAL_ORDERS: tuple[tuple[int, ...], ...] = ((), (1,), (1, 2), (2, 1))
+"""The nonterminal indices of a source side in source order (see :func:`source_key`)."""
+
+
 class Grammar:
     """Hiero rules indexed by source side; see the module docstring.
 
     ``sources`` and ``targets`` are the table's string columns, ``values`` the feature columns
-    (rows × ``feature_names``) in natural-log units.
+    (rows × ``feature_names``) in natural-log units. Rows are grouped by source-side key:
+    :meth:`rows` gives a key's rows. Target sides are kept tokenised for scoring without
+    parsing: ``target_ids[target_offsets[r]:target_offsets[r + 1]]`` are row r's symbols, an
+    index into ``vocabulary`` (``word_index`` inverts it) for a word, −1 or −2 for ``[X,1]`` or
+    ``[X,2]``; ``terminal_counts`` holds each row's number of target words. Every rule is
+    checked when the grammar is built.
     """
 
     def __init__(self, sources: Sequence[str], targets: Sequence[str], values: np.ndarray,
                  feature_names: Sequence[str]):
         self.feature_names: tuple[str, ...] = tuple(feature_names)
+        sources = np.asarray(sources, dtype=object)
         self._targets = np.asarray(targets, dtype=object)
         self._values = np.asarray(values, dtype=np.float64)
         if self._values.shape != (len(self._targets), len(self.feature_names)):
             raise GrammarError(f"feature values of shape {self._values.shape} for "
                                f"{len(self._targets)} rules and features {self.feature_names}")
-        codes, uniques = pd.factorize(np.asarray(sources, dtype=object))
-        self._order = np.argsort(codes, kind="stable")
-        bounds = np.concatenate(([0], np.cumsum(np.bincount(codes, minlength=len(uniques)))))
+        codes, uniques = pd.factorize(sources)
         self.trie: dict = {}
-        self._groups: list[list[tuple[int, int, tuple[int, ...]]]] = []
+        key_of_code = np.empty(len(uniques), dtype=np.int64)
+        order_of_code = np.empty(len(uniques), dtype=np.int8)
         keys: dict[tuple[str, ...], int] = {}
         for code, source in enumerate(uniques):
             symbols, order = source_key(source)
             key = keys.get(symbols)
             if key is None:
-                key = keys[symbols] = len(self._groups)
-                self._groups.append([])
+                key = keys[symbols] = len(keys)
                 node = self.trie
                 for symbol in symbols:
                     node = node.setdefault(symbol, {})
                 node[None] = key
-            self._groups[key].append((int(bounds[code]), int(bounds[code + 1]), order))
-        self._rules: dict[int, tuple[Rule, ...]] = {}
+            key_of_code[code] = key
+            order_of_code[code] = NONTERMINAL_ORDERS.index(order)
+        row_keys = key_of_code[codes]
+        self._key_rows = np.argsort(row_keys, kind="stable")
+        self._key_starts = np.concatenate(([0], np.cumsum(np.bincount(row_keys,
+                                                                      minlength=len(keys)))))
+        self._row_orders = order_of_code[codes]
+        self.target_ids, self.target_offsets, self.vocabulary = _tokenise(self._targets)
+        self.word_index = {word: i for i, word in enumerate(self.vocabulary)}
+        self.terminal_counts = self._count(self.target_ids >= 0)
+        self._check_nonterminals(sources)
+        self._rules: dict[int, Rule] = {}
         self._decoder_values = (0.0,) * len(DECODER_FEATURES)
         self._word_penalty = DECODER_FEATURES.index("word_penalty")
         self._phrase_penalty = DECODER_FEATURES.index("phrase_penalty")
+
+    def _count(self, flags: np.ndarray) -> np.ndarray:
+        """Per row, how many of its target symbols are flagged."""
+        cumulative = np.concatenate(([0], np.cumsum(flags)))
+        return cumulative[self.target_offsets[1:]] - cumulative[self.target_offsets[:-1]]
+
+    def _check_nonterminals(self, sources: np.ndarray) -> None:
+        """Every target side uses each of its source side's nonterminals exactly once."""
+        arity = np.array([len(order) for order in NONTERMINAL_ORDERS])[self._row_orders]
+        valid = ((self._count(self.target_ids == -1) == (arity >= 1))
+                 & (self._count(self.target_ids == -2) == (arity == 2)))
+        if not valid.all():
+            row = int(np.flatnonzero(~valid)[0])
+            raise GrammarError(f"rule {sources[row]!r} → {self._targets[row]!r}: the target "
+                               f"side must use each source nonterminal exactly once")
 
     @classmethod
     def from_frame(cls, frame: pd.DataFrame, feature_names: Sequence[str]) -> Grammar:
@@ -136,36 +174,67 @@ class Grammar:
     @property
     def num_sources(self) -> int:
         """Number of distinct source sides (trie keys)."""
-        return len(self._groups)
+        return len(self._key_starts) - 1
+
+    def rows(self, keys: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """The rows of source-side ``keys``, concatenated key by key (table order within a
+        key), and each key's number of rows."""
+        starts = self._key_starts[keys]
+        counts = self._key_starts[np.asarray(keys) + 1] - starts
+        firsts = np.cumsum(counts) - counts
+        positions = np.arange(counts.sum()) + np.repeat(starts - firsts, counts)
+        return self._key_rows[positions], counts
+
+    def features(self, rows: np.ndarray) -> np.ndarray:
+        """The grammar's feature values of ``rows`` (rows × ``feature_names``)."""
+        return self._values[rows]
+
+    def rule(self, row: int) -> Rule:
+        """Row ``row`` as a :class:`Rule` (parsed on first use)."""
+        rule = self._rules.get(row)
+        if rule is None:
+            rule = self._rules[row] = self._parse(row)
+        return rule
 
     def rules(self, key: int) -> tuple[Rule, ...]:
-        """The rules of a source-side key, parsed on first use."""
-        rules = self._rules.get(key)
-        if rules is None:
-            rules = self._rules[key] = tuple(
-                self._parse(int(row), order)
-                for start, end, order in self._groups[key]
-                for row in self._order[start:end])
-        return rules
+        """All rules of a source-side key, in table order."""
+        return tuple(self.rule(row) for row in self.rows(np.array([key]))[0].tolist())
 
-    def _parse(self, row: int, order: tuple[int, ...]) -> Rule:
-        text = self._targets[row]
-        target: list[Symbol] = []
-        for symbol in text.split():
-            index = _nonterminal(symbol, text)
-            if index is None:
-                target.append(symbol)
-            elif index in order:
-                target.append(order.index(index))
-            else:
-                raise GrammarError(f"target side {text!r} has {symbol} missing from the source")
-        nonterminals = sorted(s for s in target if isinstance(s, int))
-        if nonterminals != list(range(len(order))):
-            raise GrammarError(f"target side {text!r} does not use each source nonterminal once")
+    def _parse(self, row: int) -> Rule:
+        symbols = self.target_ids[self.target_offsets[row]:self.target_offsets[row + 1]].tolist()
+        vocabulary = self.vocabulary
+        words = tuple([vocabulary[i] for i in symbols if i >= 0])
         decoder = list(self._decoder_values)
-        decoder[self._word_penalty] = -float(len(target) - len(nonterminals))
+        decoder[self._word_penalty] = -float(len(words))
         decoder[self._phrase_penalty] = 1.0
-        return Rule(tuple(target), tuple(self._values[row].tolist()) + tuple(decoder))
+        values = (*self._values[row].tolist(), *decoder)
+        if len(words) == len(symbols):
+            return Rule(words, values, words)
+        position = NONTERMINAL_ORDERS[self._row_orders[row]].index  # source position of [X,i]
+        return Rule(tuple([vocabulary[i] if i >= 0 else position(-i) for i in symbols]), values,
+                    words)
+
+
+def _tokenise(targets: np.ndarray) -> tuple[np.ndarray, np.ndarray, tuple[str, ...]]:
+    """Target sides as (symbol ids, row offsets, vocabulary); see :class:`Grammar`."""
+    tokens = pc.utf8_split_whitespace(pa.array(targets, type=pa.large_string()))
+    encoded = pc.dictionary_encode(pc.list_flatten(tokens))
+    symbols = encoded.dictionary.to_pylist()
+    remap = np.empty(len(symbols), dtype=np.int32)
+    vocabulary: list[str] = []
+    for i, symbol in enumerate(symbols):
+        if symbol.startswith("["):
+            match = _NONTERMINAL.fullmatch(symbol)
+            if match is None:
+                row = next(r for r, text in enumerate(targets) if symbol in text.split())
+                raise GrammarError(f"unsupported nonterminal {symbol!r} in rule "
+                                   f"{targets[row]!r}")
+            remap[i] = -int(match.group(1))
+        else:
+            remap[i] = len(vocabulary)
+            vocabulary.append(symbol)
+    ids = remap[encoded.indices.to_numpy(zero_copy_only=False)]
+    return ids, tokens.offsets.to_numpy().astype(np.int64), tuple(vocabulary)
 
 
 def load_grammar(path: str | os.PathLike) -> Grammar:

@@ -8,10 +8,15 @@ the inner loop of the search, in one of two engines with identical results: the 
 recombine; all their incoming edges are kept, so the cells form a hypergraph from which
 :mod:`circle.decoder.kbest` reads the unique k-best list.
 
+Before the search, each matched source side's rules are ranked by their score plus the weighted
+LM estimate of their target words, as arrays over the grammar's rows (:class:`RankedRules`), and
+only the ``options_limit`` best become :class:`~circle.decoder.cube.Option` objects: a side has
+up to thousands of rules, a sentence about a thousand sides.
+
 Targeting (thesis eq. 5.1) is rule-local: an application's value is the number of its target
 words missing from T. :meth:`Decoder.prepare` does the target-independent work once per input
-(rule matching, rule scores and sorting); :meth:`Decoder.decode` then only re-ranks each side's
-rules with the targeting term, so many targets per input are cheap.
+(rule matching, scoring, ranking); :meth:`Decoder.decode` then only re-ranks each side's rules
+with the targeting term, so many targets per input are cheap.
 
 The chart is acyclic, so reference counting frees it; Python's cyclic garbage collector is
 paused while a sentence is matched or decoded, because its passes over the ~10⁵ chart objects
@@ -22,11 +27,12 @@ from __future__ import annotations
 
 import functools
 import gc
-import heapq
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import ParamSpec, TypeVar
+
+import numpy as np
 
 from circle.decoder.chart import Span, match
 from circle.decoder.cube import Cube, CubePruning, Edge, Item, Option
@@ -54,17 +60,37 @@ def _without_gc(method: Callable[_P, _R]) -> Callable[_P, _R]:
     return paused
 
 
+class RankedRules:
+    """One source side's rules under one weight vector, best priority first.
+
+    Arrays over the side's grammar rows: ``rows``, their ``scores`` (features · weights, no LM)
+    and ``priorities`` (score + weighted LM estimate of the target words); ``best`` holds the
+    ``options_limit`` first as options. ``words`` (per target word, its row's rank and its
+    vocabulary id) is filled when the side is first targeted.
+    """
+
+    __slots__ = ("rows", "scores", "priorities", "best", "words")
+
+    def __init__(self, rows: np.ndarray, scores: np.ndarray, priorities: np.ndarray,
+                 best: list[Option]):
+        self.rows = rows
+        self.scores = scores
+        self.priorities = priorities
+        self.best = best
+        self.words: tuple[np.ndarray, np.ndarray] | None = None
+
+
 @dataclass(frozen=True)
 class SentencePlan:
     """The target-independent part of decoding one input (see :meth:`Decoder.prepare`).
 
-    ``rule_sets`` holds, per matched source side (and per pass-through word), its options
-    sorted by priority; ``spans`` maps each span, by increasing length, to its applications
+    ``rule_sets`` holds, per matched source side, its ranked rules, and per pass-through word
+    its one option; ``spans`` maps each span, by increasing length, to its applications
     ``(index into rule_sets, nonterminal spans)``.
     """
 
     words: tuple[str, ...]
-    rule_sets: list[list[Option]]
+    rule_sets: list[RankedRules | list[Option]]
     spans: dict[Span, list[tuple[int, tuple[Span, ...]]]]
     model: Model
     """The model whose weights scored ``rule_sets``."""
@@ -82,7 +108,11 @@ class Decoder:
         self._lm_weight = self.model.lm_weight * LN10
         self._search = _engine(self.settings.engine)(lm, self.model.lm_weight,
                                                      self.settings.pop_limit)
-        self._scored: dict[int, list[Option]] = {}
+        self._ranked: dict[int, RankedRules] = {}
+        index = self.model.index
+        self._grammar_weights = np.array(self.model.weights[:len(grammar.feature_names)])
+        self._word_penalty_weight = self.model.weights[index["word_penalty"]]
+        self._phrase_penalty_weight = self.model.weights[index["phrase_penalty"]]
         self._glue = self._fixed_option(Rule((0, 1), self.model.vector(glue=1.0)))
         self._glue_top = self._fixed_option(Rule((0,), self.model.vector()))
         self._goal = Rule((0,), self.model.vector())
@@ -98,7 +128,6 @@ class Decoder:
         """Match the grammar against a tokenised input and score the matched rules."""
         words = tuple(sentence.split() if isinstance(sentence, str) else sentence)
         matches = match(self.grammar, words, self.settings.span_limit)
-        rule_sets: list[list[Option]] = []
         set_of_key: dict[int, int] = {}
         spans: dict[Span, list[tuple[int, tuple[Span, ...]]]] = {}
         for span, applications in matches.spans.items():
@@ -106,9 +135,10 @@ class Decoder:
             for key, nonterminals in applications:
                 index = set_of_key.get(key)
                 if index is None:
-                    index = set_of_key[key] = len(rule_sets)
-                    rule_sets.append(self._options(key))
+                    index = set_of_key[key] = len(set_of_key)
                 planned.append((index, nonterminals))
+        self._rank([key for key in set_of_key if key not in self._ranked])
+        rule_sets: list[RankedRules | list[Option]] = [self._ranked[key] for key in set_of_key]
         for position in matches.oov:
             word = words[position]
             rule = Rule((word,), self.model.vector(word_penalty=-1.0, oov=1.0))
@@ -129,7 +159,7 @@ class Decoder:
         if plan.model is not self.model:
             raise ValueError("the sentence plan was prepared by another decoder")
         k = self.settings.k if k is None else k
-        target_words = None if target is None else frozenset(
+        target_words = None if target is None else self._target(
             target.split() if isinstance(target, str) else target)
         options = [self._select(rule_set, target_words) for rule_set in plan.rule_sets]
         n = len(plan.words)
@@ -148,6 +178,14 @@ class Decoder:
         tops = s_cells[n] if n else [None]
         goal = Item(0.0, 0.0, (), None, 0, [self._goal_edge(item) for item in tops])
         return [self._hypothesis(d) for d in KBest().best(goal, k)]
+
+    def _target(self, target: Sequence[str]) -> tuple[frozenset[str], np.ndarray]:
+        """The words of a target string T, and per grammar vocabulary id 1.0 if in T."""
+        words = frozenset(target)
+        flags = np.zeros(len(self.grammar.vocabulary), dtype=np.float64)
+        index = self.grammar.word_index
+        flags[[index[word] for word in words if word in index]] = 1.0
+        return words, flags
 
     def _glue_cubes(self, j: int, x_cells: Mapping[Span, list[Item]],
                     s_cells: Mapping[int, list[Item]]) -> list[Cube]:
@@ -189,34 +227,78 @@ class Decoder:
         score = self.model.dot(rule.values)
         return Option(rule, 0, score, score + self._lm_weight * self.lm.estimate(rule.target))
 
-    def _options(self, key: int) -> list[Option]:
-        """A source side's rules as untargeted options, best priority first (cached)."""
-        options = self._scored.get(key)
-        if options is None:
-            options = self._scored[key] = sorted(
-                (self._fixed_option(rule) for rule in self.grammar.rules(key)),
-                key=lambda option: -option.priority)
-        return options
+    def _rank(self, keys: list[int]) -> None:
+        """Rank the rules of source-side ``keys`` by priority, ties in table order (cached).
 
-    def _select(self, options: list[Option], target: frozenset[str] | None) -> list[Option]:
-        """The ``options_limit`` best options once the targeting term is added to each."""
+        All keys of a sentence at once, as arrays: per-key array operations would cost more
+        than the arithmetic.
+        """
+        grammar = self.grammar
+        rows, counts = grammar.rows(np.array(keys, dtype=np.int64))
+        scores = (grammar.features(rows) @ self._grammar_weights
+                  - self._word_penalty_weight * grammar.terminal_counts[rows]
+                  + self._phrase_penalty_weight)
+        priorities = scores + self._lm_weight * self._search.estimates(grammar, rows)
+        segments = np.repeat(np.arange(len(keys)), counts)
+        rank = np.lexsort((-priorities, segments))  # stable: ties keep table order
+        rows, scores, priorities = rows[rank], scores[rank], priorities[rank]
         limit = self.settings.options_limit
-        if target is None:
-            return options[:limit]
+        ends = np.cumsum(counts).tolist()
+        for key, end, count in zip(keys, ends, counts.tolist(), strict=True):
+            ranked = RankedRules(rows[end - count:end], scores[end - count:end],
+                                 priorities[end - count:end], [])
+            ranked.best = self._ranked_options(ranked, slice(limit))
+            self._ranked[key] = ranked
+
+    def _ranked_options(self, ranked: RankedRules, ranks: slice | np.ndarray,
+                        misses: np.ndarray | None = None) -> list[Option]:
+        """Options for the rules at ``ranks``, with their targeting values (``misses``)."""
         weight = self.model.target_weight
-        best: list[tuple[float, int, Option]] = []
-        for rank, option in enumerate(options):
-            if weight <= 0 and len(best) == limit and option.priority <= best[0][0]:
-                break  # targeting only lowers priorities: no later option can enter
-            miss = sum(1 for word in option.rule.words if word not in target)
-            adjusted = Option(option.rule, miss, option.score + weight * miss,
-                              option.priority + weight * miss)
-            entry = (adjusted.priority, -rank, adjusted)
-            if len(best) < limit:
-                heapq.heappush(best, entry)
-            elif entry[:2] > best[0][:2]:
-                heapq.heapreplace(best, entry)
-        return [entry[2] for entry in sorted(best, key=lambda e: (-e[0], -e[1]))]
+        rule = self.grammar.rule
+        rows = ranked.rows[ranks].tolist()
+        scores, priorities = ranked.scores[ranks].tolist(), ranked.priorities[ranks].tolist()
+        if misses is None:
+            return [Option(rule(row), 0, score, priority)
+                    for row, score, priority in zip(rows, scores, priorities, strict=True)]
+        return [Option(rule(row), miss, score + weight * miss, priority + weight * miss)
+                for row, score, priority, miss
+                in zip(rows, scores, priorities, misses[ranks].tolist(), strict=True)]
+
+    def _select(self, rule_set: RankedRules | list[Option],
+                target: tuple[frozenset[str], np.ndarray] | None) -> list[Option]:
+        """The ``options_limit`` best options once the targeting term is added to each.
+
+        ``target`` holds the words of T and their flags per grammar vocabulary id (None:
+        untargeted); ties keep the untargeted order.
+        """
+        if target is None:
+            return rule_set.best if isinstance(rule_set, RankedRules) else rule_set
+        words, flags = target
+        if not isinstance(rule_set, RankedRules):  # a pass-through word
+            return [self._targeted(option, words) for option in rule_set]
+        if rule_set.words is None:
+            offsets = self.grammar.target_offsets
+            starts = offsets[rule_set.rows]
+            lengths = offsets[rule_set.rows + 1] - starts
+            first = np.cumsum(lengths) - lengths  # of each rule's symbols, once concatenated
+            symbols = self.grammar.target_ids[np.arange(lengths.sum())
+                                              + np.repeat(starts - first, lengths)]
+            ranks = np.repeat(np.arange(len(starts)), lengths)
+            words = symbols >= 0
+            rule_set.words = (ranks[words], symbols[words])
+        word_ranks, word_ids = rule_set.words
+        hits = np.bincount(word_ranks, weights=flags[word_ids], minlength=len(rule_set.rows))
+        misses = self.grammar.terminal_counts[rule_set.rows] - hits.astype(np.int64)
+        adjusted = rule_set.priorities + self.model.target_weight * misses
+        ranks = np.argsort(-adjusted, kind="stable")[:self.settings.options_limit]
+        return self._ranked_options(rule_set, ranks, misses)
+
+    def _targeted(self, option: Option, target: frozenset[str]) -> Option:
+        """A pass-through option with its targeting value."""
+        miss = sum(1 for word in option.rule.words if word not in target)
+        weight = self.model.target_weight
+        return Option(option.rule, miss, option.score + weight * miss,
+                      option.priority + weight * miss)
 
 
 def _engine(name: str) -> type[CubePruning]:
