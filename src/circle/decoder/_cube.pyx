@@ -1,5 +1,6 @@
 # cython: language_level=3, boundscheck=False, wraparound=False, auto_pickle=False
-"""The compiled twin of :mod:`circle.decoder.cube`: cube pruning (Chiang 2007 §5.2) in Cython.
+"""The compiled twins of :mod:`circle.decoder.cube` (cube pruning, Chiang 2007 §5.2) and
+:mod:`circle.decoder.kbest` (lazy unique k-best, Huang & Chiang 2005) in Cython.
 
 Built at install time by ``setup.py`` (``pip install -e .``). :class:`CubePruning` runs the
 algorithm of :class:`circle.decoder.cube.CubePruning` and
@@ -446,3 +447,125 @@ cdef bytes _signature(Summary* summary):
     key[0] = summary.right
     memcpy(&key[1], summary.left, summary.nleft * sizeof(int32_t))
     return PyBytes_FromStringAndSize(<char*>key, (summary.nleft + 1) * sizeof(int32_t))
+
+
+cdef enum:
+    RANK_BITS = 21  # cube positions of KBest.seen: edge index and ranks below 2 ** 21
+
+
+@cython.final
+@cython.no_gc
+@cython.freelist(1024)
+cdef class Derivation:
+    """A derivation, as :class:`circle.decoder.kbest.Derivation`; ``words`` is filled when it
+    is popped (only popped derivations are ever read)."""
+
+    cdef readonly double score
+    cdef readonly object edge
+    cdef readonly tuple children
+    cdef readonly tuple words
+    cdef Py_ssize_t edge_index
+    cdef int32_t ranks[MAX_ARITY]
+
+
+@cython.final
+cdef class _NodeState:
+    cdef list edges
+    cdef list derivations  # unique derivations found so far, best first
+    cdef list pool  # candidates by push order; the heap holds (score, −index into pool)
+    cdef vector[pair[double, Py_ssize_t]] heap
+    cdef Table seen
+    cdef set yields
+    cdef Derivation pending
+
+
+@cython.final
+cdef class KBest:
+    """:class:`circle.decoder.kbest.KBest` compiled: the same candidates, scores, tie-breaking
+    (push order) and uniqueness, so the same k-best lists."""
+
+    cdef dict states
+
+    def __init__(self):
+        self.states = {}
+
+    def best(self, node, Py_ssize_t k):
+        """Up to ``k`` best derivations of ``node`` with distinct yields, best first."""
+        self._get(node, k - 1)
+        return (<_NodeState>self.states[id(node)]).derivations[:k]
+
+    cdef Derivation _get(self, node, Py_ssize_t rank):
+        cdef _NodeState state = self.states.get(id(node))
+        cdef int32_t ranks[MAX_ARITY]
+        cdef Py_ssize_t i
+        cdef Derivation derivation
+        if state is None:
+            state = _NodeState.__new__(_NodeState)
+            state.edges = node.edges
+            state.derivations, state.pool, state.yields = [], [], set()
+            state.seen = Table(4, SIZE_MAX)
+            self.states[id(node)] = state
+            memset(ranks, 0, sizeof(ranks))
+            for i in range(len(state.edges)):
+                self._push(state, i, ranks)
+        while len(state.derivations) <= rank:
+            if state.pending is not None:
+                derivation = state.pending
+                state.pending = None
+                for i in range(len(derivation.edge.tails)):
+                    memcpy(ranks, derivation.ranks, sizeof(ranks))
+                    ranks[i] += 1
+                    self._push(state, derivation.edge_index, ranks)
+            if state.heap.empty():
+                return None
+            pop_heap(state.heap.begin(), state.heap.end())
+            derivation = state.pool[-state.heap.back().second]
+            state.heap.pop_back()
+            state.pending = derivation
+            derivation.words = _yield(derivation)
+            if derivation.words not in state.yields:
+                state.yields.add(derivation.words)
+                state.derivations.append(derivation)
+        return state.derivations[rank]
+
+    cdef int _push(self, _NodeState state, Py_ssize_t edge_index, int32_t* ranks) except -1:
+        cdef Py_ssize_t i
+        cdef uint64_t key = edge_index
+        cdef Derivation child, derivation
+        edge = state.edges[edge_index]
+        cdef tuple tails = edge.tails
+        for i in range(MAX_ARITY):
+            if ranks[i] >> RANK_BITS or edge_index >> RANK_BITS:
+                raise OverflowError("a k-best list too deep for the compiled extraction")
+            key = (key << RANK_BITS) | <uint64_t>ranks[i]
+        if not state.seen.add(key + 1):
+            return 0
+        children = []
+        for i in range(len(tails)):
+            child = self._get(tails[i], ranks[i])
+            if child is None:
+                return 0
+            children.append(child)
+        derivation = Derivation.__new__(Derivation)
+        derivation.edge = edge
+        derivation.edge_index = edge_index
+        memcpy(derivation.ranks, ranks, sizeof(derivation.ranks))
+        derivation.children = tuple(children)
+        derivation.score = edge.score
+        for child in children:
+            derivation.score += child.score
+        state.heap.push_back(pair[double, Py_ssize_t](derivation.score, -len(state.pool)))
+        push_heap(state.heap.begin(), state.heap.end())
+        state.pool.append(derivation)
+        return 0
+
+
+cdef tuple _yield(Derivation derivation):
+    """The output words of a derivation whose children's words are known."""
+    words = []
+    for symbol in derivation.edge.rule.target:
+        if type(symbol) is str:
+            words.append(symbol)
+        else:
+            words.extend((<Derivation>derivation.children[symbol]).words)
+    return tuple(words)

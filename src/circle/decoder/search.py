@@ -106,8 +106,8 @@ class Decoder:
         self.model = Model(grammar.feature_names, weights)
         self.settings = settings or DecoderSettings()
         self._lm_weight = self.model.lm_weight * LN10
-        self._search = _engine(self.settings.engine)(lm, self.model.lm_weight,
-                                                     self.settings.pop_limit)
+        search, self._kbest = _engine(self.settings.engine)
+        self._search = search(lm, self.model.lm_weight, self.settings.pop_limit)
         self._ranked: dict[int, RankedRules] = {}
         index = self.model.index
         self._grammar_weights = np.array(self.model.weights[:len(grammar.feature_names)])
@@ -170,14 +170,15 @@ class Decoder:
         for j in range(1, n + 1):
             while pending is not None and pending[0][1] - pending[0][0] == j:
                 span, applications = pending
-                cubes = [(options[index], tuple(x_cells[s] for s in nonterminals))
+                cell = x_cells.__getitem__
+                cubes = [(options[index], tuple(map(cell, nonterminals)))
                          for index, nonterminals in applications]
                 x_cells[span] = self._search.fill(cubes)
                 pending = next(spans, None)
             s_cells[j] = self._search.fill(self._glue_cubes(j, x_cells, s_cells))
         tops = s_cells[n] if n else [None]
         goal = Item(0.0, 0.0, (), None, 0, [self._goal_edge(item) for item in tops])
-        return [self._hypothesis(d) for d in KBest().best(goal, k)]
+        return [self._hypothesis(d) for d in self._kbest().best(goal, k)]
 
     def _target(self, target: Sequence[str]) -> tuple[frozenset[str], np.ndarray]:
         """The words of a target string T, and per grammar vocabulary id 1.0 if in T."""
@@ -301,14 +302,14 @@ class Decoder:
                       option.priority + weight * miss)
 
 
-def _engine(name: str) -> type[CubePruning]:
-    """The cube-pruning class of a search engine (see :class:`DecoderSettings`).
+def _engine(name: str) -> tuple[type[CubePruning], type[KBest]]:
+    """The cube-pruning and k-best classes of a search engine (see :class:`DecoderSettings`).
 
-    The compiled one must be built from the current ``_cube.pyx``: an editable install does not
-    rebuild it when the source changes.
+    The compiled ones must be built from the current ``_cube.pyx``: an editable install does
+    not rebuild them when the source changes.
     """
     if name == "python":
-        return CubePruning
+        return CubePruning, KBest
     rebuild = ("run `pip install -e .` in the repository (or decode with "
                "DecoderSettings(engine='python'))")
     try:
@@ -319,4 +320,4 @@ def _engine(name: str) -> type[CubePruning]:
     source = Path(__file__).with_name("_cube.pyx")
     if source.exists() and source.stat().st_mtime > Path(_cube.__file__).stat().st_mtime:
         raise ImportError(f"{_cube.__file__} is older than {source.name}: {rebuild}")
-    return _cube.CubePruning
+    return _cube.CubePruning, _cube.KBest
