@@ -89,6 +89,13 @@ def source_key(source: str) -> tuple[tuple[str, ...], tuple[int, ...]]:
     return tuple(symbols), tuple(order)
 
 
+def concatenated_ranges(starts: np.ndarray, lengths: np.ndarray) -> np.ndarray:
+    """The positions ``starts[i] .. starts[i] + lengths[i] - 1`` of every range, concatenated."""
+    firsts = np.cumsum(lengths) - lengths  # where each range begins in the result
+    return np.arange(firsts[-1] + lengths[-1] if len(lengths) else 0) + np.repeat(
+        starts - firsts, lengths)
+
+
 NONTERMINAL_ORDERS: tuple[tuple[int, ...], ...] = ((), (1,), (1, 2), (2, 1))
 """The nonterminal indices of a source side in source order (see :func:`source_key`)."""
 
@@ -140,7 +147,6 @@ class Grammar:
         self.terminal_counts = self._count(self.target_ids >= 0)
         self._check_nonterminals(sources)
         self._rules: dict[int, Rule] = {}
-        self._decoder_values = (0.0,) * len(DECODER_FEATURES)
         self._word_penalty = DECODER_FEATURES.index("word_penalty")
         self._phrase_penalty = DECODER_FEATURES.index("phrase_penalty")
 
@@ -181,38 +187,49 @@ class Grammar:
         key), and each key's number of rows."""
         starts = self._key_starts[keys]
         counts = self._key_starts[np.asarray(keys) + 1] - starts
-        firsts = np.cumsum(counts) - counts
-        positions = np.arange(counts.sum()) + np.repeat(starts - firsts, counts)
-        return self._key_rows[positions], counts
+        return self._key_rows[concatenated_ranges(starts, counts)], counts
 
     def features(self, rows: np.ndarray) -> np.ndarray:
         """The grammar's feature values of ``rows`` (rows × ``feature_names``)."""
         return self._values[rows]
 
-    def rule(self, row: int) -> Rule:
-        """Row ``row`` as a :class:`Rule` (parsed on first use)."""
-        rule = self._rules.get(row)
-        if rule is None:
-            rule = self._rules[row] = self._parse(row)
-        return rule
+    def rules_at(self, rows: Sequence[int]) -> list[Rule]:
+        """Rows as :class:`Rule` objects (each parsed on first use)."""
+        cache = self._rules
+        new = [row for row in dict.fromkeys(rows) if row not in cache]
+        if new:
+            cache.update(zip(new, self._parse(np.array(new, dtype=np.int64)), strict=True))
+        return [cache[row] for row in rows]
 
-    def rules(self, key: int) -> tuple[Rule, ...]:
+    def rules(self, key: int) -> list[Rule]:
         """All rules of a source-side key, in table order."""
-        return tuple(self.rule(row) for row in self.rows(np.array([key]))[0].tolist())
+        return self.rules_at(self.rows(np.array([key]))[0].tolist())
 
-    def _parse(self, row: int) -> Rule:
-        symbols = self.target_ids[self.target_offsets[row]:self.target_offsets[row + 1]].tolist()
+    def _parse(self, rows: np.ndarray) -> list[Rule]:
+        """Rules for ``rows``, with array operations done once for all of them."""
+        starts = self.target_offsets[rows]
+        lengths = self.target_offsets[rows + 1] - starts
+        firsts = np.cumsum(lengths) - lengths
+        symbols = self.target_ids[concatenated_ranges(starts, lengths)].tolist()
         vocabulary = self.vocabulary
-        words = tuple([vocabulary[i] for i in symbols if i >= 0])
-        decoder = list(self._decoder_values)
-        decoder[self._word_penalty] = -float(len(words))
+        decoder = [0.0] * len(DECODER_FEATURES)
         decoder[self._phrase_penalty] = 1.0
-        values = (*self._values[row].tolist(), *decoder)
-        if len(words) == len(symbols):
-            return Rule(words, values, words)
-        position = NONTERMINAL_ORDERS[self._row_orders[row]].index  # source position of [X,i]
-        return Rule(tuple([vocabulary[i] if i >= 0 else position(-i) for i in symbols]), values,
-                    words)
+        word_penalty = len(self.feature_names) + self._word_penalty
+        rules = []
+        for values, order, first, length in zip(
+                self._values[rows].tolist(), self._row_orders[rows].tolist(), firsts.tolist(),
+                lengths.tolist(), strict=True):
+            target = symbols[first:first + length]
+            words = tuple([vocabulary[i] for i in target if i >= 0])
+            values += decoder
+            values[word_penalty] = -float(len(words))
+            if len(words) < length:
+                position = NONTERMINAL_ORDERS[order].index  # source position of [X,i]
+                rules.append(Rule(tuple([vocabulary[i] if i >= 0 else position(-i)
+                                         for i in target]), tuple(values), words))
+            else:
+                rules.append(Rule(words, tuple(values), words))
+        return rules
 
 
 def _tokenise(targets: np.ndarray) -> tuple[np.ndarray, np.ndarray, tuple[str, ...]]:

@@ -36,7 +36,7 @@ import numpy as np
 
 from circle.decoder.chart import Span, match
 from circle.decoder.cube import Cube, CubePruning, Edge, Item, Option
-from circle.decoder.grammar import Grammar, Rule
+from circle.decoder.grammar import Grammar, Rule, concatenated_ranges
 from circle.decoder.kbest import Derivation, KBest
 from circle.decoder.lm import LN10, LanguageModel
 from circle.decoder.model import DecoderSettings, Model
@@ -243,27 +243,28 @@ class Decoder:
         segments = np.repeat(np.arange(len(keys)), counts)
         rank = np.lexsort((-priorities, segments))  # stable: ties keep table order
         rows, scores, priorities = rows[rank], scores[rank], priorities[rank]
-        limit = self.settings.options_limit
-        ends = np.cumsum(counts).tolist()
-        for key, end, count in zip(keys, ends, counts.tolist(), strict=True):
-            ranked = RankedRules(rows[end - count:end], scores[end - count:end],
-                                 priorities[end - count:end], [])
-            ranked.best = self._ranked_options(ranked, slice(limit))
-            self._ranked[key] = ranked
+        kept = np.minimum(counts, self.settings.options_limit)
+        ends = np.cumsum(counts)
+        firsts = np.cumsum(kept) - kept
+        best = concatenated_ranges(ends - counts, kept)
+        options = self._options(rows[best], scores[best], priorities[best])
+        for key, end, count, first, size in zip(keys, ends.tolist(), counts.tolist(),
+                                                 firsts.tolist(), kept.tolist(), strict=True):
+            self._ranked[key] = RankedRules(rows[end - count:end], scores[end - count:end],
+                                            priorities[end - count:end],
+                                            options[first:first + size])
 
-    def _ranked_options(self, ranked: RankedRules, ranks: slice | np.ndarray,
-                        misses: np.ndarray | None = None) -> list[Option]:
-        """Options for the rules at ``ranks``, with their targeting values (``misses``)."""
-        weight = self.model.target_weight
-        rule = self.grammar.rule
-        rows = ranked.rows[ranks].tolist()
-        scores, priorities = ranked.scores[ranks].tolist(), ranked.priorities[ranks].tolist()
+    def _options(self, rows: np.ndarray, scores: np.ndarray, priorities: np.ndarray,
+                 misses: np.ndarray | None = None) -> list[Option]:
+        """Options for grammar ``rows``, with their targeting values (``misses``)."""
+        rules = self.grammar.rules_at(rows.tolist())
         if misses is None:
-            return [Option(rule(row), 0, score, priority)
-                    for row, score, priority in zip(rows, scores, priorities, strict=True)]
-        return [Option(rule(row), miss, score + weight * miss, priority + weight * miss)
-                for row, score, priority, miss
-                in zip(rows, scores, priorities, misses[ranks].tolist(), strict=True)]
+            return [Option(rule, 0, score, priority) for rule, score, priority
+                    in zip(rules, scores.tolist(), priorities.tolist(), strict=True)]
+        weight = self.model.target_weight
+        return [Option(rule, miss, score + weight * miss, priority + weight * miss)
+                for rule, score, priority, miss
+                in zip(rules, scores.tolist(), priorities.tolist(), misses.tolist(), strict=True)]
 
     def _select(self, rule_set: RankedRules | list[Option],
                 target: tuple[frozenset[str], np.ndarray] | None) -> list[Option]:
@@ -281,9 +282,7 @@ class Decoder:
             offsets = self.grammar.target_offsets
             starts = offsets[rule_set.rows]
             lengths = offsets[rule_set.rows + 1] - starts
-            first = np.cumsum(lengths) - lengths  # of each rule's symbols, once concatenated
-            symbols = self.grammar.target_ids[np.arange(lengths.sum())
-                                              + np.repeat(starts - first, lengths)]
+            symbols = self.grammar.target_ids[concatenated_ranges(starts, lengths)]
             ranks = np.repeat(np.arange(len(starts)), lengths)
             words = symbols >= 0
             rule_set.words = (ranks[words], symbols[words])
@@ -292,7 +291,8 @@ class Decoder:
         misses = self.grammar.terminal_counts[rule_set.rows] - hits.astype(np.int64)
         adjusted = rule_set.priorities + self.model.target_weight * misses
         ranks = np.argsort(-adjusted, kind="stable")[:self.settings.options_limit]
-        return self._ranked_options(rule_set, ranks, misses)
+        return self._options(rule_set.rows[ranks], rule_set.scores[ranks],
+                             rule_set.priorities[ranks], misses[ranks])
 
     def _targeted(self, option: Option, target: frozenset[str]) -> Option:
         """A pass-through option with its targeting value."""
