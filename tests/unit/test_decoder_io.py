@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import math
 
+import numpy as np
 import pandas as pd
 import pyarrow as pa
 import pytest
@@ -23,6 +24,7 @@ from circle.decoder import (
     read_weights,
     write_weights,
 )
+from circle.decoder.grammar import NT, concatenated_ranges
 from circle.schemas import ALL_SCHEMAS, TableSchema
 from circle.tables import read_metadata, read_table, write_table
 
@@ -197,3 +199,25 @@ def test_decode_corpus_parallel_equals_serial(grammar_path, lm_path):
             assert h.features["target"] == len(missing)
     assert decode_corpus(sentences[:1], grammar_path, lm_path, WEIGHTS, settings, k=2)[0] \
         == serial[0][:2]
+
+
+@pytest.mark.parametrize("starts, lengths, expected", [
+    ([5, 0, 9], [2, 0, 3], [5, 6, 9, 10, 11]), ([3], [0], []), ([], [], [])])
+def test_concatenated_ranges(starts, lengths, expected):
+    positions = concatenated_ranges(np.array(starts, dtype=np.int64),
+                                    np.array(lengths, dtype=np.int64))
+    assert positions.tolist() == expected
+
+
+def test_rows_of_a_key_cover_every_way_of_writing_its_source_side():
+    frame = pd.DataFrame([("X", "[X,1] de [X,2]", "[X,2] 's [X,1]", -1.0),
+                          ("X", "casa", "house", -2.0),
+                          ("X", "[X,2] de [X,1]", "[X,2] of [X,1]", -3.0)],
+                         columns=["lhs", "source", "target", "f"])
+    grammar = Grammar.from_frame(frame, ["f"])
+    key = grammar.trie[NT]["de"][NT][None]
+    rows, counts = grammar.rows(np.array([key]))
+    assert rows.tolist() == [0, 2] and counts.tolist() == [2]
+    assert [rule.target for rule in grammar.rules(key)] == [(1, "'s", 0), (0, "of", 1)]
+    assert [rule.values[0] for rule in grammar.rules(key)] == [-1.0, -3.0]
+    assert grammar.terminal_counts.tolist() == [1, 1, 1]

@@ -397,3 +397,24 @@ def test_unbuilt_compiled_engine_is_a_clear_error(grammar, kenlm_model, monkeypa
     with pytest.raises(ImportError, match="pip install -e"):
         Decoder(grammar, lm, WEIGHTS[0], DecoderSettings(engine="cython"))
     assert Decoder(grammar, lm, WEIGHTS[0], DecoderSettings(engine="python")).decode("la casa")
+
+
+def test_options_are_the_best_rules_by_score_and_lm_estimate(kenlm_model, engine):
+    """The options of a source side are its ``options_limit`` best rules by features · weights
+    plus the weighted LM estimate of their target words, ties in table order; both engines
+    estimate as :meth:`LanguageModel.estimate` does."""
+    rng = random.Random(5)
+    grammar = random_grammar(rng, ["la", "casa"], ["the", "house", "small", "dog", "is"], 60)
+    lm = LanguageModel(kenlm_model)
+    decoder = Decoder(grammar, lm, WEIGHTS[1], DecoderSettings(options_limit=3, engine=engine))
+    plan = decoder.prepare("la casa la casa")
+    assert max(len(ranked.rows) for ranked in plan.rule_sets) > 3  # the limit binds
+    for ranked in plan.rule_sets:
+        rules = grammar.rules_at(ranked.rows.tolist())
+        priorities = [decoder.model.dot(rule.values)
+                      + decoder.model.lm_weight * LN10 * lm.estimate(rule.target)
+                      for rule in rules]
+        assert ranked.priorities.tolist() == pytest.approx(priorities, abs=1e-9)
+        table_order = sorted(ranked.rows.tolist())
+        expected = sorted(table_order, key=lambda row: -priorities[ranked.rows.tolist().index(row)])
+        assert [option.rule for option in ranked.best] == grammar.rules_at(expected[:3])
