@@ -18,6 +18,7 @@ import numpy as np
 import pytest
 import yaml
 
+from circle.decoder import read_weights
 from circle.decoder.nbest import NBEST
 from circle.schemas import (
     ALIGNMENT,
@@ -155,6 +156,11 @@ def test_tiny_end_to_end_through_grammars_and_decoding(tmp_path):
     assert onebest == list(nbest[nbest["rank"] == 0]["hypothesis"])
     text = (results / "decode/untuned-translation/test.nbest.txt").read_text().splitlines()
     assert len(text) == len(nbest) and all(line.count(" ||| ") == 3 for line in text)
+
+    untuned = read_weights(results / "weights/untuned-paraphrase.txt")
+    for tuned in ("paraphraser-bias0", "1H.rep0", "1H+2P.rep0"):
+        weights = read_weights(results / f"weights/{tuned}.txt")
+        assert weights["oov"] == untuned["oov"] and weights["target"] == 0.0  # kept fixed
 
     evaluation = read_table(results / "evaluation/results.parquet", EVALUATION)
     assert sorted(evaluation["condition"]) == sorted(["1H", "2H", "1H+1P", "1H+2P"])
