@@ -457,8 +457,8 @@ cdef enum:
 @cython.no_gc
 @cython.freelist(1024)
 cdef class Derivation:
-    """A derivation, as :class:`circle.decoder.kbest.Derivation`; ``words`` is filled when it
-    is popped (only popped derivations are ever read)."""
+    """A derivation, as :class:`circle.decoder.kbest.Derivation` (``children`` and ``words``
+    filled when it is popped)."""
 
     cdef readonly double score
     cdef readonly object edge
@@ -522,7 +522,7 @@ cdef class KBest:
             derivation = state.pool[-state.heap.back().second]
             state.heap.pop_back()
             state.pending = derivation
-            derivation.words = _yield(derivation)
+            self._complete(derivation)
             if derivation.words not in state.yields:
                 state.yields.add(derivation.words)
                 state.derivations.append(derivation)
@@ -540,23 +540,32 @@ cdef class KBest:
             key = (key << RANK_BITS) | <uint64_t>ranks[i]
         if not state.seen.add(key + 1):
             return 0
-        children = []
+        cdef double score = edge.score
         for i in range(len(tails)):
-            child = self._get(tails[i], ranks[i])
-            if child is None:
-                return 0
-            children.append(child)
+            if ranks[i] == 0:
+                score += tails[i].inside  # the score of its best derivation, bit for bit
+            else:
+                child = self._get(tails[i], ranks[i])
+                if child is None:
+                    return 0
+                score += child.score
         derivation = Derivation.__new__(Derivation)
         derivation.edge = edge
         derivation.edge_index = edge_index
         memcpy(derivation.ranks, ranks, sizeof(derivation.ranks))
-        derivation.children = tuple(children)
-        derivation.score = edge.score
-        for child in children:
-            derivation.score += child.score
-        state.heap.push_back(pair[double, Py_ssize_t](derivation.score, -len(state.pool)))
+        derivation.score = score
+        state.heap.push_back(pair[double, Py_ssize_t](score, -len(state.pool)))
         push_heap(state.heap.begin(), state.heap.end())
         state.pool.append(derivation)
+        return 0
+
+    cdef int _complete(self, Derivation derivation) except -1:
+        """Look up a popped derivation's antecedent derivations and spell out its words."""
+        cdef tuple tails = derivation.edge.tails
+        cdef Py_ssize_t i
+        derivation.children = tuple([self._get(tails[i], derivation.ranks[i])
+                                     for i in range(len(tails))])
+        derivation.words = _yield(derivation)
         return 0
 
 

@@ -4,6 +4,12 @@ Every node keeps its derivations found so far (best first) and a heap of candida
 best derivation of a node is computed only when a parent asks for it. Edge scores are exact
 (LM included), so derivation scores are exact and the lists are exactly sorted.
 
+As in Algorithm 3, the 1-best of every node comes from the search: an antecedent's best
+derivation scores exactly its item's ``inside`` score, so a candidate built on 1-best antecedents
+is scored without visiting them, and its antecedents' derivations are looked up only when it is
+popped. The extraction therefore visits the nodes of the derivations it pops, not the whole
+hypergraph.
+
 Uniqueness by output string is enforced at every node, not only at the root: two derivations
 of one node with the same yield share the node's LM boundary summary, so every extension of
 the worse one is matched by an equal-string, better-scoring extension of the better one.
@@ -14,28 +20,31 @@ from __future__ import annotations
 
 import heapq
 import itertools
-from collections.abc import Sequence
 from typing import Protocol
 
 
 class Node(Protocol):
-    """A hypergraph node: its incoming hyperedges."""
+    """A hypergraph node: its incoming hyperedges and the score of its best derivation."""
 
     edges: list
+    inside: float
 
 
 class Derivation:
-    """A derivation of a node: its top edge, the ranks of its antecedents' derivations."""
+    """A derivation of a node: its top edge, the ranks of its antecedents' derivations.
+
+    ``children`` and ``words`` are filled when the derivation is popped at its node (every
+    derivation handed out has been).
+    """
 
     __slots__ = ("score", "edge", "ranks", "children", "words")
 
-    def __init__(self, score: float, edge, ranks: tuple[int, ...],
-                 children: tuple[Derivation, ...], words: tuple[str, ...]):
+    def __init__(self, score: float, edge, ranks: tuple[int, ...]):
         self.score = score
         self.edge = edge
         self.ranks = ranks
-        self.children = children
-        self.words = words
+        self.children: tuple[Derivation, ...] = ()
+        self.words: tuple[str, ...] = ()
 
 
 class _NodeState:
@@ -76,6 +85,7 @@ class KBest:
                 return None
             derivation = heapq.heappop(state.candidates)[2]
             state.pending = derivation
+            self._complete(derivation)
             if derivation.words not in state.yields:
                 state.yields.add(derivation.words)
                 state.derivations.append(derivation)
@@ -91,24 +101,28 @@ class KBest:
         if key in state.seen:
             return
         state.seen.add(key)
-        children = []
+        score = edge.score
         for tail, rank in zip(edge.tails, ranks, strict=True):
-            child = self.get(tail, rank)
-            if child is None:
-                return
-            children.append(child)
-        derivation = _derive(edge, ranks, children)
-        heapq.heappush(state.candidates, (-derivation.score, next(self._tiebreak), derivation))
+            if rank == 0:
+                score += tail.inside  # the score of its best derivation, bit for bit
+            else:
+                child = self.get(tail, rank)
+                if child is None:
+                    return
+                score += child.score
+        heapq.heappush(state.candidates,
+                       (-score, next(self._tiebreak), Derivation(score, edge, ranks)))
 
-
-def _derive(edge, ranks: tuple[int, ...], children: Sequence[Derivation]) -> Derivation:
-    score = edge.score
-    for child in children:
-        score += child.score
-    words: list[str] = []
-    for symbol in edge.rule.target:
-        if symbol.__class__ is str:
-            words.append(symbol)
-        else:
-            words.extend(children[symbol].words)
-    return Derivation(score, edge, ranks, tuple(children), tuple(words))
+    def _complete(self, derivation: Derivation) -> None:
+        """Look up a popped derivation's antecedent derivations and spell out its words."""
+        children = tuple(self.get(tail, rank)
+                         for tail, rank in zip(derivation.edge.tails, derivation.ranks,
+                                               strict=True))
+        words: list[str] = []
+        for symbol in derivation.edge.rule.target:
+            if symbol.__class__ is str:
+                words.append(symbol)
+            else:
+                words.extend(children[symbol].words)
+        derivation.children = children
+        derivation.words = tuple(words)
