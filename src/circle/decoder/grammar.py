@@ -5,7 +5,7 @@ terminal, or :data:`NT` for any nonterminal) that the CKY+ matcher of :mod:`circ
 walks; a trie node that ends a source side holds that side's key. Loading tokenises all target
 sides at once (Arrow compute) into symbol ids, so the decoder scores a key's rules as arrays
 (:meth:`Grammar.rows`, :meth:`Grammar.features`, :attr:`Grammar.terminal_counts`) and parses
-into a :class:`Rule` only the few it keeps (:meth:`Grammar.rule`).
+into a :class:`Rule` only the few it keeps (:meth:`Grammar.rules_at`).
 
 Nonterminals are ``[X,1]`` / ``[X,2]`` as in :mod:`circle.schemas`. Within a parsed :class:`Rule`
 a target nonterminal is the position (0 or 1) of the co-indexed nonterminal on the source side,
@@ -193,6 +193,13 @@ class Grammar:
         """The grammar's feature values of ``rows`` (rows × ``feature_names``)."""
         return self._values[rows]
 
+    def target_symbols(self, rows: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """The target symbols of ``rows`` concatenated row by row (ids as in
+        ``target_ids``), and each row's number of symbols."""
+        starts = self.target_offsets[rows]
+        lengths = self.target_offsets[rows + 1] - starts
+        return self.target_ids[concatenated_ranges(starts, lengths)], lengths
+
     def rules_at(self, rows: Sequence[int]) -> list[Rule]:
         """Rows as :class:`Rule` objects (each parsed on first use)."""
         cache = self._rules
@@ -207,10 +214,9 @@ class Grammar:
 
     def _parse(self, rows: np.ndarray) -> list[Rule]:
         """Rules for ``rows``, with array operations done once for all of them."""
-        starts = self.target_offsets[rows]
-        lengths = self.target_offsets[rows + 1] - starts
+        symbols, lengths = self.target_symbols(rows)
+        symbols = symbols.tolist()
         firsts = np.cumsum(lengths) - lengths
-        symbols = self.target_ids[concatenated_ranges(starts, lengths)].tolist()
         vocabulary = self.vocabulary
         decoder = [0.0] * len(DECODER_FEATURES)
         decoder[self._phrase_penalty] = 1.0

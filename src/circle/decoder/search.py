@@ -279,13 +279,10 @@ class Decoder:
         if not isinstance(rule_set, RankedRules):  # a pass-through word
             return [self._targeted(option, words) for option in rule_set]
         if rule_set.words is None:
-            offsets = self.grammar.target_offsets
-            starts = offsets[rule_set.rows]
-            lengths = offsets[rule_set.rows + 1] - starts
-            symbols = self.grammar.target_ids[concatenated_ranges(starts, lengths)]
-            ranks = np.repeat(np.arange(len(starts)), lengths)
-            words = symbols >= 0
-            rule_set.words = (ranks[words], symbols[words])
+            symbols, lengths = self.grammar.target_symbols(rule_set.rows)
+            ranks = np.repeat(np.arange(len(lengths)), lengths)
+            is_word = symbols >= 0
+            rule_set.words = (ranks[is_word], symbols[is_word])
         word_ranks, word_ids = rule_set.words
         hits = np.bincount(word_ranks, weights=flags[word_ids], minlength=len(rule_set.rows))
         misses = self.grammar.terminal_counts[rule_set.rows] - hits.astype(np.int64)
