@@ -44,6 +44,7 @@ from snakemake.utils import validate
 
 from circle.decoder import Decoder, DecoderSettings, LanguageModel, load_grammar, read_weights
 from circle.decoder.model import ENGINES
+from circle.experiments import Condition
 from circle.schemas import EVALSET
 from circle.tables import read_table
 from circle.tune.loop import select_references
@@ -91,7 +92,8 @@ def cases(config: dict, configfile: Path, k: int | None) -> tuple[str, dict[str,
     if not (ROOT / tuned).exists():
         weights = f"{results}/weights/untuned-paraphrase.txt"
         note = f"untuned: {tuned} not built yet ({snakemake_command(tuned, configfile)})"
-    paraphrases = [int(c.split("+")[1][:-1]) for c in config["tuning"]["conditions"] if "+" in c]
+    paraphrases = [count for count in (Condition.parse(c).paraphrases
+                                       for c in config["tuning"]["conditions"]) if count]
     return lm, {
         "translation": Case("translation", f"{results}/sets/test.parquet",
                             f"{results}/grammar/filtered/test.parquet",

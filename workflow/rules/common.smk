@@ -4,6 +4,7 @@ import re
 from snakemake.utils import validate
 
 from circle.corpus.prepare import EVAL_SETS
+from circle.experiments import Condition
 
 
 validate(config, schema="../schemas/config.schema.yaml")
@@ -83,8 +84,8 @@ def mert_settings(replicate):
 
 def max_paraphrases():
     """The largest k of the config's 1H+kP conditions (0 if none)."""
-    counts = [int(c.split("+")[1][:-1]) for c in config["tuning"]["conditions"] if "+" in c]
-    return max(counts, default=0)
+    return max((Condition.parse(c).paraphrases for c in config["tuning"]["conditions"]),
+               default=0)
 
 
 def tuning_runs():
