@@ -9,6 +9,8 @@ floating-point operations in the same order and the same tie-breaking, so both e
 identical n-best lists (the tests check this). Only representations differ:
 
 * words are integer ids, and KenLM states are interned as integer ids (equal states, one id);
+* an :class:`Option` keeps its target as word ids, read from the grammar's tokenised target
+  sides; its :class:`~circle.decoder.grammar.Rule` is parsed only if someone asks for it;
 * KenLM scores a (state, word) transition once; after that it is read from a hash table
   (:class:`Table`), as are the cube positions already pushed;
 * candidates are C structs in a vector indexed by their push counter, ordered by a heap of
@@ -34,6 +36,7 @@ cdef double LN10 = _LN10
 cdef enum:
     MAX_LEFT = 15  # left words of an item: n − 1 for LM orders up to 16
     MAX_ARITY = 2  # nonterminals of a rule (two for the glue rule and Hiero rules)
+    MAX_TARGET = 31  # target symbols of a rule (one more for the goal's </s>)
 
 
 cdef struct Entry:
@@ -139,6 +142,35 @@ cdef class Table:
 @cython.final
 @cython.no_gc
 @cython.freelist(1024)
+cdef class Option:
+    """A rule ready for one decoding, as :class:`circle.decoder.cube.Option`.
+
+    Made by :meth:`CubePruning.options` or :meth:`CubePruning.option`. Its target side is kept
+    as ``symbols``: word ids of the search (``words`` spells them), −1 − p for the nonterminal
+    at source position p. A grammar row's :class:`~circle.decoder.grammar.Rule` is parsed when
+    ``rule`` is first read.
+    """
+
+    cdef readonly int miss
+    cdef readonly double score
+    cdef readonly double priority
+    cdef object _rule
+    cdef object grammar
+    cdef int64_t row
+    cdef list words
+    cdef int32_t length
+    cdef int32_t symbols[MAX_TARGET]
+
+    @property
+    def rule(self):
+        if self._rule is None:
+            self._rule = self.grammar.rules_at([self.row])[0]
+        return self._rule
+
+
+@cython.final
+@cython.no_gc
+@cython.freelist(1024)
 cdef class Item:
     """A +LM chart item, as :class:`circle.decoder.cube.Item` with its LM summary in C.
 
@@ -155,13 +187,21 @@ cdef class Item:
 @cython.no_gc
 @cython.freelist(1024)
 cdef class Edge:
-    """A hyperedge, as :class:`circle.decoder.cube.Edge`."""
+    """A hyperedge, as :class:`circle.decoder.cube.Edge`; its rule and targeting value are
+    its option's."""
 
-    cdef readonly object rule
-    cdef readonly object miss
+    cdef readonly Option option
     cdef readonly tuple tails
     cdef readonly double score
     cdef readonly double lm
+
+    @property
+    def rule(self):
+        return self.option.rule
+
+    @property
+    def miss(self):
+        return self.option.miss
 
 
 @cython.final
@@ -181,12 +221,13 @@ cdef class CubePruning:
     cdef int32_t context
     cdef int32_t null
     cdef int32_t bos
+    cdef int32_t eos
     cdef dict word_ids
     cdef list words
     cdef dict state_ids
     cdef list states
     cdef Table transitions
-    cdef tuple vocabulary  # of the grammar last given to estimates(); word_map maps its ids
+    cdef tuple vocabulary  # of the grammar last used; word_map maps its word ids to ours
     cdef int32_t[:] word_map
     # buffers of fill(), kept for their capacity
     cdef vector[Candidate] candidates
@@ -212,6 +253,7 @@ cdef class CubePruning:
         self.model.BeginSentenceWrite(bos)
         self.null = self._state(null)
         self.bos = self._state(bos)
+        self.eos = self._word("</s>")
 
     def fill(self, list cubes):
         """The items of one chart cell, best heuristic first."""
@@ -224,6 +266,7 @@ cdef class CubePruning:
         cdef tuple tails
         cdef Item item
         cdef Edge edge
+        cdef Option option
         self.candidates.clear()
         self.heap.clear()
         self.seen.clear()
@@ -243,8 +286,7 @@ cdef class CubePruning:
             arity = len(tails)
             option = rules[popped.position[0]]
             edge = Edge.__new__(Edge)
-            edge.rule = option.rule
-            edge.miss = option.miss
+            edge.option = option
             edge.tails = _antecedents(tails, popped.position)
             edge.score = popped.score
             edge.lm = popped.lm
@@ -271,13 +313,76 @@ cdef class CubePruning:
                     self._push(cubes, popped.cube, position)
         return sorted(items.values(), key=lambda item: -item.heuristic)
 
-    def sentence_lm(self, tuple target, tuple tails):
-        """log10 LM score of a goal edge: ``target`` read after ⟨s⟩, every word exact."""
+    def sentence_edge(self, Option option, tuple tails):
+        """The edge of ``option`` over ``tails`` whose target is read after ⟨s⟩ and before
+        ⟨/s⟩, every word scored exactly, as :meth:`circle.decoder.cube.CubePruning.sentence_edge`.
+        """
         cdef Summary summary
         cdef double exact = 0.0, estimate = 0.0
-        self._combine(target, tails[0] if tails else None, None, True, &summary, &exact,
-                      &estimate)
-        return exact
+        cdef int32_t symbols[MAX_TARGET + 1]
+        cdef Edge edge
+        memcpy(symbols, option.symbols, option.length * sizeof(int32_t))
+        symbols[option.length] = self.eos
+        self._combine(symbols, option.length + 1, tails[0] if tails else None, None, True,
+                      &summary, &exact, &estimate)
+        edge = Edge.__new__(Edge)
+        edge.option = option
+        edge.tails = tails
+        edge.lm = exact * LN10
+        edge.score = option.score + self.lm_weight * edge.lm
+        return edge
+
+    def options(self, grammar, rows, scores, priorities, misses=None):
+        """Options for grammar ``rows``, as :meth:`circle.decoder.cube.CubePruning.options`."""
+        cdef const int32_t[:] ids = grammar.target_ids
+        cdef const int64_t[:] offsets = grammar.target_offsets
+        cdef const int64_t[:] wanted = np.asarray(rows, dtype=np.int64)
+        cdef const double[:] score = np.asarray(scores, dtype=np.float64)
+        cdef const double[:] priority = np.asarray(priorities, dtype=np.float64)
+        cdef const int64_t[:] miss = None if misses is None else np.asarray(misses,
+                                                                           dtype=np.int64)
+        cdef Py_ssize_t r, t
+        cdef int64_t row
+        cdef int32_t symbol
+        cdef Option option
+        self._use(grammar)
+        cdef int32_t[:] word_map = self.word_map
+        out = []
+        for r in range(len(wanted)):
+            row = wanted[r]
+            if offsets[row + 1] - offsets[row] > MAX_TARGET:
+                raise ValueError(f"rule target {grammar.rules_at([row])[0].target} is longer "
+                                 f"than the compiled search's {MAX_TARGET} symbols")
+            option = Option.__new__(Option)
+            option.grammar = grammar
+            option.row = row
+            option.words = self.words
+            option.score = score[r]
+            option.priority = priority[r]
+            option.miss = 0 if miss is None else <int>miss[r]
+            option.length = <int32_t>(offsets[row + 1] - offsets[row])
+            for t in range(option.length):
+                symbol = ids[offsets[row] + t]
+                option.symbols[t] = word_map[symbol] if symbol >= 0 else symbol
+            out.append(option)
+        return out
+
+    def option(self, rule, int miss, double score, double priority):
+        """An option for a rule outside the grammar, as
+        :meth:`circle.decoder.cube.CubePruning.option`."""
+        cdef tuple target = rule.target
+        if len(target) > MAX_TARGET:
+            raise ValueError(f"rule target {target} is longer than the compiled search's "
+                             f"{MAX_TARGET} symbols")
+        cdef Option option = Option.__new__(Option)
+        option._rule = rule
+        option.row = -1
+        option.words = self.words
+        option.miss, option.score, option.priority = miss, score, priority
+        option.length = len(target)
+        for t, symbol in enumerate(target):
+            option.symbols[t] = self._word(symbol) if type(symbol) is str else -1 - symbol
+        return option
 
     def estimates(self, grammar, rows):
         """log10 LM estimates of the target sides of grammar ``rows``, as
@@ -289,10 +394,7 @@ cdef class CubePruning:
         cdef int64_t row
         cdef int32_t state
         cdef double total
-        if grammar.vocabulary is not self.vocabulary:
-            self.word_map = np.array([self._word(word) for word in grammar.vocabulary],
-                                     dtype=np.int32)
-            self.vocabulary = grammar.vocabulary
+        self._use(grammar)
         out = np.empty(len(wanted), dtype=np.float64)
         cdef double[:] totals = out
         for r in range(len(wanted)):
@@ -307,6 +409,14 @@ cdef class CubePruning:
             totals[r] = total
         return out
 
+    cdef int _use(self, grammar) except -1:
+        """Map the word ids of ``grammar``'s tokenised targets to ours (``word_map``)."""
+        if grammar.vocabulary is not self.vocabulary:
+            self.word_map = np.array([self._word(word) for word in grammar.vocabulary],
+                                     dtype=np.int32)
+            self.vocabulary = grammar.vocabulary
+        return 0
+
     cdef int _push(self, list cubes, Py_ssize_t c, int32_t* position) except -1:
         """Score the edge at ``position`` of cube ``c`` and push it as a candidate."""
         cdef Candidate candidate
@@ -315,17 +425,17 @@ cdef class CubePruning:
         cdef tuple tails
         cdef Item first = None, second = None
         rules, tails = cubes[c]
-        option = rules[position[0]]
+        cdef Option option = rules[position[0]]
         if len(tails) > 0:
             first = (<list>tails[0])[position[1]]
         if len(tails) > 1:
             second = (<list>tails[1])[position[2]]
-        self._combine(option.rule.target, first, second, False, &candidate.summary, &exact,
-                      &estimate)
+        self._combine(option.symbols, option.length, first, second, False, &candidate.summary,
+                      &exact, &estimate)
         candidate.cube = <int32_t>c
         memcpy(candidate.position, position, sizeof(candidate.position))
         candidate.lm = exact * LN10
-        candidate.score = <double>option.score + self.lm_weight * candidate.lm
+        candidate.score = option.score + self.lm_weight * candidate.lm
         candidate.inside = candidate.score
         if first is not None:
             candidate.inside += first.inside
@@ -338,30 +448,32 @@ cdef class CubePruning:
         self.candidates.push_back(candidate)
         return 0
 
-    cdef int _combine(self, tuple target, Item first, Item second, bint sentence,
-                      Summary* summary, double* exact, double* estimate) except -1:
-        """:meth:`LanguageModel.combine <circle.decoder.lm.LanguageModel.combine>`.
+    cdef int _combine(self, const int32_t* symbols, int32_t size, Item first, Item second,
+                      bint sentence, Summary* summary, double* exact, double* estimate
+                      ) except -1:
+        """:meth:`LanguageModel.combine <circle.decoder.lm.LanguageModel.combine>` of the
+        target ``symbols[:size]`` (see :class:`Option`).
 
         The antecedents are ``first`` and ``second``, None past the rule's arity; the result
         goes to ``summary``, ``exact`` and ``estimate``.
         """
         cdef int32_t state = self.bos if sentence else self.null
         cdef int32_t context = 0 if sentence else self.context
-        cdef int32_t length = 0, nleft = 0, count, k, word
+        cdef int32_t length = 0, nleft = 0, count, k, s, word
         cdef int32_t* words
         cdef float score
         cdef Item tail
         exact[0] = estimate[0] = 0.0
-        for symbol in target:
-            if type(symbol) is str:
-                word = self._word(symbol)
+        for s in range(size):
+            if symbols[s] >= 0:
+                word = symbols[s]
                 words = &word
                 count = 1
                 tail = None
             else:
-                tail = first if symbol == 0 else second
+                tail = first if symbols[s] == -1 else second
                 if tail is None:
-                    raise ValueError(f"target {target} has more nonterminals than the source")
+                    raise ValueError("a rule target has more nonterminals than its source")
                 words = tail.summary.left
                 count = tail.summary.nleft
             for k in range(count):
@@ -461,7 +573,7 @@ cdef class Derivation:
     filled when it is popped)."""
 
     cdef readonly double score
-    cdef readonly object edge
+    cdef readonly Edge edge
     cdef readonly tuple children
     cdef readonly tuple words
     cdef Py_ssize_t edge_index
@@ -532,7 +644,7 @@ cdef class KBest:
         cdef Py_ssize_t i
         cdef uint64_t key = edge_index
         cdef Derivation child, derivation
-        edge = state.edges[edge_index]
+        cdef Edge edge = state.edges[edge_index]
         cdef tuple tails = edge.tails
         for i in range(MAX_ARITY):
             if ranks[i] >> RANK_BITS or edge_index >> RANK_BITS:
@@ -543,7 +655,7 @@ cdef class KBest:
         cdef double score = edge.score
         for i in range(len(tails)):
             if ranks[i] == 0:
-                score += tails[i].inside  # the score of its best derivation, bit for bit
+                score += (<Item>tails[i]).inside  # its best derivation's score, bit for bit
             else:
                 child = self._get(tails[i], ranks[i])
                 if child is None:
@@ -561,7 +673,7 @@ cdef class KBest:
 
     cdef int _complete(self, Derivation derivation) except -1:
         """Look up a popped derivation's antecedent derivations and spell out its words."""
-        cdef tuple tails = derivation.edge.tails
+        cdef tuple tails = (<Edge>derivation.edge).tails
         cdef Py_ssize_t i
         derivation.children = tuple([self._get(tails[i], derivation.ranks[i])
                                      for i in range(len(tails))])
@@ -571,10 +683,12 @@ cdef class KBest:
 
 cdef tuple _yield(Derivation derivation):
     """The output words of a derivation whose children's words are known."""
+    cdef Option option = (<Edge>derivation.edge).option
+    cdef int32_t s
     words = []
-    for symbol in derivation.edge.rule.target:
-        if type(symbol) is str:
-            words.append(symbol)
+    for s in range(option.length):
+        if option.symbols[s] >= 0:
+            words.append(option.words[option.symbols[s]])
         else:
-            words.extend((<Derivation>derivation.children[symbol]).words)
+            words.extend((<Derivation>derivation.children[-1 - option.symbols[s]]).words)
     return tuple(words)

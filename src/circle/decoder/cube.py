@@ -24,7 +24,7 @@ import itertools
 import kenlm
 import numpy as np
 
-from circle.decoder.grammar import Grammar, Rule, Symbol
+from circle.decoder.grammar import Grammar, Rule
 from circle.decoder.lm import LN10, LanguageModel
 
 
@@ -127,9 +127,24 @@ class CubePruning:
                                                          next(tiebreak)))
         return sorted(items.values(), key=lambda item: -item.heuristic)
 
-    def sentence_lm(self, target: tuple[Symbol, ...], tails: tuple[Item, ...]) -> float:
-        """log10 LM score of a goal edge: ``target`` read after ⟨s⟩, every word exact."""
-        return self.lm.combine(target, tails, sentence=True)[0]
+    def sentence_edge(self, option: Option, tails: tuple[Item, ...]) -> Edge:
+        """The edge of ``option`` over ``tails`` whose target is read after ⟨s⟩ and before
+        ⟨/s⟩, every word scored exactly (the edge to the goal)."""
+        lm = self.lm.combine(option.rule.target + ("</s>",), tails, sentence=True)[0] * LN10
+        return Edge(option.rule, option.miss, tails, option.score + self.lm_weight * lm, lm)
+
+    def options(self, grammar: Grammar, rows: np.ndarray, scores: np.ndarray,
+                priorities: np.ndarray, misses: np.ndarray | None = None) -> list[Option]:
+        """Options for grammar ``rows`` with their scores, priorities and targeting values
+        (``misses``; None: untargeted)."""
+        misses = [0] * len(rows) if misses is None else misses.tolist()
+        return [Option(rule, miss, score, priority) for rule, score, priority, miss
+                in zip(grammar.rules_at(rows.tolist()), scores.tolist(), priorities.tolist(),
+                       misses, strict=True)]
+
+    def option(self, rule: Rule, miss: int, score: float, priority: float) -> Option:
+        """An option for a rule outside the grammar (glue, pass-through, goal)."""
+        return Option(rule, miss, score, priority)
 
     def estimates(self, grammar: Grammar, rows: np.ndarray) -> np.ndarray:
         """:meth:`LanguageModel.estimate <circle.decoder.lm.LanguageModel.estimate>` (log10)

@@ -107,9 +107,10 @@ class Grammar:
     (rows × ``feature_names``) in natural-log units. Rows are grouped by source-side key:
     :meth:`rows` gives a key's rows. Target sides are kept tokenised for scoring without
     parsing: ``target_ids[target_offsets[r]:target_offsets[r + 1]]`` are row r's symbols, an
-    index into ``vocabulary`` (``word_index`` inverts it) for a word, −1 or −2 for ``[X,1]`` or
-    ``[X,2]``; ``terminal_counts`` holds each row's number of target words. Every rule is
-    checked when the grammar is built.
+    index into ``vocabulary`` (``word_index`` inverts it) for a word, −1 − p for the nonterminal
+    co-indexed with the p-th nonterminal of the source side (−1, −2 for ``[X,1]``, ``[X,2]``
+    unless the source side swaps them); ``terminal_counts`` holds each row's number of target
+    words. Every rule is checked when the grammar is built.
     """
 
     def __init__(self, sources: Sequence[str], targets: Sequence[str], values: np.ndarray,
@@ -141,11 +142,12 @@ class Grammar:
         self._key_rows = np.argsort(row_keys, kind="stable")
         self._key_starts = np.concatenate(([0], np.cumsum(np.bincount(row_keys,
                                                                       minlength=len(keys)))))
-        self._row_orders = order_of_code[codes]
         self.target_ids, self.target_offsets, self.vocabulary = _tokenise(self._targets)
         self.word_index = {word: i for i, word in enumerate(self.vocabulary)}
         self.terminal_counts = self._count(self.target_ids >= 0)
-        self._check_nonterminals(sources)
+        row_orders = order_of_code[codes]
+        self._check_nonterminals(sources, row_orders)
+        self._to_source_positions(row_orders)
         self._rules: dict[int, Rule] = {}
         self._word_penalty = DECODER_FEATURES.index("word_penalty")
         self._phrase_penalty = DECODER_FEATURES.index("phrase_penalty")
@@ -155,15 +157,24 @@ class Grammar:
         cumulative = np.concatenate(([0], np.cumsum(flags)))
         return cumulative[self.target_offsets[1:]] - cumulative[self.target_offsets[:-1]]
 
-    def _check_nonterminals(self, sources: np.ndarray) -> None:
-        """Every target side uses each of its source side's nonterminals exactly once."""
-        arity = np.array([len(order) for order in NONTERMINAL_ORDERS])[self._row_orders]
+    def _check_nonterminals(self, sources: np.ndarray, row_orders: np.ndarray) -> None:
+        """Every target side uses each of its source side's nonterminals exactly once.
+
+        ``row_orders`` holds each row's index into :data:`NONTERMINAL_ORDERS`.
+        """
+        arity = np.array([len(order) for order in NONTERMINAL_ORDERS])[row_orders]
         valid = ((self._count(self.target_ids == -1) == (arity >= 1))
                  & (self._count(self.target_ids == -2) == (arity == 2)))
         if not valid.all():
             row = int(np.flatnonzero(~valid)[0])
             raise GrammarError(f"rule {sources[row]!r} → {self._targets[row]!r}: the target "
                                f"side must use each source nonterminal exactly once")
+
+    def _to_source_positions(self, row_orders: np.ndarray) -> None:
+        """Renumber target nonterminals from co-indices to source positions (−1 − p)."""
+        swapped = row_orders == NONTERMINAL_ORDERS.index((2, 1))
+        symbols = np.repeat(swapped, np.diff(self.target_offsets)) & (self.target_ids < 0)
+        self.target_ids[symbols] = -3 - self.target_ids[symbols]  # −1 ↔ −2
 
     @classmethod
     def from_frame(cls, frame: pd.DataFrame, feature_names: Sequence[str]) -> Grammar:
@@ -222,17 +233,15 @@ class Grammar:
         decoder[self._phrase_penalty] = 1.0
         word_penalty = len(self.feature_names) + self._word_penalty
         rules = []
-        for values, order, first, length in zip(
-                self._values[rows].tolist(), self._row_orders[rows].tolist(), firsts.tolist(),
-                lengths.tolist(), strict=True):
+        for values, first, length in zip(self._values[rows].tolist(), firsts.tolist(),
+                                         lengths.tolist(), strict=True):
             target = symbols[first:first + length]
             words = tuple([vocabulary[i] for i in target if i >= 0])
             values += decoder
             values[word_penalty] = -float(len(words))
             if len(words) < length:
-                position = NONTERMINAL_ORDERS[order].index  # source position of [X,i]
-                rules.append(Rule(tuple([vocabulary[i] if i >= 0 else position(-i)
-                                         for i in target]), tuple(values), words))
+                rules.append(Rule(tuple([vocabulary[i] if i >= 0 else -1 - i for i in target]),
+                                  tuple(values), words))
             else:
                 rules.append(Rule(words, tuple(values), words))
         return rules

@@ -115,8 +115,8 @@ class Decoder:
         self._phrase_penalty_weight = self.model.weights[index["phrase_penalty"]]
         self._glue = self._fixed_option(Rule((0, 1), self.model.vector(glue=1.0)))
         self._glue_top = self._fixed_option(Rule((0,), self.model.vector()))
-        self._goal = Rule((0,), self.model.vector())
-        self._empty = Rule((), self.model.vector())
+        self._goal = self._fixed_option(Rule((0,), self.model.vector()))
+        self._empty = self._fixed_option(Rule((), self.model.vector()))
 
     @property
     def feature_names(self) -> tuple[str, ...]:
@@ -202,11 +202,8 @@ class Decoder:
     def _goal_edge(self, item: Item | None) -> Edge:
         """The edge from a full-sentence item (None: the empty input) to the goal, ⟨s⟩ … ⟨/s⟩."""
         if item is None:
-            rule, tails, target = self._empty, (), ("</s>",)
-        else:
-            rule, tails, target = self._goal, (item,), (0, "</s>")
-        lm = self._search.sentence_lm(target, tails) * LN10
-        return Edge(rule, 0, tails, self.model.lm_weight * lm, lm)
+            return self._search.sentence_edge(self._empty, ())
+        return self._search.sentence_edge(self._goal, (item,))
 
     def _hypothesis(self, derivation: Derivation) -> Hypothesis:
         values = [0.0] * len(self.model.names)
@@ -226,7 +223,8 @@ class Decoder:
 
     def _fixed_option(self, rule: Rule) -> Option:
         score = self.model.dot(rule.values)
-        return Option(rule, 0, score, score + self._lm_weight * self.lm.estimate(rule.target))
+        return self._search.option(rule, 0, score,
+                                   score + self._lm_weight * self.lm.estimate(rule.target))
 
     def _rank(self, keys: list[int]) -> None:
         """Rank the rules of source-side ``keys`` by priority, ties in table order (cached).
@@ -257,14 +255,10 @@ class Decoder:
     def _options(self, rows: np.ndarray, scores: np.ndarray, priorities: np.ndarray,
                  misses: np.ndarray | None = None) -> list[Option]:
         """Options for grammar ``rows``, with their targeting values (``misses``)."""
-        rules = self.grammar.rules_at(rows.tolist())
-        if misses is None:
-            return [Option(rule, 0, score, priority) for rule, score, priority
-                    in zip(rules, scores.tolist(), priorities.tolist(), strict=True)]
-        weight = self.model.target_weight
-        return [Option(rule, miss, score + weight * miss, priority + weight * miss)
-                for rule, score, priority, miss
-                in zip(rules, scores.tolist(), priorities.tolist(), misses.tolist(), strict=True)]
+        if misses is not None:
+            weight = self.model.target_weight
+            scores, priorities = scores + weight * misses, priorities + weight * misses
+        return self._search.options(self.grammar, rows, scores, priorities, misses)
 
     def _select(self, rule_set: RankedRules | list[Option],
                 target: tuple[frozenset[str], np.ndarray] | None) -> list[Option]:
@@ -295,8 +289,8 @@ class Decoder:
         """A pass-through option with its targeting value."""
         miss = sum(1 for word in option.rule.words if word not in target)
         weight = self.model.target_weight
-        return Option(option.rule, miss, option.score + weight * miss,
-                      option.priority + weight * miss)
+        return self._search.option(option.rule, miss, option.score + weight * miss,
+                                   option.priority + weight * miss)
 
 
 def _engine(name: str) -> tuple[type[CubePruning], type[KBest]]:
