@@ -21,6 +21,7 @@ import pandas as pd
 import pytest
 
 import circle.decoder
+import circle.decoder.chart
 from circle.decoder import Decoder, DecoderSettings, Grammar, LanguageModel
 from circle.decoder.model import ENGINES
 
@@ -383,6 +384,22 @@ def test_engines_agree_on_a_random_grammar(tmp_path, cython_options):
                              **cython_options)
     assert min(len(nbest) for nbest in outputs["python"]) > 20
     assert outputs["cython"] == outputs["python"]
+
+
+@pytest.mark.parametrize("span_limit", [1, 3, 20])
+def test_compiled_matcher_agrees_with_the_reference(span_limit):
+    """The same applications per span, in the same order, and the same pass-through words."""
+    from circle.decoder import _cube
+    rng = random.Random(3)
+    source_vocab = [f"s{i}" for i in range(8)]
+    grammar = random_grammar(rng, source_vocab, ["t", "u", "v"], 300)
+    for _ in range(20):
+        words = tuple(rng.choices(source_vocab + ["oov"], k=rng.randint(0, 16)))
+        reference = circle.decoder.chart.match(grammar, words, span_limit)
+        compiled = _cube.match(grammar, words, span_limit)
+        assert list(compiled.spans.items()) == list(reference.spans.items())
+        assert compiled.oov == reference.oov and compiled.words == words
+    assert sum(map(len, reference.spans.values())) > 10
 
 
 def test_unknown_engine_is_refused():

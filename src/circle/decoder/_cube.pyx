@@ -1,6 +1,7 @@
 # cython: language_level=3, boundscheck=False, wraparound=False, auto_pickle=False
-"""The compiled twins of :mod:`circle.decoder.cube` (cube pruning, Chiang 2007 §5.2) and
-:mod:`circle.decoder.kbest` (lazy unique k-best, Huang & Chiang 2005) in Cython.
+"""The compiled twins of :mod:`circle.decoder.cube` (cube pruning, Chiang 2007 §5.2),
+:mod:`circle.decoder.kbest` (lazy unique k-best, Huang & Chiang 2005) and
+:func:`circle.decoder.chart.match` (CKY+ rule matching) in Cython.
 
 Built at install time by ``setup.py`` (``pip install -e .``). :class:`CubePruning` runs the
 algorithm of :class:`circle.decoder.cube.CubePruning` and
@@ -29,6 +30,8 @@ from libcpp.vector cimport vector
 import kenlm
 import numpy as np
 
+from circle.decoder.chart import Matches
+from circle.decoder.grammar import NT
 from circle.decoder.lm import LN10 as _LN10
 
 cdef double LN10 = _LN10
@@ -559,6 +562,63 @@ cdef bytes _signature(Summary* summary):
     key[0] = summary.right
     memcpy(&key[1], summary.left, summary.nleft * sizeof(int32_t))
     return PyBytes_FromStringAndSize(<char*>key, (summary.nleft + 1) * sizeof(int32_t))
+
+
+def match(grammar, tuple words, Py_ssize_t span_limit):
+    """:func:`circle.decoder.chart.match` compiled: the same applications in the same order.
+
+    Dot-chart cells are indexed by ``i * (n + 1) + j``; ``covered`` marks the spans some rule
+    (or a pass-through word) covers.
+    """
+    cdef dict root = grammar.trie
+    root_nt = root.get(NT)
+    cdef Py_ssize_t n = len(words), width = n + 1, length, i, j, p
+    cdef list dots = [None] * (width * width)
+    cdef vector[char] covered = vector[char](width * width, 0)
+    cdef dict spans = {}
+    cdef list oov = [], extended, found, entries
+    cdef tuple entry, nonterminals
+    cdef dict node
+    for i in range(n):
+        dots[i * width + i] = [(root, ())]
+    for length in range(1, min(span_limit, n) + 1):
+        for i in range(n - length + 1):
+            j = i + length
+            extended = []
+            word = words[j - 1]
+            for entry in <list>dots[i * width + j - 1]:
+                child = (<dict>entry[0]).get(word)
+                if child is not None:
+                    extended.append((child, entry[1]))
+            for p in range(i + 1, j):
+                if covered[p * width + j]:
+                    span = (p, j)
+                    for entry in <list>dots[i * width + p]:
+                        child = (<dict>entry[0]).get(NT)
+                        if child is not None:
+                            extended.append((child, <tuple>entry[1] + (span,)))
+            found = []
+            for entry in extended:
+                node = entry[0]
+                key = node.get(None)
+                if key is not None:
+                    found.append((key, entry[1]))
+            if found:
+                spans[(i, j)] = found
+                covered[i * width + j] = 1
+            elif length == 1:
+                oov.append(i)
+                spans[(i, j)] = []
+                covered[i * width + j] = 1
+            if root_nt is not None and covered[i * width + j]:
+                extended.append((root_nt, ((i, j),)))
+            entries = []
+            for entry in extended:
+                node = entry[0]
+                if len(node) > (None in node):  # nodes with children only
+                    entries.append(entry)
+            dots[i * width + j] = entries
+    return Matches(words, spans, tuple(oov))
 
 
 cdef enum:

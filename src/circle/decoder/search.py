@@ -34,7 +34,7 @@ from typing import ParamSpec, TypeVar
 
 import numpy as np
 
-from circle.decoder.chart import Span, match
+from circle.decoder.chart import Matches, Span, match
 from circle.decoder.cube import Cube, CubePruning, Edge, Item, Option
 from circle.decoder.grammar import Grammar, Rule, concatenated_ranges
 from circle.decoder.kbest import Derivation, KBest
@@ -106,7 +106,7 @@ class Decoder:
         self.model = Model(grammar.feature_names, weights)
         self.settings = settings or DecoderSettings()
         self._lm_weight = self.model.lm_weight * LN10
-        search, self._kbest = _engine(self.settings.engine)
+        search, self._kbest, self._match = _engine(self.settings.engine)
         self._search = search(lm, self.model.lm_weight, self.settings.pop_limit)
         self._ranked: dict[int, RankedRules] = {}
         index = self.model.index
@@ -127,7 +127,7 @@ class Decoder:
     def prepare(self, sentence: str | Sequence[str]) -> SentencePlan:
         """Match the grammar against a tokenised input and score the matched rules."""
         words = tuple(sentence.split() if isinstance(sentence, str) else sentence)
-        matches = match(self.grammar, words, self.settings.span_limit)
+        matches = self._match(self.grammar, words, self.settings.span_limit)
         set_of_key: dict[int, int] = {}
         spans: dict[Span, list[tuple[int, tuple[Span, ...]]]] = {}
         for span, applications in matches.spans.items():
@@ -293,14 +293,18 @@ class Decoder:
                                    option.priority + weight * miss)
 
 
-def _engine(name: str) -> tuple[type[CubePruning], type[KBest]]:
-    """The cube-pruning and k-best classes of a search engine (see :class:`DecoderSettings`).
+Matcher = Callable[[Grammar, tuple[str, ...], int], Matches]
+
+
+def _engine(name: str) -> tuple[type[CubePruning], type[KBest], Matcher]:
+    """The cube-pruning and k-best classes and the rule matcher of a search engine (see
+    :class:`DecoderSettings`).
 
     The compiled ones must be built from the current ``_cube.pyx``: an editable install does
     not rebuild them when the source changes.
     """
     if name == "python":
-        return CubePruning, KBest
+        return CubePruning, KBest, match
     rebuild = ("run `pip install -e .` in the repository (or decode with "
                "DecoderSettings(engine='python'))")
     try:
@@ -311,4 +315,4 @@ def _engine(name: str) -> tuple[type[CubePruning], type[KBest]]:
     source = Path(__file__).with_name("_cube.pyx")
     if source.exists() and source.stat().st_mtime > Path(_cube.__file__).stat().st_mtime:
         raise ImportError(f"{_cube.__file__} is older than {source.name}: {rebuild}")
-    return _cube.CubePruning, _cube.KBest
+    return _cube.CubePruning, _cube.KBest, _cube.match
