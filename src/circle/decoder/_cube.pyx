@@ -15,15 +15,15 @@ identical n-best lists (the tests check this). Only representations differ:
 * KenLM scores a (state, word) transition once; after that it is read from a hash table
   (:class:`Table`), as are the cube positions already pushed;
 * candidates are C structs in a vector indexed by their push counter, ordered by a heap of
-  (heuristic, −counter); an :class:`Edge` is made only when its candidate is popped.
+  (heuristic, −counter); an :class:`Edge` is made only when its candidate is popped;
+* a cell's items are found by their LM summary in a hash table of item indices.
 """
 
 cimport cython
-from cpython.bytes cimport PyBytes_FromStringAndSize
 from cpython.mem cimport PyMem_Calloc, PyMem_Free
 from libc.stdint cimport SIZE_MAX, int32_t, int64_t, uint32_t, uint64_t
-from libc.string cimport memcpy, memset
-from libcpp.algorithm cimport pop_heap, push_heap
+from libc.string cimport memcmp, memcpy, memset
+from libcpp.algorithm cimport pop_heap, push_heap, sort
 from libcpp.pair cimport pair
 from libcpp.vector cimport vector
 
@@ -236,6 +236,8 @@ cdef class CubePruning:
     cdef vector[Candidate] candidates
     cdef vector[pair[double, Py_ssize_t]] heap  # (heuristic, −index into candidates)
     cdef Table seen  # cube positions pushed, as _key()s
+    cdef Table recombined  # the cell's items by _summary_key(); an entry's state is an index
+    cdef vector[pair[double, Py_ssize_t]] order  # (−heuristic, index) of the cell's items
 
     def __init__(self, lm, double lm_weight, Py_ssize_t pop_limit,
                  Py_ssize_t max_transitions=1 << 20):
@@ -247,6 +249,7 @@ cdef class CubePruning:
         self.max_transitions = max_transitions
         self.transitions = Table(16, max_transitions)
         self.seen = Table(10, SIZE_MAX)
+        self.recombined = Table(8, SIZE_MAX)
         self.estimate_weight = lm_weight * LN10
         self.model = lm.model
         self.context = lm.order - 1
@@ -263,8 +266,8 @@ cdef class CubePruning:
         cdef Candidate popped
         cdef int32_t position[MAX_ARITY + 1]
         cdef uint64_t radix = _radix(cubes)
-        cdef Py_ssize_t c, axis, arity, size
-        cdef dict items = {}
+        cdef Py_ssize_t c, axis, arity, size, i
+        cdef list items = []
         cdef list rules
         cdef tuple tails
         cdef Item item
@@ -273,6 +276,7 @@ cdef class CubePruning:
         self.candidates.clear()
         self.heap.clear()
         self.seen.clear()
+        self.recombined.clear()
         for c in range(len(cubes)):
             rules, tails = cubes[c]
             if rules and all(tails):
@@ -293,15 +297,14 @@ cdef class CubePruning:
             edge.tails = _antecedents(tails, popped.position)
             edge.score = popped.score
             edge.lm = popped.lm
-            signature = _signature(&popped.summary)
-            item = items.get(signature)
+            item = self._recombine(items, &popped.summary)
             if item is None:
                 item = Item.__new__(Item)
                 item.inside = popped.inside
                 item.heuristic = popped.heuristic
                 item.edges = [edge]
                 item.summary = popped.summary
-                items[signature] = item
+                items.append(item)
             else:
                 item.edges.append(edge)
                 if popped.inside > item.inside:
@@ -314,7 +317,40 @@ cdef class CubePruning:
                 if position[axis] < size and \
                         self.seen.add(_key(popped.cube, position, radix)):
                     self._push(cubes, popped.cube, position)
-        return sorted(items.values(), key=lambda item: -item.heuristic)
+        self.order.clear()  # sort best heuristic first, ties in creation order
+        for i in range(len(items)):
+            self.order.push_back(pair[double, Py_ssize_t](-(<Item>items[i]).heuristic, i))
+        sort(self.order.begin(), self.order.end())
+        return [items[self.order[i].second] for i in range(len(items))]
+
+    cdef Item _recombine(self, list items, Summary* summary):
+        """The item of ``items`` with LM summary ``summary`` (same right state and left words),
+        or None after recording that ``summary`` is the next item's, at index ``len(items)``.
+        """
+        cdef uint64_t key = _summary_key(summary)
+        cdef Entry* entry
+        cdef Item item
+        while True:
+            entry = self.recombined.slot(key)
+            if entry.key == 0:
+                entry.key = key
+                entry.state = <int32_t>len(items)
+                self.recombined.added()
+                return None
+            item = items[entry.state]
+            if _same_summary(&item.summary, summary):
+                return item
+            key = key * <uint64_t>6364136223846793005ULL + 1  # a hash collision: probe on
+            key += key == 0
+
+    def fill_span(self, list applications, list options, dict cells):
+        """The items of an X cell, as :meth:`circle.decoder.cube.CubePruning.fill_span`."""
+        cdef tuple application
+        cdef list cubes = []
+        for application in applications:
+            cubes.append((options[application[0]],
+                          tuple([cells[span] for span in <tuple>application[1]])))
+        return self.fill(cubes)
 
     def sentence_edge(self, Option option, tuple tails):
         """The edge of ``option`` over ``tails`` whose target is read after ⟨s⟩ and before
@@ -556,12 +592,20 @@ cdef tuple _antecedents(tuple tails, int32_t* position):
     return (tails[0][position[1]], tails[1][position[2]])
 
 
-cdef bytes _signature(Summary* summary):
-    """What recombines items: the right state and the left words."""
-    cdef int32_t key[MAX_LEFT + 1]
-    key[0] = summary.right
-    memcpy(&key[1], summary.left, summary.nleft * sizeof(int32_t))
-    return PyBytes_FromStringAndSize(<char*>key, (summary.nleft + 1) * sizeof(int32_t))
+cdef inline bint _same_summary(Summary* a, Summary* b) noexcept:
+    """Whether two items recombine: the same right state and left words."""
+    return a.right == b.right and a.nleft == b.nleft and \
+        memcmp(a.left, b.left, a.nleft * sizeof(int32_t)) == 0
+
+
+cdef inline uint64_t _summary_key(Summary* summary) noexcept:
+    """A nonzero hash (FNV-1a) of what :func:`_same_summary` compares."""
+    cdef uint64_t key = 14695981039346656037ULL
+    cdef int32_t k
+    key = (key ^ <uint32_t>summary.right) * <uint64_t>1099511628211ULL
+    for k in range(summary.nleft):
+        key = (key ^ <uint32_t>summary.left[k]) * <uint64_t>1099511628211ULL
+    return key + (key == 0)
 
 
 def match(grammar, tuple words, Py_ssize_t span_limit):
@@ -665,6 +709,26 @@ cdef class KBest:
         """Up to ``k`` best derivations of ``node`` with distinct yields, best first."""
         self._get(node, k - 1)
         return (<_NodeState>self.states[id(node)]).derivations[:k]
+
+    def features(self, Derivation derivation, Py_ssize_t size, Py_ssize_t lm_index,
+                 Py_ssize_t target_index):
+        """:meth:`circle.decoder.kbest.KBest.features`, summed in the same order."""
+        cdef vector[double] values = vector[double](size, 0.0)
+        cdef list stack = [derivation]
+        cdef Derivation d
+        cdef Edge edge
+        cdef tuple rule_values
+        cdef Py_ssize_t i
+        while stack:
+            d = stack.pop()
+            edge = d.edge
+            rule_values = edge.option.rule.values
+            for i in range(len(rule_values)):
+                values[i] += <double>rule_values[i]
+            values[lm_index] += edge.lm
+            values[target_index] += edge.option.miss
+            stack.extend(d.children)
+        return [values[i] for i in range(size)]
 
     cdef Derivation _get(self, node, Py_ssize_t rank):
         cdef _NodeState state = self.states.get(id(node))

@@ -20,10 +20,12 @@ from __future__ import annotations
 
 import heapq
 import itertools
+from collections.abc import Mapping
 
 import kenlm
 import numpy as np
 
+from circle.decoder.chart import Span
 from circle.decoder.grammar import Grammar, Rule
 from circle.decoder.lm import LN10, LanguageModel
 
@@ -126,6 +128,13 @@ class CubePruning:
                     heapq.heappush(heap, self._candidate(cubes[c], c, successor,
                                                          next(tiebreak)))
         return sorted(items.values(), key=lambda item: -item.heuristic)
+
+    def fill_span(self, applications: list[tuple[int, tuple[Span, ...]]],
+                  options: list[list[Option]], cells: Mapping[Span, list[Item]]) -> list[Item]:
+        """The items of an X cell: one cube per application ``(index into options, spans of
+        its nonterminals)``, whose antecedent items are those of ``cells``."""
+        return self.fill([(options[index], tuple(map(cells.__getitem__, spans)))
+                          for index, spans in applications])
 
     def sentence_edge(self, option: Option, tails: tuple[Item, ...]) -> Edge:
         """The edge of ``option`` over ``tails`` whose target is read after ⟨s⟩ and before

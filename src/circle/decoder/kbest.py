@@ -91,6 +91,23 @@ class KBest:
                 state.derivations.append(derivation)
         return state.derivations[rank]
 
+    def features(self, derivation: Derivation, size: int, lm_index: int,
+                 target_index: int) -> list[float]:
+        """A derivation's feature vector of ``size`` values: the sum over its edges of their
+        rules' values, with their LM scores at ``lm_index`` and their targeting values at
+        ``target_index``."""
+        values = [0.0] * size
+        stack = [derivation]
+        while stack:
+            d = stack.pop()
+            edge = d.edge
+            for i, value in enumerate(edge.rule.values):
+                values[i] += value
+            values[lm_index] += edge.lm
+            values[target_index] += edge.miss
+            stack.extend(d.children)
+        return values
+
     def _push_successors(self, state: _NodeState, derivation: Derivation) -> None:
         ranks = derivation.ranks
         for i in range(len(ranks)):

@@ -170,15 +170,13 @@ class Decoder:
         for j in range(1, n + 1):
             while pending is not None and pending[0][1] - pending[0][0] == j:
                 span, applications = pending
-                cell = x_cells.__getitem__
-                cubes = [(options[index], tuple(map(cell, nonterminals)))
-                         for index, nonterminals in applications]
-                x_cells[span] = self._search.fill(cubes)
+                x_cells[span] = self._search.fill_span(applications, options, x_cells)
                 pending = next(spans, None)
             s_cells[j] = self._search.fill(self._glue_cubes(j, x_cells, s_cells))
         tops = s_cells[n] if n else [None]
         goal = Item(0.0, 0.0, (), None, 0, [self._goal_edge(item) for item in tops])
-        return [self._hypothesis(d) for d in self._kbest().best(goal, k)]
+        kbest = self._kbest()
+        return [self._hypothesis(kbest, d) for d in kbest.best(goal, k)]
 
     def _target(self, target: Sequence[str]) -> tuple[frozenset[str], np.ndarray]:
         """The words of a target string T, and per grammar vocabulary id 1.0 if in T."""
@@ -205,21 +203,11 @@ class Decoder:
             return self._search.sentence_edge(self._empty, ())
         return self._search.sentence_edge(self._goal, (item,))
 
-    def _hypothesis(self, derivation: Derivation) -> Hypothesis:
-        values = [0.0] * len(self.model.names)
-        lm_index = self.model.index["lm"]
-        target_index = self.model.index["target"]
-        stack = [derivation]
-        while stack:
-            d = stack.pop()
-            edge = d.edge
-            for i, value in enumerate(edge.rule.values):
-                values[i] += value
-            values[lm_index] += edge.lm
-            values[target_index] += edge.miss
-            stack.extend(d.children)
+    def _hypothesis(self, kbest: KBest, derivation: Derivation) -> Hypothesis:
+        names, index = self.model.names, self.model.index
+        values = kbest.features(derivation, len(names), index["lm"], index["target"])
         return Hypothesis(" ".join(derivation.words), derivation.score,
-                          dict(zip(self.model.names, values, strict=True)))
+                          dict(zip(names, values, strict=True)))
 
     def _fixed_option(self, rule: Rule) -> Option:
         score = self.model.dot(rule.values)
