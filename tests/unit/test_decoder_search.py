@@ -402,6 +402,22 @@ def test_compiled_matcher_agrees_with_the_reference(span_limit):
     assert sum(map(len, reference.spans.values())) > 10
 
 
+def test_compiled_engine_refuses_an_overlong_rule_target_clearly(kenlm_model):
+    """Rule targets are held in fixed-size arrays by the compiled search; the reference
+    search has no limit."""
+    long_target = " ".join(["house"] * 40)
+    frame = pd.DataFrame([("X", "casa", long_target, -0.1)], columns=["lhs", "source", "target",
+                                                                      "f1"])
+    grammar = Grammar.from_frame(frame, ["f1"])
+    weights = {"f1": 1.0, "lm": 1.0, "word_penalty": 0.0, "phrase_penalty": 0.0, "glue": 0.0,
+               "oov": -1.0}
+    lm = LanguageModel(kenlm_model)
+    assert Decoder(grammar, lm, weights, DecoderSettings(engine="python")).decode(
+        "casa")[0].text == long_target
+    with pytest.raises(ValueError, match="'house', 'house'.* longer than the compiled search"):
+        Decoder(grammar, lm, weights, DecoderSettings(engine="cython")).decode("casa")
+
+
 def test_unknown_engine_is_refused():
     with pytest.raises(ValueError, match="engine"):
         DecoderSettings(engine="fortran")

@@ -390,8 +390,7 @@ cdef class CubePruning:
         for r in range(len(wanted)):
             row = wanted[r]
             if offsets[row + 1] - offsets[row] > MAX_TARGET:
-                raise ValueError(f"rule target {grammar.rules_at([row])[0].target} is longer "
-                                 f"than the compiled search's {MAX_TARGET} symbols")
+                _refuse_long_target(grammar.rules_at([row])[0])
             option = Option.__new__(Option)
             option.grammar = grammar
             option.row = row
@@ -411,8 +410,7 @@ cdef class CubePruning:
         :meth:`circle.decoder.cube.CubePruning.option`."""
         cdef tuple target = rule.target
         if len(target) > MAX_TARGET:
-            raise ValueError(f"rule target {target} is longer than the compiled search's "
-                             f"{MAX_TARGET} symbols")
+            _refuse_long_target(rule)
         cdef Option option = Option.__new__(Option)
         option._rule = rule
         option.row = -1
@@ -560,6 +558,11 @@ cdef class CubePruning:
             known = self.state_ids[state] = len(self.states)
             self.states.append(state)
         return known
+
+
+cdef int _refuse_long_target(rule) except -1:
+    raise ValueError(f"rule target {rule.target} is longer than the compiled search's "
+                     f"{MAX_TARGET} symbols; DecoderSettings(engine='python') has no limit")
 
 
 cdef uint64_t _radix(list cubes) except 0:
