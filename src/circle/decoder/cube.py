@@ -10,10 +10,11 @@ all their incoming edges, so the cells form a hypergraph for :mod:`circle.decode
 
 :mod:`circle.decoder._cube` is the compiled twin of :class:`CubePruning` (``engine="cython"``
 in :class:`~circle.decoder.model.DecoderSettings`). It performs the same floating-point
-operations in the same order, so both give identical n-best lists; the tests check this. Its
-items and edges have the attributes read outside the loop (``edges``; ``rule``, ``miss``,
-``tails``, ``score``, ``lm``), so the goal node, k-best extraction and the n-best output are
-shared by both engines.
+operations in the same order, so both give identical n-best lists; the tests check this. The
+decoder makes options, fills cells and builds goal edges only through a :class:`CubePruning`'s
+methods, so each engine keeps its own representation of options (the compiled one reads target
+words from the grammar's arrays); items and edges of both have the attributes read outside the
+loop (``edges``; ``rule``, ``miss``, ``tails``, ``score``, ``lm``).
 """
 
 from __future__ import annotations

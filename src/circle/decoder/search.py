@@ -4,9 +4,10 @@ The search of Chiang (2007) §5: chart cells X(i, j) for spans up to the span li
 for the glue rules S → ⟨S X, S X⟩, S → ⟨X, X⟩. Each cell is filled by cube pruning (§5.2),
 the inner loop of the search, in one of two engines with identical results: the compiled
 :mod:`circle.decoder._cube` (the default) or the pure-Python reference
-:mod:`circle.decoder.cube`. Items with the same LM summary (:mod:`circle.decoder.lm`)
-recombine; all their incoming edges are kept, so the cells form a hypergraph from which
-:mod:`circle.decoder.kbest` reads the unique k-best list.
+:mod:`circle.decoder.cube`. Each engine also brings its CKY+ matcher
+(:mod:`circle.decoder.chart`) and k-best extractor. Items with the same LM summary
+(:mod:`circle.decoder.lm`) recombine; all their incoming edges are kept, so the cells form a
+hypergraph from which :mod:`circle.decoder.kbest` reads the unique k-best list.
 
 Before the search, each matched source side's rules are ranked by their score plus the weighted
 LM estimate of their target words, as arrays over the grammar's rows (:class:`RankedRules`), and
