@@ -111,6 +111,8 @@ def test_nonterminal_order_is_normalised():
     plain = one_rule_grammar("[X,1] de [X,2]", "[X,2] of [X,1]")
     assert swapped.rules(0)[0].target == plain.rules(0)[0].target == (1, "of", 0)
     assert swapped.trie == plain.trie
+    # the tokenised target that the compiled search reads: −1 − source position
+    assert swapped.target_ids.tolist() == plain.target_ids.tolist() == [-2, 0, -1]
 
 
 @pytest.mark.parametrize("source, target", [

@@ -351,10 +351,12 @@ def test_engines_agree_exactly(grammar, kenlm_model, weights, settings):
 
 def random_grammar(rng: random.Random, source_vocab: list[str], target_vocab: list[str],
                    size: int) -> Grammar:
-    """Phrase rules and rules with one or two nonterminals, in kept or swapped order."""
+    """Phrase rules and rules with one or two nonterminals, in kept or swapped order, on the
+    target or the source side."""
     patterns = [("a", "a"), ("a b", "a b"), ("a [X,1]", "[X,1] a"), ("[X,1] a", "a [X,1] b"),
                 ("a [X,1] b", "a [X,1]"), ("[X,1] a [X,2]", "[X,1] a [X,2]"),
-                ("[X,1] a [X,2]", "[X,2] [X,1] b"), ("a [X,1] b [X,2]", "[X,2] a [X,1]")]
+                ("[X,1] a [X,2]", "[X,2] [X,1] b"), ("a [X,1] b [X,2]", "[X,2] a [X,1]"),
+                ("[X,2] a b [X,1]", "[X,1] a [X,2]")]
     rows = set()
     while len(rows) < size:
         source, target = rng.choice(patterns)
@@ -382,7 +384,7 @@ def test_engines_agree_on_a_random_grammar(tmp_path, cython_options):
     settings = {"pop_limit": 20, "options_limit": 6, "k": 50}
     outputs = engine_outputs(grammar, kenlm.Model(str(path)), WEIGHTS[1], settings, cases,
                              **cython_options)
-    assert min(len(nbest) for nbest in outputs["python"]) > 20
+    assert min(len(nbest) for nbest in outputs["python"]) >= 20
     assert outputs["cython"] == outputs["python"]
 
 
@@ -393,13 +395,16 @@ def test_compiled_matcher_agrees_with_the_reference(span_limit):
     rng = random.Random(3)
     source_vocab = [f"s{i}" for i in range(8)]
     grammar = random_grammar(rng, source_vocab, ["t", "u", "v"], 300)
+    hierarchical = 0
     for _ in range(20):
         words = tuple(rng.choices(source_vocab + ["oov"], k=rng.randint(0, 16)))
         reference = circle.decoder.chart.match(grammar, words, span_limit)
         compiled = _cube.match(grammar, words, span_limit)
         assert list(compiled.spans.items()) == list(reference.spans.items())
         assert compiled.oov == reference.oov and compiled.words == words
-    assert sum(map(len, reference.spans.values())) > 10
+        hierarchical += sum(len(spans) > 0 for applications in reference.spans.values()
+                            for _, spans in applications)
+    assert hierarchical > 100 or span_limit == 1  # rules with nonterminals were matched
 
 
 def test_compiled_engine_refuses_an_overlong_rule_target_clearly(kenlm_model):
