@@ -21,6 +21,7 @@ identical n-best lists (the tests check this). Only representations differ:
 
 cimport cython
 from cpython.mem cimport PyMem_Calloc, PyMem_Free
+from cpython.ref cimport PyObject
 from libc.stdint cimport SIZE_MAX, int32_t, int64_t, uint32_t, uint64_t
 from libc.string cimport memcmp, memcpy, memset
 from libcpp.algorithm cimport pop_heap, push_heap, sort
@@ -56,6 +57,13 @@ cdef struct Summary:
     int32_t length
     int32_t nleft
     int32_t left[MAX_LEFT]
+
+
+cdef struct Cube:
+    # a cube of CubePruning.fill, as borrowed references to its lists (which the caller holds)
+    PyObject* options  # list of Option, best first
+    PyObject* tails[MAX_ARITY]  # per nonterminal, the list of its cell's Items, best first
+    int32_t arity
 
 
 cdef struct Candidate:
@@ -194,9 +202,15 @@ cdef class Edge:
     its option's."""
 
     cdef readonly Option option
-    cdef readonly tuple tails
     cdef readonly double score
     cdef readonly double lm
+    cdef int32_t arity
+    cdef Item first  # the antecedents, None past the arity
+    cdef Item second
+
+    @property
+    def tails(self):
+        return (self.first, self.second)[:self.arity]
 
     @property
     def rule(self):
@@ -238,6 +252,7 @@ cdef class CubePruning:
     cdef Table seen  # cube positions pushed, as _key()s
     cdef Table recombined  # the cell's items by _summary_key(); an entry's state is an index
     cdef vector[pair[double, Py_ssize_t]] order  # (−heuristic, index) of the cell's items
+    cdef vector[Cube] cubes  # of the cell being filled
 
     def __init__(self, lm, double lm_weight, Py_ssize_t pop_limit,
                  Py_ssize_t max_transitions=1 << 20):
@@ -262,39 +277,77 @@ cdef class CubePruning:
         self.eos = self._word("</s>")
 
     def fill(self, list cubes):
-        """The items of one chart cell, best heuristic first."""
+        """The items of one chart cell, best heuristic first; ``cubes`` as in
+        :meth:`circle.decoder.cube.CubePruning.fill`."""
+        cdef Cube cube
+        cdef Py_ssize_t i
+        cdef list options, cell  # the lists are held by ``cubes``; the cube borrows them
+        cdef tuple tails
+        self.cubes.clear()
+        for options, tails in cubes:
+            if len(tails) > MAX_ARITY:
+                raise ValueError(f"a rule with {len(tails)} nonterminals; at most {MAX_ARITY}")
+            cube.options = <PyObject*>options
+            cube.arity = <int32_t>len(tails)
+            for i in range(cube.arity):
+                cell = tails[i]
+                cube.tails[i] = <PyObject*>cell
+            self.cubes.push_back(cube)
+        return self._fill()
+
+    def fill_span(self, list applications, list options, dict cells):
+        """The items of an X cell, as :meth:`circle.decoder.cube.CubePruning.fill_span`."""
+        cdef Cube cube
+        cdef tuple application, spans
+        cdef Py_ssize_t i
+        cdef list side, cell  # held by ``options`` and ``cells``; the cube borrows them
+        self.cubes.clear()
+        for application in applications:
+            spans = application[1]
+            if len(spans) > MAX_ARITY:
+                raise ValueError(f"a rule with {len(spans)} nonterminals; at most {MAX_ARITY}")
+            side = options[application[0]]
+            cube.options = <PyObject*>side
+            cube.arity = <int32_t>len(spans)
+            for i in range(cube.arity):
+                cell = cells[spans[i]]
+                cube.tails[i] = <PyObject*>cell
+            self.cubes.push_back(cube)
+        return self._fill()
+
+    cdef list _fill(self):
+        """Fill a cell from ``self.cubes``."""
         cdef Candidate popped
         cdef int32_t position[MAX_ARITY + 1]
-        cdef uint64_t radix = _radix(cubes)
-        cdef Py_ssize_t c, axis, arity, size, i
+        cdef uint64_t radix = _radix(self.cubes)
+        cdef Py_ssize_t c, axis, size, i
         cdef list items = []
-        cdef list rules
-        cdef tuple tails
+        cdef Cube* cube
         cdef Item item
         cdef Edge edge
-        cdef Option option
         self.candidates.clear()
         self.heap.clear()
         self.seen.clear()
         self.recombined.clear()
-        for c in range(len(cubes)):
-            rules, tails = cubes[c]
-            if rules and all(tails):
+        for c in range(<Py_ssize_t>self.cubes.size()):
+            cube = &self.cubes[c]
+            if len(<list>cube.options) and all(
+                    len(<list>cube.tails[i]) for i in range(cube.arity)):
                 memset(position, 0, sizeof(position))
                 self.seen.add(_key(c, position, radix))
-                self._push(cubes, c, position)
+                self._push(c, position)
         for _ in range(self.pop_limit):
             if self.heap.empty():
                 break
             pop_heap(self.heap.begin(), self.heap.end())
             popped = self.candidates[-self.heap.back().second]
             self.heap.pop_back()
-            rules, tails = cubes[popped.cube]
-            arity = len(tails)
-            option = rules[popped.position[0]]
+            cube = &self.cubes[popped.cube]
             edge = Edge.__new__(Edge)
-            edge.option = option
-            edge.tails = _antecedents(tails, popped.position)
+            edge.option = (<list>cube.options)[popped.position[0]]
+            edge.arity = cube.arity
+            edge.first = (<list>cube.tails[0])[popped.position[1]] if cube.arity > 0 else None
+            edge.second = (<list>cube.tails[1])[popped.position[2]] if cube.arity > 1 else None
             edge.score = popped.score
             edge.lm = popped.lm
             item = self._recombine(items, &popped.summary)
@@ -310,13 +363,13 @@ cdef class CubePruning:
                 if popped.inside > item.inside:
                     item.heuristic += popped.inside - item.inside
                     item.inside = popped.inside
-            for axis in range(arity + 1):
+            for axis in range(cube.arity + 1):
                 position[:] = popped.position
                 position[axis] += 1
-                size = len(rules) if axis == 0 else len(<list>tails[axis - 1])
+                size = len(<list>cube.options) if axis == 0 else len(<list>cube.tails[axis - 1])
                 if position[axis] < size and \
                         self.seen.add(_key(popped.cube, position, radix)):
-                    self._push(cubes, popped.cube, position)
+                    self._push(popped.cube, position)
         self.order.clear()  # sort best heuristic first, ties in creation order
         for i in range(len(items)):
             self.order.push_back(pair[double, Py_ssize_t](-(<Item>items[i]).heuristic, i))
@@ -343,15 +396,6 @@ cdef class CubePruning:
             key = key * <uint64_t>6364136223846793005ULL + 1  # a hash collision: probe on
             key += key == 0
 
-    def fill_span(self, list applications, list options, dict cells):
-        """The items of an X cell, as :meth:`circle.decoder.cube.CubePruning.fill_span`."""
-        cdef tuple application
-        cdef list cubes = []
-        for application in applications:
-            cubes.append((options[application[0]],
-                          tuple([cells[span] for span in <tuple>application[1]])))
-        return self.fill(cubes)
-
     def sentence_edge(self, Option option, tuple tails):
         """The edge of ``option`` over ``tails`` whose target is read after ⟨s⟩ and before
         ⟨/s⟩, every word scored exactly, as :meth:`circle.decoder.cube.CubePruning.sentence_edge`.
@@ -366,7 +410,8 @@ cdef class CubePruning:
                       &summary, &exact, &estimate)
         edge = Edge.__new__(Edge)
         edge.option = option
-        edge.tails = tails
+        edge.arity = <int32_t>len(tails)
+        edge.first = tails[0] if tails else None
         edge.lm = exact * LN10
         edge.score = option.score + self.lm_weight * edge.lm
         return edge
@@ -454,19 +499,17 @@ cdef class CubePruning:
             self.vocabulary = grammar.vocabulary
         return 0
 
-    cdef int _push(self, list cubes, Py_ssize_t c, int32_t* position) except -1:
+    cdef int _push(self, Py_ssize_t c, int32_t* position) except -1:
         """Score the edge at ``position`` of cube ``c`` and push it as a candidate."""
         cdef Candidate candidate
         cdef double exact = 0.0, estimate = 0.0
-        cdef list rules
-        cdef tuple tails
+        cdef Cube* cube = &self.cubes[c]
         cdef Item first = None, second = None
-        rules, tails = cubes[c]
-        cdef Option option = rules[position[0]]
-        if len(tails) > 0:
-            first = (<list>tails[0])[position[1]]
-        if len(tails) > 1:
-            second = (<list>tails[1])[position[2]]
+        cdef Option option = (<list>cube.options)[position[0]]
+        if cube.arity > 0:
+            first = (<list>cube.tails[0])[position[1]]
+        if cube.arity > 1:
+            second = (<list>cube.tails[1])[position[2]]
         self._combine(option.symbols, option.length, first, second, False, &candidate.summary,
                       &exact, &estimate)
         candidate.cube = <int32_t>c
@@ -565,18 +608,15 @@ cdef int _refuse_long_target(rule) except -1:
                      f"{MAX_TARGET} symbols; DecoderSettings(engine='python') has no limit")
 
 
-cdef uint64_t _radix(list cubes) except 0:
-    """A radix for :func:`_key`: the longest axis of the cell's cubes, which it checks."""
-    cdef Py_ssize_t radix = 1
-    cdef list rules
-    cdef tuple tails
-    for rules, tails in cubes:
-        if len(tails) > MAX_ARITY:
-            raise ValueError(f"a rule with {len(tails)} nonterminals; at most {MAX_ARITY}")
-        radix = max(radix, len(rules))
-        for cell in tails:
-            radix = max(radix, len(<list?>cell))  # checks the unchecked casts of fill()
-    if len(cubes) * (<object>radix) ** (MAX_ARITY + 1) >= 2 ** 64 - 1:
+cdef uint64_t _radix(vector[Cube]& cubes) except 0:
+    """A radix for :func:`_key`: the longest axis of the cell's cubes."""
+    cdef Py_ssize_t radix = 1, i
+    cdef Cube cube
+    for cube in cubes:
+        radix = max(radix, len(<list>cube.options))
+        for i in range(cube.arity):
+            radix = max(radix, len(<list>cube.tails[i]))
+    if cubes.size() * (<object>radix) ** (MAX_ARITY + 1) >= 2 ** 64 - 1:
         raise OverflowError("a chart cell too large for the compiled search")
     return radix
 
@@ -584,15 +624,6 @@ cdef uint64_t _radix(list cubes) except 0:
 cdef inline uint64_t _key(Py_ssize_t c, int32_t* position, uint64_t radix) noexcept:
     """A cube position as one nonzero number, for the set of positions already pushed."""
     return ((<uint64_t>c * radix + position[0]) * radix + position[1]) * radix + position[2] + 1
-
-
-cdef tuple _antecedents(tuple tails, int32_t* position):
-    """The antecedent items at a cube position."""
-    if len(tails) == 0:
-        return ()
-    if len(tails) == 1:
-        return (tails[0][position[1]],)
-    return (tails[0][position[1]], tails[1][position[2]])
 
 
 cdef inline bint _same_summary(Summary* a, Summary* b) noexcept:
@@ -751,7 +782,7 @@ cdef class KBest:
             if state.pending is not None:
                 derivation = state.pending
                 state.pending = None
-                for i in range(len(derivation.edge.tails)):
+                for i in range(derivation.edge.arity):
                     memcpy(ranks, derivation.ranks, sizeof(ranks))
                     ranks[i] += 1
                     self._push(state, derivation.edge_index, ranks)
@@ -772,7 +803,6 @@ cdef class KBest:
         cdef uint64_t key = edge_index
         cdef Derivation child, derivation
         cdef Edge edge = state.edges[edge_index]
-        cdef tuple tails = edge.tails
         for i in range(MAX_ARITY):
             if ranks[i] >> RANK_BITS or edge_index >> RANK_BITS:
                 raise OverflowError("a k-best list too deep for the compiled extraction")
@@ -780,11 +810,11 @@ cdef class KBest:
         if not state.seen.add(key + 1):
             return 0
         cdef double score = edge.score
-        for i in range(len(tails)):
+        for i in range(edge.arity):
             if ranks[i] == 0:
-                score += (<Item>tails[i]).inside  # its best derivation's score, bit for bit
+                score += _tail(edge, i).inside  # its best derivation's score, bit for bit
             else:
-                child = self._get(tails[i], ranks[i])
+                child = self._get(_tail(edge, i), ranks[i])
                 if child is None:
                     return 0
                 score += child.score
@@ -800,12 +830,17 @@ cdef class KBest:
 
     cdef int _complete(self, Derivation derivation) except -1:
         """Look up a popped derivation's antecedent derivations and spell out its words."""
-        cdef tuple tails = (<Edge>derivation.edge).tails
+        cdef Edge edge = derivation.edge
         cdef Py_ssize_t i
-        derivation.children = tuple([self._get(tails[i], derivation.ranks[i])
-                                     for i in range(len(tails))])
+        derivation.children = tuple([self._get(_tail(edge, i), derivation.ranks[i])
+                                     for i in range(edge.arity)])
         derivation.words = _yield(derivation)
         return 0
+
+
+cdef inline Item _tail(Edge edge, Py_ssize_t i):
+    """An edge's ``i``-th antecedent."""
+    return edge.first if i == 0 else edge.second
 
 
 cdef tuple _yield(Derivation derivation):
