@@ -718,12 +718,19 @@ cdef class Derivation:
     cdef int32_t ranks[MAX_ARITY]
 
 
+cdef struct Successor:
+    # a candidate derivation of a node: made a Derivation only when popped
+    double score
+    Py_ssize_t edge_index
+    int32_t ranks[MAX_ARITY]
+
+
 @cython.final
 cdef class _NodeState:
     cdef list edges
     cdef list derivations  # unique derivations found so far, best first
-    cdef list pool  # candidates by push order; the heap holds (score, −index into pool)
-    cdef vector[pair[double, Py_ssize_t]] heap
+    cdef vector[Successor] candidates  # by push order
+    cdef vector[pair[double, Py_ssize_t]] heap  # (score, −index into candidates)
     cdef Table seen
     cdef set yields
     cdef Derivation pending
@@ -769,10 +776,11 @@ cdef class KBest:
         cdef int32_t ranks[MAX_ARITY]
         cdef Py_ssize_t i
         cdef Derivation derivation
+        cdef Successor candidate
         if state is None:
             state = _NodeState.__new__(_NodeState)
             state.edges = node.edges
-            state.derivations, state.pool, state.yields = [], [], set()
+            state.derivations, state.yields = [], set()
             state.seen = Table(4, SIZE_MAX)
             self.states[id(node)] = state
             memset(ranks, 0, sizeof(ranks))
@@ -789,8 +797,13 @@ cdef class KBest:
             if state.heap.empty():
                 return None
             pop_heap(state.heap.begin(), state.heap.end())
-            derivation = state.pool[-state.heap.back().second]
+            candidate = state.candidates[-state.heap.back().second]
             state.heap.pop_back()
+            derivation = Derivation.__new__(Derivation)
+            derivation.edge = state.edges[candidate.edge_index]
+            derivation.edge_index = candidate.edge_index
+            memcpy(derivation.ranks, candidate.ranks, sizeof(derivation.ranks))
+            derivation.score = candidate.score
             state.pending = derivation
             self._complete(derivation)
             if derivation.words not in state.yields:
@@ -801,7 +814,8 @@ cdef class KBest:
     cdef int _push(self, _NodeState state, Py_ssize_t edge_index, int32_t* ranks) except -1:
         cdef Py_ssize_t i
         cdef uint64_t key = edge_index
-        cdef Derivation child, derivation
+        cdef Derivation child
+        cdef Successor candidate
         cdef Edge edge = state.edges[edge_index]
         for i in range(MAX_ARITY):
             if ranks[i] >> RANK_BITS or edge_index >> RANK_BITS:
@@ -818,14 +832,13 @@ cdef class KBest:
                 if child is None:
                     return 0
                 score += child.score
-        derivation = Derivation.__new__(Derivation)
-        derivation.edge = edge
-        derivation.edge_index = edge_index
-        memcpy(derivation.ranks, ranks, sizeof(derivation.ranks))
-        derivation.score = score
-        state.heap.push_back(pair[double, Py_ssize_t](score, -len(state.pool)))
+        candidate.score = score
+        candidate.edge_index = edge_index
+        memcpy(candidate.ranks, ranks, sizeof(candidate.ranks))
+        state.heap.push_back(pair[double, Py_ssize_t](
+            score, -<Py_ssize_t>state.candidates.size()))
         push_heap(state.heap.begin(), state.heap.end())
-        state.pool.append(derivation)
+        state.candidates.push_back(candidate)
         return 0
 
     cdef int _complete(self, Derivation derivation) except -1:
