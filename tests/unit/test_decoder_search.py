@@ -446,8 +446,8 @@ def test_options_are_the_best_rules_by_score_and_lm_estimate(kenlm_model, engine
     lm = LanguageModel(kenlm_model)
     decoder = Decoder(grammar, lm, WEIGHTS[1], DecoderSettings(options_limit=3, engine=engine))
     plan = decoder.prepare("la casa la casa")
-    assert max(len(ranked.rows) for ranked in plan.rule_sets) > 3  # the limit binds
-    for ranked in plan.rule_sets:
+    assert max(len(ranked.rows) for ranked in plan.rule_sets.values()) > 3  # the limit binds
+    for ranked in plan.rule_sets.values():
         rules = grammar.rules_at(ranked.rows.tolist())
         priorities = [decoder.model.dot(rule.values)
                       + decoder.model.lm_weight * LN10 * lm.estimate(rule.target)

@@ -295,7 +295,7 @@ cdef class CubePruning:
             self.cubes.push_back(cube)
         return self._fill()
 
-    def fill_span(self, list applications, list options, dict cells):
+    def fill_span(self, list applications, dict options, dict cells):
         """The items of an X cell, as :meth:`circle.decoder.cube.CubePruning.fill_span`."""
         cdef Cube cube
         cdef tuple application, spans

@@ -131,8 +131,9 @@ class CubePruning:
         return sorted(items.values(), key=lambda item: -item.heuristic)
 
     def fill_span(self, applications: list[tuple[int, tuple[Span, ...]]],
-                  options: list[list[Option]], cells: Mapping[Span, list[Item]]) -> list[Item]:
-        """The items of an X cell: one cube per application ``(index into options, spans of
+                  options: Mapping[int, list[Option]], cells: Mapping[Span, list[Item]]
+                  ) -> list[Item]:
+        """The items of an X cell: one cube per application ``(key into options, spans of
         its nonterminals)``, whose antecedent items are those of ``cells``."""
         return self.fill([(options[index], tuple(map(cells.__getitem__, spans)))
                           for index, spans in applications])

@@ -85,13 +85,13 @@ class RankedRules:
 class SentencePlan:
     """The target-independent part of decoding one input (see :meth:`Decoder.prepare`).
 
-    ``rule_sets`` holds, per matched source side, its ranked rules, and per pass-through word
-    its one option; ``spans`` maps each span, by increasing length, to its applications
-    ``(index into rule_sets, nonterminal spans)``.
+    ``rule_sets`` maps each matched source side's key to its ranked rules, and −1 − p to the
+    one option of the pass-through word at position p; ``spans`` maps each span, by increasing
+    length, to its applications ``(key into rule_sets, nonterminal spans)``.
     """
 
     words: tuple[str, ...]
-    rule_sets: list[RankedRules | list[Option]]
+    rule_sets: dict[int, RankedRules | list[Option]]
     spans: dict[Span, list[tuple[int, tuple[Span, ...]]]]
     model: Model
     """The model whose weights scored ``rule_sets``."""
@@ -129,23 +129,16 @@ class Decoder:
         """Match the grammar against a tokenised input and score the matched rules."""
         words = tuple(sentence.split() if isinstance(sentence, str) else sentence)
         matches = self._match(self.grammar, words, self.settings.span_limit)
-        set_of_key: dict[int, int] = {}
-        spans: dict[Span, list[tuple[int, tuple[Span, ...]]]] = {}
-        for span, applications in matches.spans.items():
-            planned = spans[span] = []
-            for key, nonterminals in applications:
-                index = set_of_key.get(key)
-                if index is None:
-                    index = set_of_key[key] = len(set_of_key)
-                planned.append((index, nonterminals))
-        self._rank([key for key in set_of_key if key not in self._ranked])
-        rule_sets: list[RankedRules | list[Option]] = [self._ranked[key] for key in set_of_key]
+        keys = dict.fromkeys(key for applications in matches.spans.values()
+                             for key, _ in applications)
+        self._rank([key for key in keys if key not in self._ranked])
+        rule_sets: dict[int, RankedRules | list[Option]] = {key: self._ranked[key]
+                                                             for key in keys}
         for position in matches.oov:
-            word = words[position]
-            rule = Rule((word,), self.model.vector(word_penalty=-1.0, oov=1.0))
-            spans[(position, position + 1)].append((len(rule_sets), ()))
-            rule_sets.append([self._fixed_option(rule)])
-        return SentencePlan(words, rule_sets, spans, self.model)
+            rule = Rule((words[position],), self.model.vector(word_penalty=-1.0, oov=1.0))
+            matches.spans[(position, position + 1)].append((-1 - position, ()))
+            rule_sets[-1 - position] = [self._fixed_option(rule)]
+        return SentencePlan(words, rule_sets, matches.spans, self.model)
 
     @_without_gc
     def decode(self, sentence: str | Sequence[str] | SentencePlan,
@@ -162,7 +155,8 @@ class Decoder:
         k = self.settings.k if k is None else k
         target_words = None if target is None else self._target(
             target.split() if isinstance(target, str) else target)
-        options = [self._select(rule_set, target_words) for rule_set in plan.rule_sets]
+        options = {key: self._select(rule_set, target_words)
+                   for key, rule_set in plan.rule_sets.items()}
         n = len(plan.words)
         x_cells: dict[Span, list[Item]] = {}
         s_cells: dict[int, list[Item]] = {}
