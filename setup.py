@@ -1,4 +1,5 @@
-"""Builds the compiled search loop of the decoder, :mod:`circle.decoder._cube`, at install time.
+"""Builds the decoder's compiled engine (search loop, k-best, matcher),
+:mod:`circle.decoder._cube`, at install time.
 
 All metadata is in pyproject.toml; ``pip install -e .`` compiles the extension in place.
 ``-ffp-contract=off`` keeps the compiler from fusing multiply-adds, so the compiled loop rounds
