@@ -14,8 +14,10 @@ identical n-best lists (the tests check this). Only representations differ:
   sides; its :class:`~circle.decoder.grammar.Rule` is parsed only if someone asks for it;
 * KenLM scores a (state, word) transition once; after that it is read from a hash table
   (:class:`Table`), as are the cube positions already pushed;
+* a cell's cubes are C structs that borrow their option and item lists from the caller;
 * candidates are C structs in a vector indexed by their push counter, ordered by a heap of
-  (heuristic, −counter); an :class:`Edge` is made only when its candidate is popped;
+  (heuristic, −counter); an :class:`Edge` is made only when its candidate is popped, and
+  likewise a k-best :class:`Derivation`;
 * a cell's items are found by their LM summary in a hash table of item indices.
 """
 
