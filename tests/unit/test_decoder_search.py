@@ -456,3 +456,32 @@ def test_options_are_the_best_rules_by_score_and_lm_estimate(kenlm_model, engine
         table_order = sorted(ranked.rows.tolist())
         expected = sorted(table_order, key=lambda row: -priorities[ranked.rows.tolist().index(row)])
         assert [option.rule for option in ranked.best] == grammar.rules_at(expected[:3])
+
+
+@pytest.mark.parametrize("target_weight", [-4.0, -0.5, 0.0, 0.8])
+def test_targeted_options_are_the_best_rules_with_the_targeting_term(kenlm_model, engine,
+                                                                     target_weight):
+    """Re-ranked towards a target, a side's options are its ``options_limit`` best rules by
+    priority + targeting weight × words missing from T, ties in untargeted order, checked
+    against all of the side's rules (the decoder considers only rows that can qualify)."""
+    rng = random.Random(8)
+    target_vocab = ["the", "house", "small", "dog", "is", "big", "a"]
+    grammar = random_grammar(rng, ["la", "casa"], target_vocab, 150)
+    weights = {**WEIGHTS[1], "target": target_weight}
+    decoder = Decoder(grammar, LanguageModel(kenlm_model), weights,
+                      DecoderSettings(options_limit=3, engine=engine))
+    plan = decoder.prepare("la casa la casa")
+    pruned = len(plan.ranked_sides.rows)
+    for target in ("the small dog", "a big house is big", "dog"):
+        selected = decoder._select(plan, decoder._target(target.split()))
+        for key, ranked in plan.rule_sets.items():
+            rules = grammar.rules_at(ranked.rows.tolist())
+            misses = [sum(word not in target.split() for word in rule.words) for rule in rules]
+            adjusted = [p + target_weight * m
+                        for p, m in zip(ranked.priorities.tolist(), misses, strict=True)]
+            best = sorted(range(len(rules)), key=lambda i: -adjusted[i])[:3]
+            assert [option.rule for option in selected[key]] == [rules[i] for i in best]
+            assert [option.miss for option in selected[key]] == [misses[i] for i in best]
+    assert max(len(ranked.rows) for ranked in plan.rule_sets.values()) > 3  # the limit binds
+    if target_weight == 0.0:
+        assert pruned == sum(min(len(ranked.rows), 3) for ranked in plan.rule_sets.values())

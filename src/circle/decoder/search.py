@@ -66,11 +66,10 @@ class RankedRules:
 
     Arrays over the side's grammar rows: ``rows``, their ``scores`` (features · weights, no LM)
     and ``priorities`` (score + weighted LM estimate of the target words); ``best`` holds the
-    ``options_limit`` first as options. ``words`` (per target word, its row's rank and its
-    vocabulary id) is filled when the side is first targeted.
+    ``options_limit`` first as options.
     """
 
-    __slots__ = ("rows", "scores", "priorities", "best", "words")
+    __slots__ = ("rows", "scores", "priorities", "best")
 
     def __init__(self, rows: np.ndarray, scores: np.ndarray, priorities: np.ndarray,
                  best: list[Option]):
@@ -78,7 +77,47 @@ class RankedRules:
         self.scores = scores
         self.priorities = priorities
         self.best = best
-        self.words: tuple[np.ndarray, np.ndarray] | None = None
+
+
+class RankedSides:
+    """Several sides' :class:`RankedRules` as single arrays, so that one set of array
+    operations re-ranks all of them towards a target.
+
+    Only rows that some target could bring into their side's ``options_limit`` best are kept:
+    a row's targeting term lies between 0 and ``target_weight`` × its number of words, so a
+    row whose best case is below the ``options_limit``-th best worst case of its side never is.
+
+    ``rows``, ``scores``, ``priorities`` and ``terminal_counts`` of the kept rows are
+    concatenated side by side, in ranked order (``keys`` and ``counts`` give the sides and
+    their kept sizes, ``segments`` each row's side); ``word_positions`` and ``word_ids`` give,
+    per target word of those rows, the index of its row and its grammar vocabulary id.
+    """
+
+    def __init__(self, grammar: Grammar, sides: Mapping[int, RankedRules], target_weight: float,
+                 options_limit: int):
+        self.keys = list(sides)
+        ranked = list(sides.values())
+        counts = np.array([len(side.rows) for side in ranked], dtype=np.int64)
+        segments = np.repeat(np.arange(len(ranked)), counts)
+        rows = np.concatenate([side.rows for side in ranked] or [np.zeros(0, np.int64)])
+        priorities = np.concatenate([side.priorities for side in ranked] or [np.zeros(0)])
+        swing = target_weight * grammar.terminal_counts[rows]
+        worst, best = priorities + np.minimum(swing, 0.0), priorities + np.maximum(swing, 0.0)
+        by_worst = np.lexsort((-worst, segments))
+        bar = np.full(len(ranked), -np.inf)  # per side, the options_limit-th best worst case
+        full = counts > options_limit
+        bar[full] = worst[by_worst[(np.cumsum(counts) - counts)[full] + options_limit - 1]]
+        kept = best >= bar[segments]
+        self.counts = np.bincount(segments[kept], minlength=len(ranked))
+        self.segments = segments[kept]
+        self.rows = rows[kept]
+        self.scores = np.concatenate([side.scores for side in ranked] or [np.zeros(0)])[kept]
+        self.priorities = priorities[kept]
+        self.terminal_counts = grammar.terminal_counts[self.rows]
+        symbols, lengths = grammar.target_symbols(self.rows)
+        positions = np.repeat(np.arange(len(self.rows)), lengths)
+        is_word = symbols >= 0
+        self.word_positions, self.word_ids = positions[is_word], symbols[is_word]
 
 
 @dataclass(frozen=True)
@@ -95,6 +134,15 @@ class SentencePlan:
     spans: dict[Span, list[tuple[int, tuple[Span, ...]]]]
     model: Model
     """The model whose weights scored ``rule_sets``."""
+    grammar: Grammar
+    options_limit: int
+
+    @functools.cached_property
+    def ranked_sides(self) -> RankedSides:
+        """The matched sides' ranked rules as arrays, made when the plan is first targeted."""
+        return RankedSides(self.grammar, {key: rule_set for key, rule_set in self.rule_sets.items()
+                                          if isinstance(rule_set, RankedRules)},
+                           self.model.target_weight, self.options_limit)
 
 
 class Decoder:
@@ -138,7 +186,8 @@ class Decoder:
             rule = Rule((words[position],), self.model.vector(word_penalty=-1.0, oov=1.0))
             matches.spans[(position, position + 1)].append((-1 - position, ()))
             rule_sets[-1 - position] = [self._fixed_option(rule)]
-        return SentencePlan(words, rule_sets, matches.spans, self.model)
+        return SentencePlan(words, rule_sets, matches.spans, self.model, self.grammar,
+                            self.settings.options_limit)
 
     @_without_gc
     def decode(self, sentence: str | Sequence[str] | SentencePlan,
@@ -155,8 +204,7 @@ class Decoder:
         k = self.settings.k if k is None else k
         target_words = None if target is None else self._target(
             target.split() if isinstance(target, str) else target)
-        options = {key: self._select(rule_set, target_words)
-                   for key, rule_set in plan.rule_sets.items()}
+        options = self._select(plan, target_words)
         n = len(plan.words)
         x_cells: dict[Span, list[Item]] = {}
         s_cells: dict[int, list[Item]] = {}
@@ -243,30 +291,35 @@ class Decoder:
             scores, priorities = scores + weight * misses, priorities + weight * misses
         return self._search.options(self.grammar, rows, scores, priorities, misses)
 
-    def _select(self, rule_set: RankedRules | list[Option],
-                target: tuple[frozenset[str], np.ndarray] | None) -> list[Option]:
-        """The ``options_limit`` best options once the targeting term is added to each.
+    def _select(self, plan: SentencePlan, target: tuple[frozenset[str], np.ndarray] | None
+                ) -> dict[int, list[Option]]:
+        """The options of each of the plan's rule sets: its ``options_limit`` best, once the
+        targeting term is added to each if there is a target (thesis eq. 5.1).
 
         ``target`` holds the words of T and their flags per grammar vocabulary id (None:
-        untargeted); ties keep the untargeted order.
+        untargeted); ties keep the untargeted order. All matched sides are re-ranked at once.
         """
         if target is None:
-            return rule_set.best if isinstance(rule_set, RankedRules) else rule_set
+            return {key: rule_set.best if isinstance(rule_set, RankedRules) else rule_set
+                    for key, rule_set in plan.rule_sets.items()}
         words, flags = target
-        if not isinstance(rule_set, RankedRules):  # a pass-through word
-            return [self._targeted(option, words) for option in rule_set]
-        if rule_set.words is None:
-            symbols, lengths = self.grammar.target_symbols(rule_set.rows)
-            ranks = np.repeat(np.arange(len(lengths)), lengths)
-            is_word = symbols >= 0
-            rule_set.words = (ranks[is_word], symbols[is_word])
-        word_ranks, word_ids = rule_set.words
-        hits = np.bincount(word_ranks, weights=flags[word_ids], minlength=len(rule_set.rows))
-        misses = self.grammar.terminal_counts[rule_set.rows] - hits.astype(np.int64)
-        adjusted = rule_set.priorities + self.model.target_weight * misses
-        ranks = np.argsort(-adjusted, kind="stable")[:self.settings.options_limit]
-        return self._options(rule_set.rows[ranks], rule_set.scores[ranks],
-                             rule_set.priorities[ranks], misses[ranks])
+        sides = plan.ranked_sides
+        hits = np.bincount(sides.word_positions, weights=flags[sides.word_ids],
+                           minlength=len(sides.rows))
+        misses = sides.terminal_counts - hits.astype(np.int64)
+        adjusted = sides.priorities + self.model.target_weight * misses
+        order = np.lexsort((-adjusted, sides.segments))  # stable: ties keep the ranked order
+        kept = np.minimum(sides.counts, self.settings.options_limit)
+        chosen = order[concatenated_ranges(np.cumsum(sides.counts) - sides.counts, kept)]
+        options = self._options(sides.rows[chosen], sides.scores[chosen],
+                                sides.priorities[chosen], misses[chosen])
+        ends = np.cumsum(kept).tolist()
+        selected = {key: options[end - size:end]
+                    for key, end, size in zip(sides.keys, ends, kept.tolist(), strict=True)}
+        for key, rule_set in plan.rule_sets.items():
+            if not isinstance(rule_set, RankedRules):  # a pass-through word
+                selected[key] = [self._targeted(option, words) for option in rule_set]
+        return selected
 
     def _targeted(self, option: Option, target: frozenset[str]) -> Option:
         """A pass-through option with its targeting value."""
