@@ -19,11 +19,18 @@ job, which builds a fresh decoder) and warm (the decoder's ranked rules of each 
 side cached, so prepare is mostly matching). Rates are per CPU second of the process
 (``time.process_time``), so other load on the machine changes them less than the wall-clock
 rate printed beside them. Prepare is rule matching and scoring, decode is search and k-best
-extraction. Runs from any directory (paths are relative to the repository root):
+extraction.
+
+Paraphrasing is also timed targeted (thesis eq. 5.1), as targeted tuning will use it: each input
+is prepared once and decoded towards each of its verse's other human references, with the
+targeting weight ``--target-weight``; the figure is the time per targeted decode beside the time
+per untargeted decode of the same prepared inputs. Runs from any directory (paths are relative
+to the repository root):
 
     python benchmarks/decoder.py [--sentences 40] [--mode translation|paraphrasing]
                                  [--pop-limit 100] [--k 100] [--engine cython|python]
-                                 [--profile 15] [--configfile config/config.yaml]
+                                 [--target-weight -1] [--profile 15]
+                                 [--configfile config/config.yaml]
 """
 
 from __future__ import annotations
@@ -72,6 +79,12 @@ class Case:
         if self.mode == "translation":
             return list(table["source"])
         return [select_references(refs, order, 1)[0]
+                for refs, order in zip(table["references"], table["ref_order"], strict=True)]
+
+    def targets(self, count: int) -> list[list[str]]:
+        """Per paraphrasing input, its verse's other human references."""
+        table = read_table(ROOT / self.evalset, EVALSET).head(count)
+        return [select_references(refs, order, len(order))[1:]
                 for refs, order in zip(table["references"], table["ref_order"], strict=True)]
 
 
@@ -140,8 +153,27 @@ def decode_pass(decoder: Decoder, sentences: list[str], k: int) -> tuple[float, 
     return prepare, search, time.perf_counter() - wall, outputs
 
 
+def targeted_pass(decoder: Decoder, sentences: list[str], targets: list[list[str]], k: int
+                  ) -> tuple[float, float, int]:
+    """Prepare each sentence, decode it untargeted and towards each of its targets: (CPU s per
+    untargeted decode, CPU s per targeted decode, targeted decodes)."""
+    untargeted = targeted = 0.0
+    count = 0
+    for sentence, strings in zip(sentences, targets, strict=True):
+        plan = decoder.prepare(sentence)
+        start = time.process_time()
+        decoder.decode(plan, k=k)
+        middle = time.process_time()
+        for target in strings:
+            decoder.decode(plan, target=target, k=k)
+        untargeted += middle - start
+        targeted += time.process_time() - middle
+        count += len(strings)
+    return untargeted / len(sentences), targeted / max(count, 1), count
+
+
 def run_case(case: Case, lm: LanguageModel, settings: DecoderSettings, sentences: int,
-             profile: int) -> None:
+             profile: int, target_weight: float) -> None:
     """Load the case's grammar, decode its sentences cold and warm, print the figures."""
     inputs = case.sentences(sentences)
     start = time.perf_counter()
@@ -164,6 +196,13 @@ def run_case(case: Case, lm: LanguageModel, settings: DecoderSettings, sentences
         print(f"  {label}: {len(inputs) / cpu:.2f} sentences/s/core ({cpu:.2f} s CPU; "
               f"{len(inputs) / wall:.2f} sentences/s wall-clock); prepare {prepare:.2f} s, "
               f"decode {search:.2f} s; {outputs / len(inputs):.1f} outputs each")
+    if case.mode == "paraphrasing":
+        targeted = Decoder(grammar, lm, {**weights, "target": target_weight}, settings)
+        untargeted, per_target, count = targeted_pass(targeted, inputs, case.targets(sentences),
+                                                      case.k)
+        print(f"  targeted (weight {target_weight:g}), each input towards its verse's other "
+              f"references ({count} decodes): {1000 * per_target:.1f} ms per targeted decode, "
+              f"{1000 * untargeted:.1f} ms per untargeted decode of the same prepared inputs")
     print(f"  peak RSS so far {peak_rss_mb():.0f} MB")
     if profile:
         profiler = cProfile.Profile()
@@ -183,6 +222,8 @@ def main() -> None:
     parser.add_argument("--k", type=int, help="override the k-best size of both modes")
     parser.add_argument("--engine", choices=ENGINES, default=DecoderSettings.engine,
                         help="search loop (circle.decoder.DecoderSettings.engine)")
+    parser.add_argument("--target-weight", type=float, default=-1.0,
+                        help="targeting weight of the targeted paraphrasing pass")
     parser.add_argument("--profile", type=int, default=0, metavar="N",
                         help="also profile a cold pass and print its top N functions")
     parser.add_argument("--configfile", type=Path, default=DEFAULT_CONFIG)
@@ -205,7 +246,7 @@ def main() -> None:
     lm = LanguageModel(ROOT / lm_path)
     print(f"LM {lm_path}: order {lm.order}, loaded in {time.perf_counter() - start:.1f} s")
     for case in chosen:
-        run_case(case, lm, settings, args.sentences, args.profile)
+        run_case(case, lm, settings, args.sentences, args.profile, args.target_weight)
 
 
 if __name__ == "__main__":
