@@ -281,41 +281,37 @@ cdef class CubePruning:
     def fill(self, list cubes):
         """The items of one chart cell, best heuristic first; ``cubes`` as in
         :meth:`circle.decoder.cube.CubePruning.fill`."""
-        cdef Cube cube
-        cdef Py_ssize_t i
-        cdef list options, cell  # the lists are held by ``cubes``; the cube borrows them
+        cdef list options
         cdef tuple tails
         self.cubes.clear()
         for options, tails in cubes:
-            if len(tails) > MAX_ARITY:
-                raise ValueError(f"a rule with {len(tails)} nonterminals; at most {MAX_ARITY}")
-            cube.options = <PyObject*>options
-            cube.arity = <int32_t>len(tails)
-            for i in range(cube.arity):
-                cell = tails[i]
-                cube.tails[i] = <PyObject*>cell
-            self.cubes.push_back(cube)
+            self._add_cube(options, tails, None)
         return self._fill()
 
     def fill_span(self, list applications, dict options, dict cells):
         """The items of an X cell, as :meth:`circle.decoder.cube.CubePruning.fill_span`."""
-        cdef Cube cube
-        cdef tuple application, spans
-        cdef Py_ssize_t i
-        cdef list side, cell  # held by ``options`` and ``cells``; the cube borrows them
+        cdef tuple application
         self.cubes.clear()
         for application in applications:
-            spans = application[1]
-            if len(spans) > MAX_ARITY:
-                raise ValueError(f"a rule with {len(spans)} nonterminals; at most {MAX_ARITY}")
-            side = options[application[0]]
-            cube.options = <PyObject*>side
-            cube.arity = <int32_t>len(spans)
-            for i in range(cube.arity):
-                cell = cells[spans[i]]
-                cube.tails[i] = <PyObject*>cell
-            self.cubes.push_back(cube)
+            self._add_cube(options[application[0]], application[1], cells)
         return self._fill()
+
+    cdef int _add_cube(self, list options, tuple tails, dict cells) except -1:
+        """Append a cube of ``options`` over ``tails``: the item lists of its antecedent cells,
+        or with ``cells`` given, their spans in it. The cube borrows the lists, which the
+        caller's containers hold while the cell is filled."""
+        cdef Cube cube
+        cdef Py_ssize_t i
+        cdef list cell
+        if len(tails) > MAX_ARITY:
+            raise ValueError(f"a rule with {len(tails)} nonterminals; at most {MAX_ARITY}")
+        cube.options = <PyObject*>options
+        cube.arity = <int32_t>len(tails)
+        for i in range(cube.arity):
+            cell = tails[i] if cells is None else cells[tails[i]]
+            cube.tails[i] = <PyObject*>cell
+        self.cubes.push_back(cube)
+        return 0
 
     cdef list _fill(self):
         """Fill a cell from ``self.cubes``."""

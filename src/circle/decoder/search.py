@@ -61,6 +61,16 @@ def _without_gc(method: Callable[_P, _R]) -> Callable[_P, _R]:
     return paused
 
 
+def _best_per_side(values: np.ndarray, counts: np.ndarray, limit: int
+                  ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """For ``values`` given side by side, ``counts[s]`` for side s: the positions sorted best
+    first within each side (ties keep the given order), the positions of each side's ``limit``
+    best (a prefix of that order per side, side by side), and how many each side keeps."""
+    order = np.lexsort((-values, np.repeat(np.arange(len(counts)), counts)))
+    kept = np.minimum(counts, limit)
+    return order, order[concatenated_ranges(np.cumsum(counts) - counts, kept)], kept
+
+
 class RankedRules:
     """One source side's rules under one weight vector, best priority first.
 
@@ -89,8 +99,8 @@ class RankedSides:
 
     ``rows``, ``scores``, ``priorities`` and ``terminal_counts`` of the kept rows are
     concatenated side by side, in ranked order (``keys`` and ``counts`` give the sides and
-    their kept sizes, ``segments`` each row's side); ``word_positions`` and ``word_ids`` give,
-    per target word of those rows, the index of its row and its grammar vocabulary id.
+    their kept sizes); ``word_positions`` and ``word_ids`` give, per target word of those rows,
+    the index of its row and its grammar vocabulary id.
     """
 
     def __init__(self, grammar: Grammar, sides: Mapping[int, RankedRules], target_weight: float,
@@ -103,13 +113,12 @@ class RankedSides:
         priorities = np.concatenate([side.priorities for side in ranked] or [np.zeros(0)])
         swing = target_weight * grammar.terminal_counts[rows]
         worst, best = priorities + np.minimum(swing, 0.0), priorities + np.maximum(swing, 0.0)
-        by_worst = np.lexsort((-worst, segments))
+        _, best_worst, sizes = _best_per_side(worst, counts, options_limit)
         bar = np.full(len(ranked), -np.inf)  # per side, the options_limit-th best worst case
         full = counts > options_limit
-        bar[full] = worst[by_worst[(np.cumsum(counts) - counts)[full] + options_limit - 1]]
+        bar[full] = worst[best_worst[np.cumsum(sizes) - 1]][full]
         kept = best >= bar[segments]
         self.counts = np.bincount(segments[kept], minlength=len(ranked))
-        self.segments = segments[kept]
         self.rows = rows[kept]
         self.scores = np.concatenate([side.scores for side in ranked] or [np.zeros(0)])[kept]
         self.priorities = priorities[kept]
@@ -269,14 +278,11 @@ class Decoder:
                   - self._word_penalty_weight * grammar.terminal_counts[rows]
                   + self._phrase_penalty_weight)
         priorities = scores + self._lm_weight * self._search.estimates(grammar, rows)
-        segments = np.repeat(np.arange(len(keys)), counts)
-        rank = np.lexsort((-priorities, segments))  # stable: ties keep table order
+        rank, best, kept = _best_per_side(priorities, counts, self.settings.options_limit)
+        options = self._options(rows[best], scores[best], priorities[best])
         rows, scores, priorities = rows[rank], scores[rank], priorities[rank]
-        kept = np.minimum(counts, self.settings.options_limit)
         ends = np.cumsum(counts)
         firsts = np.cumsum(kept) - kept
-        best = concatenated_ranges(ends - counts, kept)
-        options = self._options(rows[best], scores[best], priorities[best])
         for key, end, count, first, size in zip(keys, ends.tolist(), counts.tolist(),
                                                  firsts.tolist(), kept.tolist(), strict=True):
             self._ranked[key] = RankedRules(rows[end - count:end], scores[end - count:end],
@@ -308,9 +314,7 @@ class Decoder:
                            minlength=len(sides.rows))
         misses = sides.terminal_counts - hits.astype(np.int64)
         adjusted = sides.priorities + self.model.target_weight * misses
-        order = np.lexsort((-adjusted, sides.segments))  # stable: ties keep the ranked order
-        kept = np.minimum(sides.counts, self.settings.options_limit)
-        chosen = order[concatenated_ranges(np.cumsum(sides.counts) - sides.counts, kept)]
+        _, chosen, kept = _best_per_side(adjusted, sides.counts, self.settings.options_limit)
         options = self._options(sides.rows[chosen], sides.scores[chosen],
                                 sides.priorities[chosen], misses[chosen])
         ends = np.cumsum(kept).tolist()
