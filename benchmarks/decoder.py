@@ -75,16 +75,18 @@ class Case:
 
     def sentences(self, count: int) -> list[str]:
         """The first ``count`` inputs: test-set sources or tune-set single references."""
-        table = read_table(ROOT / self.evalset, EVALSET).head(count)
         if self.mode == "translation":
-            return list(table["source"])
-        return [select_references(refs, order, 1)[0]
-                for refs, order in zip(table["references"], table["ref_order"], strict=True)]
+            return list(read_table(ROOT / self.evalset, EVALSET).head(count)["source"])
+        return [references[0] for references in self.references(count)]
 
     def targets(self, count: int) -> list[list[str]]:
         """Per paraphrasing input, its verse's other human references."""
+        return [references[1:] for references in self.references(count)]
+
+    def references(self, count: int) -> list[list[str]]:
+        """The human references of the first ``count`` segments, in their seeded order."""
         table = read_table(ROOT / self.evalset, EVALSET).head(count)
-        return [select_references(refs, order, len(order))[1:]
+        return [select_references(refs, order, len(order))
                 for refs, order in zip(table["references"], table["ref_order"], strict=True)]
 
 
