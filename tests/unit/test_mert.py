@@ -5,15 +5,15 @@ import pytest
 
 from circle.metrics import bleu_stats, get_metric
 from circle.tune.mert import (
+    Box,
     MertSettings,
     NBestPool,
     flat_pool,
-    iteration_rng,
     line_search,
-    mert_iteration,
+    normalise,
     one_best,
+    optimise,
     score_weights,
-    stopping_reason,
 )
 
 VOCAB = "the a cat dog sat on mat".split()
@@ -131,22 +131,93 @@ def synthetic_problem(seed, n_segments=150, n_hyps=30, d=5):
 
 def test_mert_recovers_hidden_weights():
     pool, hidden = synthetic_problem(0)
-    settings = MertSettings(restarts=3, random_directions=2, seed=7)
-    weights, score = mert_iteration(pool, np.ones(5), settings, iteration_rng(settings, 1))
     flat = pool.flat()
+    settings = MertSettings(restarts=3, random_directions=2)
+    weights, score = optimise(flat, get_metric("bleu"), np.ones(5), settings,
+                              np.random.default_rng(7))
     agree = np.mean(one_best(flat, weights) == one_best(flat, hidden))
     cosine = weights @ hidden / np.linalg.norm(weights) / np.linalg.norm(hidden)
     assert agree >= 0.95 and cosine > 0.95
-    assert np.abs(weights).sum() == pytest.approx(1.0)
     assert score == pytest.approx(score_weights(flat, get_metric("bleu"), weights))
 
 
 def test_mert_is_deterministic_for_a_seed():
-    pool, _ = synthetic_problem(1, n_segments=40, n_hyps=10)
-    settings = MertSettings(restarts=2, random_directions=2, seed=3)
-    runs = [mert_iteration(pool, np.ones(5), settings, iteration_rng(settings, 2))
+    flat = synthetic_problem(1, n_segments=40, n_hyps=10)[0].flat()
+    settings = MertSettings(restarts=2, random_directions=2)
+    runs = [optimise(flat, get_metric("bleu"), np.ones(5), settings, np.random.default_rng(3))
             for _ in range(2)]
     assert np.array_equal(runs[0][0], runs[1][0]) and runs[0][1] == runs[1][1]
+    other = optimise(flat, get_metric("bleu"), np.ones(5), settings, np.random.default_rng(4))
+    assert not np.array_equal(other[0], runs[0][0])
+
+
+@pytest.mark.parametrize("seed", range(20))
+def test_bounded_line_search_is_the_best_feasible_step(seed):
+    pool, rng = random_pool(seed, "bleu")
+    bleu = get_metric("bleu")
+    lower, upper = np.array([0.0, -np.inf, -1.0]), np.array([np.inf, 0.5, 2.0])
+    w = np.clip(rng.integers(-2, 3, 3).astype(float), lower, upper)
+    u = rng.integers(-2, 3, 3).astype(float)
+    gamma, score = line_search(pool, bleu, w, u, lower, upper)
+    moved = w + gamma * u
+    assert np.all(moved >= lower - 1e-12) and np.all(moved <= upper + 1e-12)
+    assert score == pytest.approx(score_weights(pool, bleu, moved), abs=1e-12)
+    feasible = [g for g in np.linspace(-30, 30, 6001) + np.pi * 1e-4
+                if np.all(w + g * u >= lower) and np.all(w + g * u <= upper)]
+    best_on_grid = max((score_weights(pool, bleu, w + g * u) for g in feasible), default=-1)
+    assert best_on_grid <= score + 1e-12
+
+
+def test_sign_constraints_hold_where_a_negative_weight_wins_on_the_pool():
+    # feature 0 is a log-probability: the better hypothesis of every segment has the *lower*
+    # one, so the unconstrained optimum puts a negative weight on it
+    bleu = get_metric("bleu")
+    good, bad = bleu_stats(["a b c d", "x y z w"], [["a b c d"]] * 2)
+    features = [np.array([[-2.0, 1.0], [-1.0, 0.0]]) for _ in range(5)]
+    pool = flat_pool(features, [np.vstack([good, bad])] * 5)
+    free, _ = optimise(pool, bleu, np.array([1.0, 0.0]), MertSettings(restarts=5),
+                       np.random.default_rng(0))
+    assert free[0] < 0 and score_weights(pool, bleu, free) == 1.0
+    box = Box(np.array([0.0, -np.inf]), np.array([np.inf, np.inf]), np.array([0.0, -1.0]),
+              np.ones(2))
+    bounded, score = optimise(pool, bleu, np.array([1.0, 0.0]), MertSettings(restarts=5),
+                              np.random.default_rng(0), box)
+    assert bounded[0] >= 0 and score == 1.0  # the other feature does the job within bounds
+    assert bounded[1] > 0
+
+
+def test_restart_points_lie_in_their_ranges_on_the_start_scale():
+    box = Box(np.array([0.0, -np.inf, -np.inf]), np.full(3, np.inf), np.array([0.0, -1, -1]),
+              np.ones(3))
+    points = box.restart_points(50, 0.25, np.random.default_rng(1))
+    assert np.all(points[:, 0] >= 0)
+    assert np.allclose(np.abs(points).sum(axis=1), 0.25)
+    with pytest.raises(ValueError, match="contain 0"):
+        Box(np.array([0.5]), np.array([1.0]), np.zeros(1), np.ones(1))
+
+
+def test_a_restart_must_beat_the_continuing_point_by_the_minimum_gain():
+    flat = synthetic_problem(2, n_segments=30, n_hyps=8)[0].flat()
+    bleu = get_metric("bleu")
+    start = -np.ones(5)
+    alone = optimise(flat, bleu, start, MertSettings(restarts=0), np.random.default_rng(5))
+    free = optimise(flat, bleu, start, MertSettings(restarts=10), np.random.default_rng(5))
+    assert free[1] > alone[1]  # a restart did better
+    held = optimise(flat, bleu, start, MertSettings(restarts=10, restart_min_gain=1.0),
+                    np.random.default_rng(5))
+    assert np.array_equal(normalise(held[0]), normalise(alone[0])) and held[1] == alone[1]
+
+
+def test_fixed_offsets_enter_the_model_score():
+    bleu = get_metric("bleu")
+    good, bad = bleu_stats(["a b c d", "x y z w"], [["a b c d"]] * 2)
+    pool = flat_pool([np.array([[0.0], [1.0]])], [np.vstack([good, bad])])
+    assert score_weights(pool, bleu, np.array([1.0])) < 1.0
+    shifted = type(pool)(pool.features, pool.stats, pool.starts, pool.segment,
+                         pool.segment_ids, np.array([2.0, 0.0]))
+    assert score_weights(shifted, bleu, np.array([1.0])) == 1.0
+    gamma, score = line_search(shifted, bleu, np.array([1.0]), np.array([1.0]))
+    assert gamma == 0.0 and score == 1.0
 
 
 def test_pool_deduplicates_and_round_trips(tmp_path):
@@ -165,14 +236,3 @@ def test_pool_deduplicates_and_round_trips(tmp_path):
     assert np.array_equal(again.flat().features, flat.features)
     with pytest.raises(ValueError, match="expected 1 segment ids"):
         pool.add([0], ["x"], np.zeros((1, 3)), np.zeros((1, 10)))
-    with pytest.raises(ValueError, match="needs 2"):
-        mert_iteration(pool, np.ones(2), MertSettings(metric="ter"), np.random.default_rng(0))
-
-
-def test_stopping_reason():
-    settings = MertSettings(max_iterations=3, epsilon=1e-5)
-    w = np.array([0.5, -0.5])
-    assert stopping_reason(1, 0, None, w, settings).startswith("no new")
-    assert stopping_reason(1, 5, w, 2 * w + 1e-7, settings).startswith("weights moved")
-    assert stopping_reason(3, 5, w, -w, settings).startswith("reached")
-    assert stopping_reason(2, 5, w, -w, settings) is None

@@ -15,10 +15,12 @@ import pytest
 
 from circle.decoder import DecoderSettings, Grammar, decode_corpus
 from circle.evaluate import corpus_bleu, corpus_ter
+from circle.experiments import run_seed
 from circle.lm import estimate_lm
 from circle.schemas import TUNING_LOG
 from circle.tables import read_metadata, read_table
-from circle.tune.loop import select_references, tune, write_tuning_log
+from circle.tune import loop
+from circle.tune.loop import TuningSettings, select_references, tune, write_tuning_log
 from circle.tune.mert import MertSettings
 
 RIGHT, WRONG = (-1.5, -0.1), (-0.1, -1.5)
@@ -40,7 +42,7 @@ LM_TEXT = [r for refs in REFERENCES for r in refs] + [
 BAD_WEIGHTS = {"f1": 1.0, "f2": 0.1, "lm": 0.05, "word_penalty": 0.0, "phrase_penalty": 0.0,
                "glue": 0.0, "oov": -1.0}
 DECODER = DecoderSettings(k=3)
-MERT = MertSettings(max_iterations=8, seed=0, restarts=5)
+MERT = TuningSettings(max_iterations=8, seed=0, mert=MertSettings(restarts=5))
 NAMES = ("f1", "f2", "lm", "word_penalty", "phrase_penalty", "glue", "oov", "target")
 
 
@@ -73,23 +75,28 @@ def bleu(hypotheses, references=REFERENCES) -> float:
     return corpus_bleu(hypotheses, references).value / 100
 
 
-def without_timings(result) -> pd.DataFrame:
-    return result.log_frame().drop(columns=[c for c in result.log_frame() if "seconds" in c])
-
-
 def test_tuning_from_bad_weights_improves_bleu(tuned, grammar, lm_path):
     before = bleu(one_best(grammar, lm_path, BAD_WEIGHTS))
     after = bleu(one_best(grammar, lm_path, tuned.weights))
     assert before < 0.1 and after > 0.8
     log = tuned.log
     assert log[0].decode_score == pytest.approx(before, abs=1e-12)
-    assert log[-1].pool_score >= log[0].pool_score and log[-1].pool_score > 0.8
     assert [e.iteration for e in log] == list(range(1, len(log) + 1)) and len(log) >= 2
     assert [e.stop_reason is None for e in log] == [True] * (len(log) - 1) + [False]
     assert np.cumsum([e.new_hypotheses for e in log]).tolist() == [e.pool_size for e in log]
     assert len(tuned.pool) == log[-1].pool_size
-    assert list(tuned.weights) == list(NAMES) and tuned.weights == dict(
-        zip(NAMES, log[-1].weights, strict=True))
+    assert list(tuned.weights) == list(NAMES)
+
+
+def test_the_best_decoded_weights_are_returned(tuned, grammar, lm_path):
+    scores = [e.decode_score for e in tuned.log]
+    returned = tuned.returned
+    assert [e.returned for e in tuned.log].count(True) == 1
+    assert returned.decode_score == max(scores)  # Moses --return-best-dev
+    assert scores.index(max(scores)) == returned.iteration - 1  # the earliest of ties
+    assert tuned.weights == dict(zip(NAMES, returned.weights, strict=True))
+    assert bleu(one_best(grammar, lm_path, tuned.weights)) == pytest.approx(
+        returned.decode_score, abs=1e-12)
 
 
 def test_logged_weights_reproduce_the_logged_scores(tuned, grammar, lm_path, tmp_path):
@@ -98,21 +105,113 @@ def test_logged_weights_reproduce_the_logged_scores(tuned, grammar, lm_path, tmp
         segments, texts = saved["segment_ids"], saved["hypotheses"]
         features = saved["features"]
     for number, entry in enumerate(tuned.log):
-        scores = features[:entry.pool_size] @ np.array(entry.weights)
+        decoded = one_best(grammar, lm_path, dict(zip(NAMES, entry.weights, strict=True)))
+        assert entry.decode_score == pytest.approx(bleu(decoded), abs=1e-12)
+        if entry.pool_score is None or number + 1 == len(tuned.log):  # chose nothing new
+            continue
+        following = tuned.log[number + 1].weights  # the weights this iteration chose
+        scores = features[:entry.pool_size] @ np.array(following)
         chosen = []
         for segment in range(len(SENTENCES)):
             rows = np.flatnonzero(segments[:entry.pool_size] == segment)
             chosen.append(str(texts[rows[np.argmax(scores[rows])]]))
         assert entry.pool_score == pytest.approx(bleu(chosen), abs=1e-12)
-        if number + 1 < len(tuned.log):  # the next iteration decodes with these weights
-            decoded = one_best(grammar, lm_path, dict(zip(NAMES, entry.weights, strict=True)))
-            assert tuned.log[number + 1].decode_score == pytest.approx(bleu(decoded), abs=1e-12)
+
+
+def test_the_last_optimised_weights_are_decoded_before_the_run_ends(grammar, lm_path):
+    settings = TuningSettings(max_iterations=1, seed=0, mert=MertSettings(restarts=2))
+    result = tune(SENTENCES, REFERENCES, grammar, lm_path, BAD_WEIGHTS, DECODER, settings)
+    assert len(result.log) == 2 and result.log[-1].pool_score is None
+    assert result.stop_reason == "reached 1 optimisations (the last one decoded)"
+    assert result.log[1].decode_score > result.log[0].decode_score
+    assert result.returned.iteration == 2
+
+
+def test_weights_that_win_on_the_pool_but_collapse_when_decoded_are_not_returned(
+        grammar, lm_path, monkeypatch):
+    # An optimiser that, like MERT on a flat first pool, moves to weights that reward the
+    # wrong translations: the run must still return its best *decoded* weights.
+    collapse = np.array([5.0, -5.0, -1.0, 3.0, 0.0, 0.0, 0.0])  # f1 up, f2 and the LM down
+
+    def overfitting_optimiser(pool, metric, start, settings, rng, box=None):
+        return collapse.copy(), 1.0
+
+    monkeypatch.setattr(loop, "optimise", overfitting_optimiser)
+    start = {**BAD_WEIGHTS, "f1": 0.1, "f2": 1.0, "lm": 0.5}
+    settings = TuningSettings(max_iterations=2, seed=0, bounds=())
+    result = tune(SENTENCES, REFERENCES, grammar, lm_path, start, DECODER, settings)
+    first = result.log[0].decode_score
+    assert first > 0.5 and result.log[1].decode_score < first  # the candidate collapsed
+    assert result.returned.iteration == 1
+    assert result.weights == {**start, "target": 0.0}
+
+
+def test_sign_constraints_keep_the_lm_and_log_probabilities_non_negative(grammar, lm_path):
+    bounds = (("f*", 0.0, None), ("lm", 0.0, None))
+    result = tune(SENTENCES, REFERENCES, grammar, lm_path, BAD_WEIGHTS, DECODER,
+                  TuningSettings(max_iterations=4, seed=1, bounds=bounds,
+                                 mert=MertSettings(restarts=8)))
+    for entry in result.log:
+        weights = dict(zip(NAMES, entry.weights, strict=True))
+        assert weights["f1"] >= 0 and weights["f2"] >= 0 and weights["lm"] >= 0
+    with pytest.raises(ValueError, match="outside the tuning bounds"):
+        tune(SENTENCES, REFERENCES, grammar, lm_path, {**BAD_WEIGHTS, "lm": -0.1}, DECODER,
+             TuningSettings(bounds=bounds))
+
+
+def test_a_first_pool_from_perturbed_weights_holds_more_hypotheses(grammar, lm_path):
+    plain = tune(SENTENCES, REFERENCES, grammar, lm_path, BAD_WEIGHTS, DECODER,
+                 TuningSettings(max_iterations=1, seed=0))
+    wide = tune(SENTENCES, REFERENCES, grammar, lm_path, BAD_WEIGHTS, DECODER,
+                TuningSettings(max_iterations=1, seed=0, first_pool=3))
+    assert wide.log[0].new_hypotheses > plain.log[0].new_hypotheses
+    assert wide.log[0].decode_score == plain.log[0].decode_score  # scored at the start only
+    assert set(zip(plain.pool.segment_ids, plain.pool.hypotheses, strict=True)) <= set(
+        zip(wide.pool.segment_ids, wide.pool.hypotheses, strict=True))
+
+
+def test_every_condition_and_replicate_gets_its_own_seed():
+    runs = [f"{condition}.rep{r}" for condition in ("1H", "2H", "1H+1P") for r in range(3)]
+    seeds = [run_seed(13, run) for run in runs]
+    assert len(set(seeds)) == len(seeds)
+    assert seeds == [run_seed(13, run) for run in runs]  # stable
+    assert run_seed(14, "1H.rep0") != run_seed(13, "1H.rep0")
+
+
+def test_settings_from_the_config():
+    settings = TuningSettings.from_config(
+        {"optimizer": "pro", "restarts": 3, "max_iterations": 7, "first_pool": 2,
+         "bounds": {"log_*": [0, None], "glue": [None, 0]}, "pro": {"interpolation": 0.3},
+         "conditions": ["1H"]}, seed=5)
+    assert settings.optimizer == "pro" and settings.seed == 5 and settings.max_iterations == 7
+    assert settings.mert.restarts == 3 and settings.pro.interpolation == 0.3
+    box = settings.box(["log_p", "glue", "lm"])
+    assert list(box.lower) == [0, -np.inf, -np.inf] and list(box.upper) == [np.inf, 0, np.inf]
+    assert list(box.restart_low) == [0, -1, -1] and list(box.restart_high) == [1, 0, 1]
+    with pytest.raises(ValueError, match="unknown optimizer"):
+        TuningSettings(optimizer="mira")
 
 
 def test_target_weight_stays_fixed_and_free_weights_are_normalised(tuned):
-    for entry in tuned.log:
+    for entry in tuned.log[1:]:
         assert entry.weights[NAMES.index("target")] == 0.0
         assert sum(abs(w) for w in entry.weights) == pytest.approx(1.0)
+
+
+def test_fixed_weights_with_per_segment_values_do_not_stop_normalisation(grammar, lm_path):
+    # oov is the same for every hypothesis of a sentence: fixed at -10 it cannot change a
+    # 1-best, so the tuned weights are still L1-normalised
+    sentences = SENTENCES + ["el pájaro come"]
+    references = REFERENCES + [["the pájaro eats"]]
+    start = {**BAD_WEIGHTS, "oov": -10.0}
+    result = tune(sentences, references, grammar, lm_path, start, DECODER,
+                  TuningSettings(max_iterations=3, seed=0, mert=MertSettings(restarts=3)),
+                  fixed=("target", "oov"))
+    for entry in result.log[1:]:
+        weights = dict(zip(NAMES, entry.weights, strict=True))
+        assert weights["oov"] == -10.0
+        assert sum(abs(v) for k, v in weights.items() if k not in ("oov", "target")) \
+            == pytest.approx(1.0)
 
 
 def test_nonzero_fixed_weights_anchor_the_scale(grammar, lm_path):
@@ -171,24 +270,25 @@ def test_reference_hook_gives_each_hypothesis_its_own_references(tuned, grammar,
 def test_hook_returning_the_default_references_changes_nothing(tuned, grammar, lm_path):
     result = tune(SENTENCES, REFERENCES, grammar, lm_path, BAD_WEIGHTS, DECODER, MERT,
                   references_for=lambda index, _hypothesis: REFERENCES[index])
-    pd.testing.assert_frame_equal(without_timings(result), without_timings(tuned))
+    pd.testing.assert_frame_equal(result.log_frame(), tuned.log_frame())
 
 
 def test_tuning_is_deterministic_and_seeded(tuned, grammar, lm_path):
     again = tune(SENTENCES, REFERENCES, grammar, lm_path, BAD_WEIGHTS, DECODER, MERT)
-    pd.testing.assert_frame_equal(without_timings(again), without_timings(tuned))
+    pd.testing.assert_frame_equal(again.log_frame(), tuned.log_frame())
     assert again.weights == tuned.weights
 
 
 def test_ter_tuning_lowers_ter(grammar, lm_path):
-    settings = MertSettings(metric="ter", max_iterations=8, seed=0, restarts=5)
+    settings = TuningSettings(metric="ter", max_iterations=8, seed=0,
+                              mert=MertSettings(restarts=5))
     result = tune(SENTENCES, REFERENCES, grammar, lm_path, BAD_WEIGHTS, DECODER, settings)
     assert result.metric == "ter"
     before = corpus_ter(one_best(grammar, lm_path, BAD_WEIGHTS), REFERENCES).value / 100
     after = corpus_ter(one_best(grammar, lm_path, result.weights), REFERENCES).value / 100
     assert result.log[0].decode_score == pytest.approx(before, abs=1e-9)
     assert after < before - 0.3
-    assert result.log[-1].pool_score <= result.log[0].pool_score
+    assert result.returned.decode_score == min(e.decode_score for e in result.log)
 
 
 def test_tuning_log_table_round_trips(tuned, tmp_path):
@@ -201,7 +301,8 @@ def test_tuning_log_table_round_trips(tuned, tmp_path):
     assert json.loads(meta["final_weights"]) == tuned.weights
     assert len(table) == len(tuned.log)
     assert [list(w) for w in table["weights"]] == [list(e.weights) for e in tuned.log]
-    assert table["pool_score"].tolist() == [e.pool_score for e in tuned.log]
+    assert table["decode_score"].tolist() == [e.decode_score for e in tuned.log]
+    assert table["returned"].tolist() == [e.returned for e in tuned.log]
     assert table["stop_reason"].iloc[-1] == tuned.stop_reason
     assert table["stop_reason"].iloc[:-1].isna().all()
 
@@ -220,8 +321,7 @@ def test_loop_stops_when_the_nbest_lists_bring_nothing_new(grammar, lm_path):
                   DecoderSettings(k=500), MERT)
     assert len(result.log) == 2
     last = result.log[-1]
-    assert last.new_hypotheses == 0
+    assert last.new_hypotheses == 0 and last.pool_score is None
     assert last.stop_reason == "no new hypotheses in the n-best lists"
-    assert last.weights == result.log[0].weights and last.pool_score == result.log[0].pool_score
     assert bleu(one_best(grammar, lm_path, result.weights)[:3], REFERENCES[:3]) \
         == pytest.approx(1.0)

@@ -4,7 +4,7 @@ import re
 from snakemake.utils import validate
 
 from circle.corpus.prepare import EVAL_SETS
-from circle.experiments import Condition
+from circle.experiments import Condition, run_seed
 
 
 validate(config, schema="../schemas/config.schema.yaml")
@@ -75,11 +75,9 @@ def decoder_settings():
     return {key: config["decoder"][key] for key in keys}
 
 
-def mert_settings(replicate):
-    """MERT options of the config for one tuning replicate (its own seed)."""
-    tuning = config["tuning"]
-    keys = ("metric", "restarts", "random_directions", "max_iterations")
-    return {key: tuning[key] for key in keys} | {"seed": config["seed"] + 1000 * replicate}
+def tuning_seed(run):
+    """The tuning seed of one run ('1H.rep0', 'paraphraser-bias0'), derived from the config seed."""
+    return run_seed(config["seed"], run)
 
 
 def max_paraphrases():

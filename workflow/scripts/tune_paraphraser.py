@@ -1,10 +1,11 @@
 from circle.decoder import DecoderSettings
 from circle.experiments import tune_paraphraser
 from circle.jobs import start_job
-from circle.tune.mert import MertSettings
+from circle.tune.loop import TuningSettings
 
 provenance = start_job(snakemake)
+tuning = TuningSettings.from_config(snakemake.params.tuning, snakemake.params.seed)
 tune_paraphraser(snakemake.input.evalset, snakemake.input.grammar, snakemake.input.lm,
                  snakemake.input.weights, DecoderSettings(**snakemake.params.settings),
-                 MertSettings(**snakemake.params.mert), snakemake.threads,
+                 tuning, snakemake.threads,
                  snakemake.output.weights, snakemake.output.log, provenance)

@@ -1,11 +1,30 @@
-"""The MERT outer loop (Och 2003; thesis §3.2.3 and §4.2): decode, pool, optimise, repeat.
+"""The tuning outer loop (Och 2003; thesis §3.2.3 and §4.2): decode, pool, optimise, repeat.
 
 Each iteration decodes the tune set to k-best lists with the current weights, computes each new
 hypothesis' metric statistics against *its own* references, adds the lists to an
 :class:`~circle.tune.mert.NBestPool` accumulated over iterations, and re-optimises the weights
-on the whole pool (:func:`circle.tune.mert.optimise`). It stops by
-:func:`circle.tune.mert.stopping_reason`: no new hypotheses, weights stopped moving, or the
-iteration limit.
+on the whole pool with MERT (:func:`circle.tune.mert.optimise`) or PRO
+(:func:`circle.tune.pro.pro_optimise`), as ``TuningSettings.optimizer`` says.
+
+What the loop does as careful toolkits do (Moses ``mert-moses.pl``, Z-MERT):
+
+* **Best decoded weights are returned** (Moses ``--return-best-dev``): every iteration's weights
+  are decoded and scored on the tune set, and the run returns the weights whose decode scored
+  best. After the last optimisation its weights are decoded once more before they may be
+  returned, so a returned weight vector is always one whose tune score was measured; the
+  untuned start is iteration 1, so a run never returns weights worse than where it started.
+* **Fixed features are out of the search**: features named in ``fixed`` (``oov``; ``target``
+  when untargeted) keep their weights and enter the pool only as a per-row score offset. Where
+  that offset is constant within every segment (a zero weight, or a pass-through count that
+  every hypothesis of a sentence shares) it cannot change a 1-best, so the tuned weights are
+  L1-normalised as Moses does; otherwise they keep the scale the fixed weights set.
+* **Bounds and restart ranges** per feature (``TuningSettings.bounds``, fnmatch patterns):
+  log-probabilities and the LM are non-negative by default, so MERT cannot reward improbable
+  rules or word salad on a pool where that wins by a hair.
+* **A first pool that is not flat**: iteration 1 also decodes ``first_pool`` perturbations of
+  the start weights, so the first optimisation sees hypotheses from more than one point.
+* **Seeds**: one generator per iteration from ``TuningSettings.seed``; the pipeline derives a
+  different seed per (condition, replicate).
 
 References per hypothesis: by default every hypothesis of sentence ``i`` is scored against
 ``references_per_sentence[i]``. Targeted tuning (thesis §5.3, Fig. 5.9) attaches to each
@@ -14,42 +33,28 @@ It is called once per new (sentence, hypothesis) pair, whose statistics are then
 features (a hypothesis seen again in a later iteration keeps them). If the hook has a callable
 attribute ``prepare``, it is first called once per iteration with the list of new
 ``(i, hypothesis)`` pairs, so that an implementation can paraphrase them in one batch.
-
-Fixed features: the weights of the features named in ``fixed`` (by default the targeting
-feature ``target`` of thesis eq. 5.1) keep their initial values. When all fixed weights are zero
-they do not affect the ranking, and MERT runs on the other columns with Moses' L1 normalisation.
-When some fixed weight is nonzero it anchors the scale: the free weights are searched along
-free directions only and are not renormalised (:func:`optimise_with_fixed`).
 """
 
 from __future__ import annotations
 
+import fnmatch
 import json
 import logging
 import os
 import time
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, fields
 
 import numpy as np
 import pandas as pd
 
-from circle.decoder import DecoderSettings, Grammar, decode_corpus, load_grammar
+from circle.decoder import DecoderSettings, Grammar, Hypothesis, decode_corpus, load_grammar
 from circle.decoder.model import Model
 from circle.metrics import Metric, get_metric
 from circle.schemas import TUNING_LOG
 from circle.tables import write_table
-from circle.tune.mert import (
-    FlatPool,
-    MertSettings,
-    NBestPool,
-    iteration_rng,
-    line_search,
-    one_best,
-    optimise,
-    score_weights,
-    stopping_reason,
-)
+from circle.tune.mert import Box, FlatPool, MertSettings, NBestPool, normalise, one_best, optimise
+from circle.tune.pro import ProSettings, pro_optimise
 
 logger = logging.getLogger(__name__)
 
@@ -57,31 +62,91 @@ ReferenceHook = Callable[[int, str], Sequence[str]]
 """``references_for(sentence_index, hypothesis_text) -> references`` of that hypothesis."""
 
 DEFAULT_FIXED: tuple[str, ...] = ("target",)
+OPTIMIZERS: tuple[str, ...] = ("mert", "pro")
+
+DEFAULT_BOUNDS: tuple[tuple[str, float | None, float | None], ...] = (
+    ("log_*", 0.0, None), ("lm", 0.0, None))
+"""(feature-name pattern, lower, upper); None = unbounded. A log-probability feature or the LM
+with a negative weight rewards improbable rules and word salad: such weights win on a pool by
+a hair and collapse when decoded."""
+
+
+@dataclass(frozen=True)
+class TuningSettings:
+    """Options of a tuning run; defaults follow Moses ``mert-moses.pl`` (25 iterations,
+    stop when no weight moves by 1e-5) and its MERT (20 restarts)."""
+
+    metric: str = "bleu"
+    optimizer: str = "mert"
+    max_iterations: int = 25  # optimisations; the weights of the last one are decoded too
+    epsilon: float = 1e-5  # stop when no (normalised) tuned weight moves by this much
+    seed: int = 0
+    bounds: tuple[tuple[str, float | None, float | None], ...] = DEFAULT_BOUNDS
+    first_pool: int = 0  # perturbed weight vectors also decoded in iteration 1
+    first_pool_spread: float = 1.0  # their noise, in units of the mean |start weight|
+    mert: MertSettings = field(default_factory=MertSettings)
+    pro: ProSettings = field(default_factory=ProSettings)
+
+    def __post_init__(self):
+        if self.optimizer not in OPTIMIZERS:
+            raise ValueError(f"unknown optimizer {self.optimizer!r}; choose one of "
+                             f"{list(OPTIMIZERS)}")
+        get_metric(self.metric)
+
+    @classmethod
+    def from_config(cls, tuning: Mapping, seed: int) -> TuningSettings:
+        """Settings from the config's ``tuning`` section (keys not named here are ignored)."""
+        def pick(settings_type, section):
+            names = {f.name for f in fields(settings_type)}
+            return settings_type(**{k: v for k, v in (section or {}).items() if k in names})
+
+        bounds = tuple((pattern, low, high) for pattern, (low, high)
+                       in tuning.get("bounds", {p: [lo, hi] for p, lo, hi in DEFAULT_BOUNDS}
+                                     ).items())
+        simple = {k: tuning[k] for k in ("metric", "optimizer", "max_iterations", "first_pool",
+                                         "first_pool_spread") if k in tuning}
+        return cls(**simple, seed=seed, bounds=bounds, mert=pick(MertSettings, tuning),
+                   pro=pick(ProSettings, tuning.get("pro")))
+
+    def box(self, names: Sequence[str]) -> Box:
+        """Bounds and restart ranges of the features ``names`` (first matching pattern wins;
+        restarts from [-1, 1] cut by the bounds)."""
+        lower, upper = np.full(len(names), -np.inf), np.full(len(names), np.inf)
+        for i, name in enumerate(names):
+            for pattern, low, high in self.bounds:
+                if fnmatch.fnmatchcase(name, pattern):
+                    lower[i] = -np.inf if low is None else low
+                    upper[i] = np.inf if high is None else high
+                    break
+        return Box(lower, upper, np.maximum(lower, -1.0), np.minimum(upper, 1.0))
+
+    def iteration_rng(self, iteration: int) -> np.random.Generator:
+        """The generator for outer iteration ``iteration``, from ``seed`` alone."""
+        return np.random.default_rng([self.seed, iteration])
 
 
 @dataclass(frozen=True)
 class IterationLog:
-    """One MERT iteration. Scores are the metric's usual values (fractions; TER lower-better).
+    """One tuning iteration. Scores are the metric's usual values (fractions; TER lower-better).
 
-    ``decode_score``: the 1-best of this iteration's decode (at the weights it started with);
-    ``pool_score``: the pool's 1-best at the new ``weights`` (feature-name order).
+    ``weights`` were decoded in this iteration; ``decode_score`` is that decode's 1-best;
+    ``pool_score`` the pool's 1-best at the weights the optimiser chose next (None when the
+    iteration did not optimise).
     """
 
     iteration: int
     weights: tuple[float, ...]
-    pool_score: float
     decode_score: float
+    pool_score: float | None
     new_hypotheses: int
     pool_size: int
-    decode_seconds: float
-    references_seconds: float
-    optimise_seconds: float
+    returned: bool = False
     stop_reason: str | None = None
 
 
 @dataclass
 class TuningResult:
-    """Final weights, the per-iteration log and the accumulated n-best pool."""
+    """Returned weights, the per-iteration log and the accumulated n-best pool."""
 
     weights: dict[str, float]
     feature_names: tuple[str, ...]
@@ -93,6 +158,11 @@ class TuningResult:
     @property
     def stop_reason(self) -> str | None:
         return self.log[-1].stop_reason if self.log else None
+
+    @property
+    def returned(self) -> IterationLog:
+        """The iteration whose weights were returned."""
+        return next(entry for entry in self.log if entry.returned)
 
     def log_frame(self) -> pd.DataFrame:
         """The log as rows of :data:`~circle.schemas.TUNING_LOG`."""
@@ -109,63 +179,109 @@ def select_references(references: Sequence[str], ref_order: Sequence[int],
     return [references[int(k)] for k in ref_order[:count]]
 
 
-def optimise_with_fixed(pool: FlatPool, metric: Metric, start: np.ndarray, free: np.ndarray,
-                        settings: MertSettings, rng: np.random.Generator
-                        ) -> tuple[np.ndarray, float]:
-    """MERT (Och 2003) moving only the ``free`` coordinates; the others keep ``start``'s values.
-
-    Coordinate ascent along each free axis and ``settings.random_directions`` random unit
-    directions within the free subspace, from ``start`` and ``settings.restarts`` points whose
-    free weights are uniform in [-1, 1]. No normalisation: the fixed weights set the scale.
-    """
-    start = np.asarray(start, dtype=np.float64)
-    free_index = np.flatnonzero(free)
-    d = len(start)
-    axes = np.eye(d)[free_index]
-    points = [start]
-    for _ in range(settings.restarts):
-        point = start.copy()
-        point[free_index] = rng.uniform(-1.0, 1.0, size=len(free_index))
-        points.append(point)
-    best_w, best_score = start, -np.inf
-    for point in points:
-        w, score = point.copy(), score_weights(pool, metric, point)
-        for _ in range(settings.max_sweeps):
-            randoms = np.zeros((settings.random_directions, d))
-            draws = rng.standard_normal((settings.random_directions, len(free_index)))
-            randoms[:, free_index] = draws / np.linalg.norm(draws, axis=1, keepdims=True)
-            before = score
-            for u in np.vstack([axes, randoms]):
-                gamma, new = line_search(pool, metric, w, u)
-                if new > score:
-                    w, score = w + gamma * u, new
-            if score - before < settings.epsilon:
-                break
-        if score > best_score:  # first start point wins ties
-            best_w, best_score = w, score
-    best_w = best_w.copy()
-    best_w[~free] = start[~free]  # exact, whatever rounding the moves left
-    return best_w, score_weights(pool, metric, best_w)
-
-
 def _metric_value(metric: Metric, stats: np.ndarray) -> float:
     return float(metric.value(np.asarray(stats, dtype=np.float64).sum(axis=0)))
+
+
+def perturbed_weights(start: np.ndarray, count: int, spread: float, box: Box,
+                      rng: np.random.Generator) -> np.ndarray:
+    """``count`` perturbations of the tuned weights ``start``: Gaussian noise of standard
+    deviation ``spread`` times their mean absolute value, kept in ``box``."""
+    unit = float(np.abs(start).mean()) or 1.0
+    return box.clip(start + spread * unit * rng.standard_normal((count, len(start))))
+
+
+def constant_within_segments(pool: FlatPool, values: np.ndarray) -> bool:
+    """Whether ``values`` (one per pool row) is the same for every row of each segment."""
+    return bool(np.all(np.maximum.reduceat(values, pool.starts)
+                       == np.minimum.reduceat(values, pool.starts)))
+
+
+class _PoolBuilder:
+    """Adds decoded n-best lists to the pool, each new (sentence, hypothesis) scored once."""
+
+    def __init__(self, names: tuple[str, ...], metric: Metric, hook: ReferenceHook,
+                 prepare: Callable | None):
+        self.names, self.metric, self.hook, self.prepare = names, metric, hook, prepare
+        self.pool = NBestPool(len(names), metric.n_stats)
+        self.stats_of: dict[tuple[int, str], np.ndarray] = {}
+
+    def add(self, sentences: Sequence[str], nbests: Sequence[list[list[Hypothesis]]]) -> int:
+        """Add n-best lists (several decodes of the corpus); returns the new pool entries."""
+        new_keys: list[tuple[int, str]] = []
+        new_features: list[list[float]] = []
+        seen = set(self.stats_of)
+        for nbest in nbests:
+            for index, hypotheses in enumerate(nbest):
+                if not hypotheses:
+                    raise ValueError(f"sentence {index} has no translation: "
+                                     f"{sentences[index]!r}")
+                for hypothesis in hypotheses:
+                    key = (index, hypothesis.text)
+                    if key in seen:
+                        continue
+                    if tuple(hypothesis.features) != self.names:
+                        raise ValueError(f"decoder features {list(hypothesis.features)} differ "
+                                         f"from {list(self.names)}")
+                    seen.add(key)
+                    new_keys.append(key)
+                    new_features.append(list(hypothesis.features.values()))
+        if not new_keys:
+            return 0
+        if callable(self.prepare):
+            self.prepare(list(new_keys))
+        references = [list(self.hook(index, text)) for index, text in new_keys]
+        new_stats = np.asarray(self.metric.stats([text for _, text in new_keys], references))
+        self.stats_of.update(zip(new_keys, new_stats, strict=True))
+        return self.pool.add([index for index, _ in new_keys], [text for _, text in new_keys],
+                             np.array(new_features), new_stats)
+
+    def one_best_value(self, nbest: Sequence[list[Hypothesis]]) -> float:
+        """The metric of a decode's 1-best output."""
+        return _metric_value(self.metric, np.array(
+            [self.stats_of[(i, hs[0].text)] for i, hs in enumerate(nbest)]))
+
+
+def _optimise(flat: FlatPool, metric: Metric, weights: np.ndarray, free: np.ndarray, box: Box,
+              settings: TuningSettings, rng: np.random.Generator) -> tuple[np.ndarray, float]:
+    """New weights from the pool: the free ones optimised, the fixed ones unchanged.
+
+    Returns the weights and the pool's metric value at them.
+    """
+    offset = flat.features[:, ~free] @ weights[~free]
+    sub = FlatPool(flat.features[:, free], flat.stats, flat.starts, flat.segment,
+                   flat.segment_ids, offset)
+    if settings.optimizer == "pro":
+        tuned, _ = pro_optimise(sub, metric, weights[free], box.lower, box.upper, settings.pro,
+                                rng)
+    else:
+        tuned, _ = optimise(sub, metric, weights[free], settings.mert, rng, box)
+    if constant_within_segments(sub, offset):
+        tuned = normalise(tuned)  # cannot change any 1-best: the fixed terms are per-segment
+    new = weights.copy()
+    new[free] = tuned
+    return new, _metric_value(metric, sub.stats[one_best(sub, tuned)])
+
+
+def _moved(previous: np.ndarray, new: np.ndarray, epsilon: float) -> bool:
+    return bool(np.max(np.abs(normalise(new) - normalise(previous))) >= epsilon)
 
 
 def tune(sentences: Sequence[str], references_per_sentence: Sequence[Sequence[str]],
          grammar: Grammar | str | os.PathLike, lm_path: str | os.PathLike,
          initial_weights: Mapping[str, float], decoder_settings: DecoderSettings | None = None,
-         mert_settings: MertSettings | None = None, workers: int = 1, *,
+         settings: TuningSettings | None = None, workers: int = 1, *,
          fixed: Sequence[str] = DEFAULT_FIXED,
          references_for: ReferenceHook | None = None) -> TuningResult:
-    """Tune decoder weights by MERT on a tune set (Och 2003; thesis §3.2.3, §4.2).
+    """Tune decoder weights on a tune set (Och 2003; thesis §3.2.3, §4.2); see the module doc.
 
     ``initial_weights`` must name the decoder's features (grammar features then
-    :data:`~circle.decoder.DECODER_FEATURES`; ``target`` may be left out, = 0). Features in
-    ``fixed`` keep their initial weights. Deterministic given ``mert_settings.seed``.
+    :data:`~circle.decoder.DECODER_FEATURES`; ``target`` may be left out, = 0) and lie within
+    the settings' bounds. Features in ``fixed`` keep their initial weights. Deterministic
+    given ``settings.seed``.
     """
     decoder_settings = decoder_settings or DecoderSettings()
-    mert_settings = mert_settings or MertSettings()
+    settings = settings or TuningSettings()
     if len(sentences) == 0:
         raise ValueError("the tune set is empty")
     if len(references_per_sentence) != len(sentences):
@@ -183,81 +299,82 @@ def tune(sentences: Sequence[str], references_per_sentence: Sequence[Sequence[st
     free = np.array([name not in fixed for name in names])
     if not free.any():
         raise ValueError("every feature is fixed: nothing to tune")
-    anchored = bool(np.any(weights[~free] != 0.0))
-    metric = get_metric(mert_settings.metric)
+    free_names = [name for name, tuned in zip(names, free, strict=True) if tuned]
+    box = settings.box(free_names)
+    outside = [f"{name}={value}" for name, value, low, high
+               in zip(free_names, weights[free], box.lower, box.upper, strict=True)
+               if not low <= value <= high]
+    if outside:
+        raise ValueError(f"initial weights {outside} lie outside the tuning bounds "
+                         f"{[list(b) for b in settings.bounds]}")
+    metric = get_metric(settings.metric)
 
     def default_references(index: int, _hypothesis: str) -> Sequence[str]:
         return references_per_sentence[index]
 
-    hook = references_for or default_references
-    prepare = getattr(references_for, "prepare", None)
-    pool = NBestPool(len(names), metric.n_stats)
-    stats_of: dict[tuple[int, str], np.ndarray] = {}
-    result = TuningResult({}, names, fixed, metric.name, [], pool)
-    iteration = 0
+    builder = _PoolBuilder(names, metric, references_for or default_references,
+                           getattr(references_for, "prepare", None))
+
+    def decode(vector: np.ndarray) -> list[list[Hypothesis]]:
+        return decode_corpus(sentences, grammar, lm_path,
+                             dict(zip(names, vector.tolist(), strict=True)), decoder_settings,
+                             workers)
+
+    result = TuningResult({}, names, fixed, metric.name, [], builder.pool)
+    extra = perturbed_weights(weights[free], settings.first_pool, settings.first_pool_spread,
+                              box, settings.iteration_rng(0))
+    iteration, best = 0, None
     while True:
         iteration += 1
         started = time.perf_counter()
-        current = dict(zip(names, weights.tolist(), strict=True))
-        nbest = decode_corpus(sentences, grammar, lm_path, current, decoder_settings, workers)
+        nbest = decode(weights)
+        nbests = [nbest]
+        if iteration == 1:
+            for vector in extra:
+                perturbed = weights.copy()
+                perturbed[free] = vector
+                nbests.append(decode(perturbed))
         decoded = time.perf_counter()
-        new_keys: list[tuple[int, str]] = []
-        new_set: set[tuple[int, str]] = set()
-        new_features: list[list[float]] = []
-        for index, hypotheses in enumerate(nbest):
-            if not hypotheses:
-                raise ValueError(f"sentence {index} has no translation: {sentences[index]!r}")
-            for hypothesis in hypotheses:
-                key = (index, hypothesis.text)
-                if key in stats_of or key in new_set:
-                    continue
-                if tuple(hypothesis.features) != names:
-                    raise ValueError(f"decoder features {list(hypothesis.features)} differ "
-                                     f"from {list(names)}")
-                new_keys.append(key)
-                new_set.add(key)
-                new_features.append(list(hypothesis.features.values()))
-        if new_keys and callable(prepare):
-            prepare(list(new_keys))
-        if new_keys:
-            references = [list(hook(index, text)) for index, text in new_keys]
-            new_stats = np.asarray(metric.stats([text for _, text in new_keys], references))
-            stats_of.update(zip(new_keys, new_stats, strict=True))
-            n_new = pool.add([index for index, _ in new_keys], [text for _, text in new_keys],
-                             np.array(new_features), new_stats)
-        else:
-            n_new = 0
+        n_new = builder.add(sentences, nbests)
+        decode_score = builder.one_best_value(nbest)
+        if _better(metric, decode_score, best):
+            best = (iteration, decode_score, weights)
         scored = time.perf_counter()
-        decode_score = _metric_value(
-            metric, np.array([stats_of[(i, hs[0].text)] for i, hs in enumerate(nbest)]))
-        previous = weights
-        flat = pool.flat()
-        if n_new:
-            rng = iteration_rng(mert_settings, iteration)
-            if anchored:
-                weights, _ = optimise_with_fixed(flat, metric, previous, free, mert_settings, rng)
-            else:
-                sub = FlatPool(flat.features[:, free], flat.stats, flat.starts, flat.segment,
-                               flat.segment_ids)
-                free_weights, _ = optimise(sub, metric, previous[free], mert_settings, rng)
-                weights = previous.copy()
-                weights[free] = free_weights
-        optimised = time.perf_counter()
-        pool_score = _metric_value(metric, flat.stats[one_best(flat, weights)])
-        reason = stopping_reason(iteration, n_new, previous, weights, mert_settings)
-        entry = IterationLog(iteration, tuple(weights.tolist()), pool_score, decode_score, n_new,
-                             len(pool), decoded - started, scored - decoded, optimised - scored,
-                             reason)
-        result.log.append(entry)
-        logger.info("MERT iteration %d: %s of the decode %.4f, of the pool %.4f; %d new "
-                    "hypotheses, pool %d; decode %.1f s, references %.1f s, optimise %.1f s",
-                    iteration, metric.name, decode_score, pool_score, n_new, len(pool),
-                    entry.decode_seconds, entry.references_seconds, entry.optimise_seconds)
+        reason, pool_score, new = None, None, weights
+        if n_new == 0:
+            reason = "no new hypotheses in the n-best lists"
+        elif iteration > settings.max_iterations:
+            reason = f"reached {settings.max_iterations} optimisations (the last one decoded)"
+        else:
+            new, pool_score = _optimise(builder.pool.flat(), metric, weights, free, box,
+                                        settings, settings.iteration_rng(iteration))
+            if not _moved(weights[free], new[free], settings.epsilon):
+                reason = f"weights moved less than {settings.epsilon}"
+        result.log.append(IterationLog(iteration, tuple(weights.tolist()), decode_score,
+                                       pool_score, n_new, len(builder.pool), False, reason))
+        logger.info("iteration %d: %s of the decode %.4f%s; %d new hypotheses, pool %d; "
+                    "decode %.1f s, references %.1f s, optimise %.1f s", iteration,
+                    metric.name, decode_score,
+                    "" if pool_score is None else f", of the pool at the new weights "
+                                                  f"{pool_score:.4f}",
+                    n_new, len(builder.pool), decoded - started, scored - decoded,
+                    time.perf_counter() - scored)
         if reason is not None:
-            logger.info("MERT stops: %s", reason)
+            logger.info("tuning stops: %s; returning the weights of iteration %d (%s %.4f)",
+                        reason, best[0], metric.name, best[1])
             break
-    result.weights = dict(zip(names, weights.tolist(), strict=True))
+        weights = new
+    chosen = best[0] - 1
+    result.log[chosen] = IterationLog(**{**asdict(result.log[chosen]), "returned": True})
+    result.weights = dict(zip(names, best[2].tolist(), strict=True))
     return result
+
+
+def _better(metric: Metric, value: float, best: tuple | None) -> bool:
+    """Whether a decode scoring ``value`` beats the best so far (earlier wins ties)."""
+    if best is None:
+        return True
+    return value > best[1] if metric.higher_is_better else value < best[1]
 
 
 def write_tuning_log(result: TuningResult, path: str | os.PathLike,

@@ -12,15 +12,17 @@ maximise the tuning metric of the pool's 1-best hypotheses; repeat until the poo
   breakpoints (all segments at once, with incremental statistics).
 * :func:`optimise` runs coordinate ascent (each coordinate direction, then ``random_directions``
   random unit directions, moving after every line search) from the start point and from
-  ``restarts`` random points drawn uniformly from [-1, 1]^d, until a sweep improves the score by
-  less than ``epsilon``.
-* :func:`mert_iteration` is the pipeline's entry point; :func:`stopping_reason` decides when the
-  outer decode/optimise loop ends.
+  ``restarts`` random points, until a sweep improves the score by less than ``epsilon``. The
+  search stays in a :class:`Box`: per-feature bounds (sign constraints, Z-MERT's per-parameter
+  ranges) cut every line search, and restart points are drawn from per-feature ranges
+  (Moses ``mert --range``) scaled to the L1 norm of the start point, so they are on the scale of
+  the weights being tuned rather than of the unit cube.
 
 Ties are broken deterministically: within a segment the 1-best among equal model scores is the
 hypothesis added to the pool first; among equally good intervals of a line search the one
 nearest gamma = 0 wins (and gamma = 0, no move, when the current interval is among the best).
-Weights are returned L1-normalised (as Moses does); positive rescaling never changes a 1-best.
+The outer loop (:mod:`circle.tune.loop`) L1-normalises the result where that cannot change a
+1-best (as Moses does).
 """
 
 from __future__ import annotations
@@ -31,33 +33,41 @@ from pathlib import Path
 
 import numpy as np
 
-from circle.metrics import Metric, get_metric
+from circle.metrics import Metric
 
 TIE_TOLERANCE = 1e-12  # interval scores closer than this count as equal
 
 
 @dataclass(frozen=True)
 class MertSettings:
-    """MERT options (defaults follow Moses: 20 restarts, at most 25 iterations)."""
+    """Options of one MERT optimisation (defaults follow Moses ``mert``: 20 restarts)."""
 
-    metric: str = "bleu"
     restarts: int = 20
     random_directions: int = 0
-    max_iterations: int = 25
-    epsilon: float = 1e-5
+    epsilon: float = 1e-5  # a sweep of line searches gaining less ends a coordinate ascent
     max_sweeps: int = 100  # guard on coordinate-ascent sweeps per start point
-    seed: int = 0
+    restart_min_gain: float = 0.0  # a restart must beat the continuing point by more than this
 
 
 @dataclass(frozen=True)
 class FlatPool:
-    """A pool as arrays, rows grouped by segment: segment k owns rows ``starts[k]:starts[k+1]``."""
+    """A pool as arrays, rows grouped by segment: segment k owns rows ``starts[k]:starts[k+1]``.
+
+    ``offset`` (optional) is a per-row model-score term that the weights being searched do not
+    touch: the contribution of features whose weights are fixed.
+    """
 
     features: np.ndarray  # (N, d) float64
     stats: np.ndarray  # (N, s) float64
     starts: np.ndarray  # (n_segments,) int64, first row of each segment
     segment: np.ndarray  # (N,) int64, segment number of each row
     segment_ids: list
+    offset: np.ndarray | None = None  # (N,) float64
+
+    def model_scores(self, weights: np.ndarray) -> np.ndarray:
+        """Each row's model score ``features @ weights (+ offset)``."""
+        scores = self.features @ weights
+        return scores if self.offset is None else scores + self.offset
 
 
 def flat_pool(features: Sequence[np.ndarray], stats: Sequence[np.ndarray],
@@ -166,7 +176,7 @@ def _best_rows(group: np.ndarray, starts: np.ndarray, keys: Sequence[np.ndarray]
 
 def one_best(pool: FlatPool, weights: np.ndarray) -> np.ndarray:
     """Row of each segment's highest-scoring hypothesis (first added wins ties)."""
-    return _best_rows(pool.segment, pool.starts, [pool.features @ weights])
+    return _best_rows(pool.segment, pool.starts, [pool.model_scores(weights)])
 
 
 def score_weights(pool: FlatPool, metric: Metric, weights: np.ndarray) -> float:
@@ -208,15 +218,40 @@ def upper_envelopes(pool: FlatPool, a: np.ndarray, b: np.ndarray):
     return first, np.concatenate(xs), np.concatenate(before), np.concatenate(after)
 
 
-def line_search(pool: FlatPool, metric: Metric, weights: np.ndarray,
-                direction: np.ndarray) -> tuple[float, float]:
+def gamma_range(weights: np.ndarray, direction: np.ndarray, lower: np.ndarray | None,
+                upper: np.ndarray | None) -> tuple[float, float]:
+    """The steps ``gamma`` that keep ``weights + gamma * direction`` within [lower, upper]."""
+    lo, hi = -np.inf, np.inf
+    if lower is None and upper is None:
+        return lo, hi
+    d = len(weights)
+    lower = np.full(d, -np.inf) if lower is None else lower
+    upper = np.full(d, np.inf) if upper is None else upper
+    with np.errstate(divide="ignore", invalid="ignore"):
+        to_lower = np.where(direction != 0, (lower - weights) / direction, np.nan)
+        to_upper = np.where(direction != 0, (upper - weights) / direction, np.nan)
+    rising, falling = direction > 0, direction < 0
+    if rising.any():
+        lo = max(lo, float(np.max(to_lower[rising])))
+        hi = min(hi, float(np.min(to_upper[rising])))
+    if falling.any():
+        lo = max(lo, float(np.max(to_upper[falling])))
+        hi = min(hi, float(np.min(to_lower[falling])))
+    return min(lo, 0.0), max(hi, 0.0)  # the current point stays feasible despite rounding
+
+
+def line_search(pool: FlatPool, metric: Metric, weights: np.ndarray, direction: np.ndarray,
+                lower: np.ndarray | None = None, upper: np.ndarray | None = None
+                ) -> tuple[float, float]:
     """Exact line search (Och 2003): the best ``gamma`` along ``weights + gamma * direction``.
 
-    Returns ``(gamma, score)``.  ``gamma`` is 0 when the interval holding the current point is
-    among the best, else the midpoint of the best interval nearest 0; for an unbounded interval
-    it lies ``0.5 * |x| + 1`` beyond its finite breakpoint ``x``.
+    Returns ``(gamma, score)``.  With bounds, only steps that keep every weight within
+    ``[lower, upper]`` are considered (Z-MERT's per-parameter ranges), and intervals are cut at
+    the feasible range.  ``gamma`` is 0 when the interval holding the current point is among
+    the best, else the midpoint of the best (cut) interval nearest 0; for an unbounded interval
+    it lies ``0.5 * |x| + 1`` beyond its finite end ``x``.
     """
-    a, b = pool.features @ weights, pool.features @ direction
+    a, b = pool.model_scores(weights), pool.features @ direction
     first, x, before, after = upper_envelopes(pool, a, b)
     order = np.argsort(x, kind="stable")
     x = x[order]
@@ -225,8 +260,12 @@ def line_search(pool: FlatPool, metric: Metric, weights: np.ndarray,
     ends = np.flatnonzero(np.append(x[1:] != x[:-1], True)) if len(x) else np.array([], int)
     breaks = x[ends]
     scores = np.atleast_1d(metric.score(np.vstack([stats, running[ends]])))
-    lo = np.concatenate([[-np.inf], breaks])
-    hi = np.concatenate([breaks, [np.inf]])
+    g_lo, g_hi = gamma_range(weights, direction, lower, upper)
+    if g_lo == g_hi:  # blocked both ways by the bounds
+        return 0.0, score_weights(pool, metric, weights)
+    lo = np.maximum(np.concatenate([[-np.inf], breaks]), g_lo)
+    hi = np.minimum(np.concatenate([breaks, [np.inf]]), g_hi)
+    scores = np.where(lo < hi, scores, -np.inf)
     distance = np.maximum(np.maximum(lo, -hi), 0.0)  # from 0 to the interval
     tied = np.flatnonzero(scores >= scores.max() - TIE_TOLERANCE)
     best = tied[np.argmin(distance[tied])]
@@ -248,73 +287,84 @@ def normalise(weights: np.ndarray) -> np.ndarray:
     return weights / total if total > 0 else weights.copy()
 
 
+@dataclass(frozen=True)
+class Box:
+    """Per-feature constraints of the search, on the tuned features only.
+
+    ``lower``/``upper`` bound the weights themselves (sign constraints: a bound of 0; they must
+    contain 0, so rescaling never leaves the box); ``restart_low``/``restart_high`` is the range
+    random restart points are drawn from before they are scaled to the L1 norm of the start
+    point (Moses ``mert --range``, Z-MERT's ``minRandVal maxRandVal``).
+    """
+
+    lower: np.ndarray
+    upper: np.ndarray
+    restart_low: np.ndarray
+    restart_high: np.ndarray
+
+    @classmethod
+    def free(cls, d: int) -> Box:
+        """No bounds; restarts from [-1, 1]^d (Moses' and Z-MERT's default range)."""
+        return cls(np.full(d, -np.inf), np.full(d, np.inf), -np.ones(d), np.ones(d))
+
+    def __post_init__(self):
+        if np.any(self.lower > 0) or np.any(self.upper < 0):
+            raise ValueError("weight bounds must contain 0")
+        if np.any(self.restart_low > self.restart_high):
+            raise ValueError("a restart range is empty")
+
+    def clip(self, weights: np.ndarray) -> np.ndarray:
+        return np.clip(weights, self.lower, self.upper)
+
+    def restart_points(self, count: int, scale: float, rng: np.random.Generator) -> np.ndarray:
+        """``count`` random points in the restart ranges, scaled to L1 norm ``scale``."""
+        points = rng.uniform(self.restart_low, self.restart_high,
+                             size=(count, len(self.lower)))
+        norms = np.abs(points).sum(axis=1, keepdims=True)
+        points = np.where(norms > 0, points * (scale / np.where(norms > 0, norms, 1.0)), points)
+        return self.clip(points)
+
+
 def coordinate_ascent(pool: FlatPool, metric: Metric, start: np.ndarray, settings: MertSettings,
-                      rng: np.random.Generator) -> tuple[np.ndarray, float]:
+                      rng: np.random.Generator, box: Box | None = None
+                      ) -> tuple[np.ndarray, float]:
     """Line searches along each coordinate then random unit directions, moving after each,
-    until a sweep gains less than ``settings.epsilon``."""
+    until a sweep gains less than ``settings.epsilon`` (Moses ``mert``'s Powell-style
+    optimiser without its direction updates)."""
     d = pool.features.shape[1]
-    w = np.asarray(start, dtype=np.float64).copy()
+    box = box or Box.free(d)
+    w = box.clip(np.asarray(start, dtype=np.float64))
     score = score_weights(pool, metric, w)
     for _ in range(settings.max_sweeps):
         randoms = rng.standard_normal((settings.random_directions, d))
         randoms /= np.linalg.norm(randoms, axis=1, keepdims=True)
         before = score
         for u in np.vstack([np.eye(d), randoms]):
-            gamma, new = line_search(pool, metric, w, u)
+            gamma, new = line_search(pool, metric, w, u, box.lower, box.upper)
             if new > score:
-                w, score = w + gamma * u, new
+                w, score = box.clip(w + gamma * u), new
         if score - before < settings.epsilon:
             break
-    return w, score
+    return w, score_weights(pool, metric, w)
 
 
 def optimise(pool: FlatPool, metric: Metric, start: np.ndarray, settings: MertSettings,
-             rng: np.random.Generator) -> tuple[np.ndarray, float]:
-    """Best of coordinate ascent from ``start`` and ``settings.restarts`` random points."""
+             rng: np.random.Generator, box: Box | None = None) -> tuple[np.ndarray, float]:
+    """Coordinate ascent from ``start`` and from ``settings.restarts`` random points.
+
+    Restart points are drawn in ``box``'s restart ranges and scaled to the L1 norm of ``start``
+    (so they are on the scale of the weights being tuned). A restart replaces the result of
+    the start point only if it beats it by more than ``settings.restart_min_gain``: on a pool
+    from one or two weight vectors, far-away points often win by a hair on the pool and fail
+    when decoded. Weights are returned as found (the caller normalises).
+    """
     d = pool.features.shape[1]
-    starts = [np.asarray(start, dtype=np.float64)]
-    starts += list(rng.uniform(-1.0, 1.0, size=(settings.restarts, d)))
-    best_w, best_score = None, -np.inf
-    for point in starts:
-        w, score = coordinate_ascent(pool, metric, point, settings, rng)
-        if score > best_score:  # first start point wins ties
+    box = box or Box.free(d)
+    start = box.clip(np.asarray(start, dtype=np.float64))
+    scale = float(np.abs(start).sum()) or 1.0
+    best_w, best_score = coordinate_ascent(pool, metric, start, settings, rng, box)
+    for point in box.restart_points(settings.restarts, scale, rng):
+        w, score = coordinate_ascent(pool, metric, point, settings, rng, box)
+        if score > best_score + settings.restart_min_gain:
             best_w, best_score = w, score
-    best_w = normalise(best_w)  # rescoring guards against a sliver interval lost to rounding
-    return best_w, score_weights(pool, metric, best_w)
-
-
-def mert_iteration(pool: NBestPool, start_weights: np.ndarray, settings: MertSettings,
-                   rng: np.random.Generator) -> tuple[np.ndarray, float]:
-    """One MERT optimisation over the whole pool: ``(L1-normalised weights, score)``.
-
-    ``score`` is the metric's higher-is-better score (BLEU, -TER or -TERBLEU as fractions).
-    """
-    metric = get_metric(settings.metric)
-    if pool.n_stats != metric.n_stats:
-        raise ValueError(f"pool has {pool.n_stats} statistics per hypothesis; "
-                         f"{metric.name} needs {metric.n_stats}")
-    if len(start_weights) != pool.n_features:
-        raise ValueError(f"{len(start_weights)} start weights for {pool.n_features} features")
-    return optimise(pool.flat(), metric, start_weights, settings, rng)
-
-
-def iteration_rng(settings: MertSettings, iteration: int) -> np.random.Generator:
-    """The generator for outer iteration ``iteration``, from ``settings.seed`` alone."""
-    return np.random.default_rng([settings.seed, iteration])
-
-
-def stopping_reason(iteration: int, n_new: int, previous_weights: np.ndarray | None,
-                    weights: np.ndarray, settings: MertSettings) -> str | None:
-    """Why the outer loop stops after completed iteration ``iteration`` (1-based), or None.
-
-    Stops when the latest n-best lists added no new hypothesis to the pool, when no
-    (L1-normalised) weight moved by ``epsilon`` or more, or after ``max_iterations``.
-    """
-    if n_new == 0:
-        return "no new hypotheses in the n-best lists"
-    if previous_weights is not None and np.max(
-            np.abs(normalise(weights) - normalise(previous_weights))) < settings.epsilon:
-        return f"weights moved less than {settings.epsilon}"
-    if iteration >= settings.max_iterations:
-        return f"reached {settings.max_iterations} iterations"
-    return None
+    return best_w, best_score
