@@ -13,6 +13,10 @@ Statistics layouts (one row per hypothesis):
 
 * BLEU, ``int64`` shape ``(n, 10)``: clipped n-gram matches for n = 1..4, n-gram totals for
   n = 1..4, hypothesis length, closest reference length (ties go to the shorter reference).
+  They are computed for all hypotheses of a call at once with numpy: tokens become integer ids,
+  each n-gram of a distinct reference list gets an id built from its prefix's id and its last
+  token, the list's clipping counts are found once, and hypothesis n-gram counts are grouped by
+  sorting (no per-hypothesis Python loop beyond splitting the strings).
 * TER, ``float64`` shape ``(n, 2)``: fewest edits over the references, average reference length
   (sacrebleu's TER with ``case_sensitive=True``: no case folding is done here).
 * TERBLEU, ``float64`` shape ``(n, 12)``: the BLEU columns followed by the TER columns.
@@ -24,8 +28,8 @@ always *higher is better*: BLEU, -TER and -TERBLEU.
 
 from __future__ import annotations
 
-from collections import Counter
 from collections.abc import Sequence
+from itertools import chain, repeat
 from typing import ClassVar
 
 import numpy as np
@@ -50,44 +54,97 @@ def _check_inputs(hypotheses: Sequence[str], references: Sequence[Sequence[str]]
             raise ValueError(f"hypothesis {i} has an empty reference list")
 
 
-def _ngrams(tokens: list[str]) -> Counter:
-    return Counter(tuple(tokens[i:i + n]) for n in range(1, MAX_ORDER + 1)
-                   for i in range(len(tokens) - n + 1))
-
-
-def _reference_info(refs: tuple[str, ...]) -> tuple[Counter, list[int]]:
-    """Max count of each n-gram over the references (for clipping) and the reference lengths."""
-    max_counts: Counter = Counter()
-    lengths = []
-    for ref in refs:
-        tokens = ref.split()
-        lengths.append(len(tokens))
-        max_counts |= _ngrams(tokens)  # | keeps the maximum count per n-gram
-    return max_counts, lengths
-
-
 def closest_ref_length(hyp_len: int, ref_lens: Sequence[int]) -> int:
     """The reference length closest to ``hyp_len``; ties go to the shorter one (sacrebleu)."""
     return min(ref_lens, key=lambda r: (abs(hyp_len - r), r))
 
 
+def _ranges(starts: np.ndarray, sizes: np.ndarray) -> np.ndarray:
+    """The concatenation of ``arange(start, start + size)`` for each start and size."""
+    offsets = np.cumsum(sizes) - sizes
+    return np.repeat(starts - offsets, sizes) + np.arange(offsets[-1] + sizes[-1])
+
+
 def bleu_stats(hypotheses: Sequence[str], references: Sequence[Sequence[str]]) -> np.ndarray:
     """BLEU-4 statistics, shape ``(n, 10)``, of each hypothesis against its own references."""
     _check_inputs(hypotheses, references)
-    out = np.zeros((len(hypotheses), BLEU_STATS), dtype=np.int64)
-    cache: dict[tuple[str, ...], tuple[Counter, list[int]]] = {}
-    for i, (hyp, refs) in enumerate(zip(hypotheses, references, strict=True)):
-        key = tuple(refs)
-        if key not in cache:
-            cache[key] = _reference_info(key)
-        max_counts, ref_lens = cache[key]
-        tokens = hyp.split()
-        for gram, count in _ngrams(tokens).items():
-            out[i, len(gram) - 1] += min(count, max_counts.get(gram, 0))
-        for n in range(1, MAX_ORDER + 1):
-            out[i, MAX_ORDER + n - 1] = max(0, len(tokens) - n + 1)
-        out[i, 8] = len(tokens)
-        out[i, 9] = closest_ref_length(len(tokens), ref_lens)
+    n = len(hypotheses)
+    out = np.zeros((n, BLEU_STATS), dtype=np.int64)
+    if n == 0:
+        return out
+    # ids of the distinct reference lists and of the distinct strings in them
+    list_ids: dict[tuple[str, ...], int] = {}
+    hyp_list = np.fromiter((list_ids.setdefault(tuple(refs), len(list_ids))
+                            for refs in references), np.int64, n)
+    string_ids: dict[str, int] = {}
+    members = [[string_ids.setdefault(ref, len(string_ids)) for ref in refs]
+               for refs in list_ids]
+    list_size = np.fromiter(map(len, members), np.int64, len(members))
+    member_string = np.fromiter(chain.from_iterable(members), np.int64, list_size.sum())
+
+    # token ids from the references' vocabulary; a hypothesis token outside it is -1
+    ref_split = [ref.split() for ref in string_ids]
+    ref_lens = np.fromiter(map(len, ref_split), np.int64, len(ref_split))
+    vocab = {token: i for i, token in enumerate(dict.fromkeys(chain.from_iterable(ref_split)))}
+    string_token = np.fromiter(map(vocab.__getitem__, chain.from_iterable(ref_split)), np.int64,
+                               ref_lens.sum())
+    hyp_split = [hyp.split() for hyp in hypotheses]
+    hyp_lens = np.fromiter(map(len, hyp_split), np.int64, n)
+    hyp_token = np.fromiter(map(vocab.get, chain.from_iterable(hyp_split), repeat(-1)), np.int64,
+                            hyp_lens.sum())
+    # the references' tokens once per (list, string) membership
+    member_lens = ref_lens[member_string]
+    ref_token = string_token[_ranges((np.cumsum(ref_lens) - ref_lens)[member_string],
+                                     member_lens)]
+    ref_member = np.repeat(np.arange(len(member_string)), member_lens)
+    # tokens from each position to the end of its string
+    ref_left = np.repeat(np.cumsum(member_lens), member_lens) - np.arange(len(ref_token))
+    hyp_left = np.repeat(np.cumsum(hyp_lens), hyp_lens) - np.arange(len(hyp_token))
+    hyp_segment = np.repeat(np.arange(n), hyp_lens)
+
+    # The n-grams starting at the positions ``*_at`` have ids ``*_gram`` that name a (reference
+    # list, n-gram) pair: the rank of (prefix id, last token id), the 0-gram being the list
+    # itself.  Pairs are packed as a * count_b + b with b < count_b (here and below), and every
+    # factor is at most the number of tokens or strings in the call, so the packed keys are
+    # exact in int64 (no collisions) for any input that fits in memory.  Hypothesis n-grams
+    # absent from their own references are dropped, as are n-grams extending them.
+    size = max(len(vocab), 1)
+    ref_at, hyp_at = np.arange(len(ref_token)), np.flatnonzero(hyp_token >= 0)
+    ref_gram = np.repeat(np.arange(len(members)), list_size)[ref_member]
+    hyp_gram = hyp_list[hyp_segment[hyp_at]]
+    for order in range(1, MAX_ORDER + 1):
+        if order > 1:  # extend each (n-1)-gram by the next token of its string
+            keep = ref_left[ref_at] >= order
+            ref_at, ref_gram = ref_at[keep], ref_gram[keep]
+            keep = hyp_left[hyp_at] >= order
+            hyp_at, hyp_gram = hyp_at[keep], hyp_gram[keep]
+            keep = hyp_token[hyp_at + order - 1] >= 0
+            hyp_at, hyp_gram = hyp_at[keep], hyp_gram[keep]
+        grams, ids = np.unique(np.concatenate([ref_gram * size + ref_token[ref_at + order - 1],
+                                               hyp_gram * size + hyp_token[hyp_at + order - 1]]),
+                               return_inverse=True)
+        n_grams = max(len(grams), 1)
+        ref_gram, hyp_gram = ids[:len(ref_at)], ids[len(ref_at):]
+        # clipping count of each n-gram: its largest count in one reference of the list
+        pairs, counts = np.unique(ref_member[ref_at] * n_grams + ref_gram, return_counts=True)
+        clip = np.zeros(n_grams, dtype=np.int64)
+        np.maximum.at(clip, pairs % n_grams, counts)
+        keep = clip[hyp_gram] > 0
+        hyp_at, hyp_gram = hyp_at[keep], hyp_gram[keep]
+        # each hypothesis's count of each n-gram, clipped
+        pairs, counts = np.unique(hyp_segment[hyp_at] * n_grams + hyp_gram, return_counts=True)
+        segment, gram = np.divmod(pairs, n_grams)
+        matches = np.bincount(segment, np.minimum(counts, clip[gram]), n)
+        out[:, order - 1] = matches.astype(np.int64)
+        out[:, MAX_ORDER + order - 1] = np.maximum(hyp_lens - order + 1, 0)
+    out[:, 8] = hyp_lens
+    # closest reference length (ties to the shorter): the least (distance, length) pair, packed
+    sizes = list_size[hyp_list]
+    lengths = ref_lens[member_string[_ranges((np.cumsum(list_size) - list_size)[hyp_list],
+                                             sizes)]]
+    width = int(ref_lens.max()) + 1
+    packed = np.abs(np.repeat(hyp_lens, sizes) - lengths) * width + lengths
+    out[:, 9] = np.minimum.reduceat(packed, np.cumsum(sizes) - sizes) % width
     return out
 
 

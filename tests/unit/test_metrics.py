@@ -1,5 +1,8 @@
 """circle.metrics against sacrebleu: BLEU-4 / TER / TERBLEU sufficient statistics."""
 
+from collections import Counter
+from pathlib import Path
+
 import numpy as np
 import pytest
 from sacrebleu.metrics import BLEU, TER
@@ -15,6 +18,7 @@ from circle.metrics import (
 )
 
 VOCAB = "the a cat dog sat on mat rug".split()
+TINY = Path(__file__).resolve().parents[1] / "data" / "tiny"
 
 
 def random_sentence(rng, lo=0, hi=12):
@@ -85,6 +89,164 @@ def test_each_hypothesis_uses_its_own_references():
     assert stats[2, 9] == 6
     # clipping: "the" twice in the hypothesis, once in the reference
     assert bleu_stats(["the the"], [["the cat"]])[0, 0] == 1
+
+
+def counter_bleu_stats(hypotheses, references):
+    """A plain reference implementation: Counters of n-grams, one hypothesis at a time."""
+    rows = []
+    for hyp, refs in zip(hypotheses, references, strict=True):
+        tokens = hyp.split()
+        ref_tokens = [ref.split() for ref in refs]
+        row = []
+        for n in range(1, 5):
+            counts = Counter(tuple(tokens[i:i + n]) for i in range(len(tokens) - n + 1))
+            clip = Counter()
+            for ref in ref_tokens:
+                for gram, count in Counter(tuple(ref[i:i + n])
+                                           for i in range(len(ref) - n + 1)).items():
+                    clip[gram] = max(clip[gram], count)
+            row.append(sum(min(count, clip[gram]) for gram, count in counts.items()))
+        row += [max(0, len(tokens) - n + 1) for n in range(1, 5)]
+        lengths = [len(ref) for ref in ref_tokens]
+        row += [len(tokens), min(lengths, key=lambda r: (abs(len(tokens) - r), r))]
+        rows.append(row)
+    return np.array(rows, dtype=np.int64).reshape(len(rows), 10)
+
+
+def sacrebleu_bleu_stats(hypotheses, references):
+    """sacrebleu's sentence-level statistics in our column order."""
+    bleu = BLEU(tokenize="none", effective_order=True)
+    rows = []
+    for hyp, refs in zip(hypotheses, references, strict=True):
+        score = bleu.sentence_score(hyp, list(refs))
+        rows.append([*score.counts, *score.totals, score.sys_len, score.ref_len])
+    return np.array(rows, dtype=np.int64).reshape(len(rows), 10)
+
+
+def tiny_verses():
+    """Lowercased lines of the tiny English corpus (training text and the references)."""
+    names = ["train.en.txt", *(f"{s}.ref{k}.txt" for s in ("tune", "test", "paratune")
+                               for k in (0, 1))]
+    return [line.lower() for name in names
+            for line in (TINY / name).read_text(encoding="utf-8").splitlines()]
+
+
+def perturb(tokens, rng, words, rate=0.15):
+    """Substitute, drop, duplicate and insert tokens; repeated words need clipping."""
+    out = []
+    for token in tokens:
+        r = rng.random()
+        if r < rate:
+            out.append(str(rng.choice(words)))
+        elif r < 2 * rate:
+            continue
+        elif r < 3 * rate:
+            out += [token, token]
+        else:
+            out.append(token)
+    return out
+
+
+def real_corpus(seed, segments=25, per_segment=12):
+    """Segments of real verses: a shared reference list per segment (1-4 references, the
+    extra ones perturbed copies or other verses), hypotheses that perturb a reference, some
+    hypotheses with a reference list of their own, empty and very short hypotheses."""
+    rng = np.random.default_rng(seed)
+    verses = tiny_verses()
+    words = sorted({token for verse in verses for token in verse.split()})
+    hyps, refs = [], []
+    for _ in range(segments):
+        base = verses[rng.integers(len(verses))].split()
+        shared = [" ".join(base)]
+        for _ in range(rng.integers(0, 4)):
+            other = (perturb(base, rng, words) if rng.random() < 0.7
+                     else verses[rng.integers(len(verses))].split())
+            shared.append(" ".join(other))
+        for _ in range(per_segment):
+            tokens = perturb(shared[rng.integers(len(shared))].split(), rng, words)
+            kind = rng.random()
+            if kind < 0.05:
+                tokens = []
+            elif kind < 0.15:
+                tokens = tokens[:rng.integers(1, 4)]
+            own = rng.random() < 0.2
+            hyps.append(" ".join(tokens))
+            refs.append([*shared[:1], " ".join(perturb(base, rng, words))] if own else shared)
+    return hyps, refs
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_bleu_stats_rows_equal_reference_and_sacrebleu_on_real_data(seed):
+    hyps, refs = real_corpus(seed)
+    stats = bleu_stats(hyps, refs)
+    assert stats.dtype == np.int64 and stats.shape == (len(hyps), 10)
+    np.testing.assert_array_equal(stats, counter_bleu_stats(hyps, refs))
+    np.testing.assert_array_equal(stats, sacrebleu_bleu_stats(hyps, refs))
+    expected = BLEU(tokenize="none").corpus_score(hyps, ref_streams(refs))
+    total = stats.sum(axis=0)
+    assert list(total[:4]) == expected.counts and list(total[4:8]) == expected.totals
+    assert (total[8], total[9]) == (expected.sys_len, expected.ref_len)
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_bleu_stats_rows_equal_reference_on_small_vocabulary(seed):
+    """Eight words: many repeated n-grams, so clipping and ties in length are frequent."""
+    hyps, refs = random_corpus(seed + 10, n=150)
+    np.testing.assert_array_equal(bleu_stats(hyps, refs), counter_bleu_stats(hyps, refs))
+    np.testing.assert_array_equal(bleu_stats(hyps, refs), sacrebleu_bleu_stats(hyps, refs))
+
+
+def test_bleu_stats_edge_cases():
+    hyps = ["", "   ", "the", "the cat", "the cat sat",
+            "the the the the the", "the cat the cat the cat",
+            "a b c d e",
+            "café naïve 日本語 😀 😀", "x\u00a0y\u3000z\tw\n", "ß SS ss"]
+    refs = [["the cat"], ["a", "a b"], ["the cat sat on the mat"], ["the cat", "cat the"],
+            ["the cat sat on the mat", "the cat", "a dog"],
+            ["the the cat", "the cat the the"], ["the cat the", "cat the cat the"],
+            ["a b c d", "a b c d e f"],
+            ["café 日本語 😀", "naïve café 😀 😀 😀"], ["x y z w"], ["ss SS", "ß"]]
+    stats = bleu_stats(hyps, refs)
+    np.testing.assert_array_equal(stats, counter_bleu_stats(hyps, refs))
+    np.testing.assert_array_equal(stats, sacrebleu_bleu_stats(hyps, refs))
+    assert list(stats[0]) == [0] * 9 + [2]  # empty hypothesis: closest reference length only
+    assert list(stats[1]) == [0] * 9 + [1]  # whitespace only: no tokens
+    assert list(stats[2]) == [1, 0, 0, 0, 1, 0, 0, 0, 1, 6]
+    # clipped by the largest count in one reference (3 "the", 1 "the the"), not by the sum
+    assert list(stats[5, :4]) == [3, 1, 0, 0]
+    assert list(stats[6, :4]) == [4, 3, 2, 1]  # each n-gram's clip from its own best reference
+    assert stats[7, 9] == 4  # 5 tokens: 4 and 6 are equally close
+    assert list(stats[8, :2]) == [5, 2]  # "日本語 😀" from the first reference, "😀 😀" the second
+    assert list(stats[9, :4]) == [4, 3, 2, 1]  # no-break and ideographic spaces split tokens
+    assert list(stats[10, :1]) == [3]  # no case folding or normalisation
+
+
+def test_bleu_stats_empty_input_and_reference_edge_cases():
+    empty = bleu_stats([], [])
+    assert empty.shape == (0, 10) and empty.dtype == np.int64
+    hyps = ["a b", "a b", "a b", "a"]
+    refs = [[""], ["", "a b c"], ("a b", "a b"), ["a", "", "a a"]]
+    stats = bleu_stats(hyps, refs)
+    np.testing.assert_array_equal(stats, counter_bleu_stats(hyps, refs))
+    assert list(stats[:, 9]) == [0, 3, 2, 1]
+
+
+def test_bleu_stats_rows_do_not_depend_on_batching_or_shared_lists():
+    hyps, refs = real_corpus(7, segments=8, per_segment=10)
+    stats = bleu_stats(hyps, refs)
+    one_by_one = np.vstack([bleu_stats([h], [r]) for h, r in zip(hyps, refs, strict=True)])
+    np.testing.assert_array_equal(stats, one_by_one)
+    copies = [list(r) for r in refs]  # equal lists that are distinct objects
+    np.testing.assert_array_equal(bleu_stats(hyps, copies), stats)
+    order = np.random.default_rng(7).permutation(len(hyps))
+    shuffled = bleu_stats([hyps[i] for i in order], [refs[i] for i in order])
+    np.testing.assert_array_equal(shuffled, stats[order])
+    # one reference list shared by every hypothesis; then every hypothesis with its own list
+    shared = refs[0]
+    np.testing.assert_array_equal(bleu_stats(hyps, [shared] * len(hyps)),
+                                  counter_bleu_stats(hyps, [shared] * len(hyps)))
+    own = [[h, *r] for h, r in zip(hyps, refs, strict=True)]
+    np.testing.assert_array_equal(bleu_stats(hyps, own), counter_bleu_stats(hyps, own))
 
 
 def test_ter_stats_match_sacrebleu_corpus_ter():
