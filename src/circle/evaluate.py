@@ -1,11 +1,14 @@
-"""Test-set evaluation: corpus BLEU and TER with sacrebleu, and paired bootstrap significance.
+"""Test-set evaluation: corpus BLEU and TER with sacrebleu, significance tests, tuning checks.
 
 Inputs are tokenised and lowercased already, so BLEU uses ``BLEU(tokenize="none")`` and TER
 sacrebleu's defaults ``TER()``; every score comes with sacrebleu's signature (Post 2018). The
 thesis reports BLEU and TER in percent against all references of the test set (§4.3.1, footnote
 4) and marks BLEU scores significantly better than the baseline by Koehn (2004)'s paired
 bootstrap resampling (p < 0.05), implemented here on the additive BLEU statistics of
-:mod:`circle.metrics`, so one resample is a matrix product.
+:mod:`circle.metrics`, so one resample is a matrix product. That test sees one tuning run per
+system and so ignores the optimiser's own variance; :func:`approximate_randomisation` is the
+test over all tuning replicates of Clark et al. (2011), and :func:`condition_summary` applies it
+per condition against the baseline (the significance marks of the report).
 
 References are given per segment (a list of strings each, as in :mod:`circle.metrics`);
 segments may have different numbers of references.
@@ -22,11 +25,16 @@ import pandas as pd
 from sacrebleu.metrics import BLEU, TER
 
 from circle.metrics import get_metric
-from circle.schemas import EVALUATION
+from circle.schemas import CONDITION_SUMMARY, EVALUATION
 from circle.tables import write_table
 
 BOOTSTRAP_SAMPLES = 1000
-_CHUNK = 200  # resamples per matrix product
+AR_SHUFFLES = 10_000
+"""MultEval's default number of shuffles (``--ar-shuffles``)."""
+SIGNIFICANCE_LEVEL = 0.05
+SUMMARY_METRICS: tuple[str, ...] = ("bleu", "ter")
+_CHUNK = 200  # resamples or shuffles per matrix product
+_TIE = 1e-12  # score differences (fractions) this close count as equal: float sums of TER stats
 
 
 @dataclass(frozen=True)
@@ -116,6 +124,81 @@ def bootstrap_p_value(hypotheses_a: Sequence[str], hypotheses_b: Sequence[str],
                             scorer.stats(list(hypotheses_b), references), metric, samples, seed)
 
 
+
+def approximate_randomisation(stats_a: np.ndarray, stats_b: np.ndarray, metric: str = "bleu",
+                              shuffles: int = AR_SHUFFLES, seed: int = 0) -> float:
+    """Two-sided p-value that systems A and B differ in corpus ``metric``, by approximate
+    randomisation over all their tuning replicates (Clark et al. 2011, MultEval).
+
+    ``stats_a`` and ``stats_b`` are per-segment sufficient statistics (from
+    :meth:`circle.metrics.Metric.stats`) of shape ``(replicates, segments, s)``, one slice per
+    tuning run of the system; a 2-D ``(segments, s)`` array is a single run. The procedure is
+    MultEval's (jhclark/multeval: ``significance/StratifiedApproximateRandomizationTest.java``,
+    which ``MultEvalModule`` hands every optimisation run's statistics appended one run after
+    the other by ``SuffStatManager.getStatsAllOptForSys``):
+
+    * **Statistic.** A system is scored on its statistics summed over *all* its replicates,
+      i.e. the corpus score of every run's output concatenated (not the mean of the runs'
+      scores); the statistic is ``|score(A) - score(B)|``.
+    * **What is shuffled.** The data points are the (replicate, segment) pairs, A's point
+      (r, j) paired with B's point (r, j). A shuffle exchanges each pair's two outputs
+      independently with probability 1/2 and scores the two pseudo-systems in the same way.
+      Shuffle i exchanges point ``r * segments + j`` iff that entry of row i of
+      ``numpy.random.default_rng(seed).random((shuffles, replicates * segments))`` is below
+      0.5 (drawn in chunks of rows, which gives the same numbers). Vectorised: pseudo-system
+      X = sum(A) + S (B - A) for the 0/1 matrix S of a chunk, Y = sum(A) + sum(B) - X.
+    * **p-value.** ``(c + 1) / (shuffles + 1)`` where c counts the shuffles whose difference is
+      at least the observed one: the add-one convention of MultEval (and sacrebleu), which
+      keeps the rate of false rejections at most the test level. Two-sided. MultEval's
+      default is 10,000 shuffles.
+    * **Replicates.** Both systems need the same numbers of replicates and segments (MultEval
+      refuses "non-parallel" numbers of optimisation runs); runs are paired in the given order.
+
+    Two deliberate differences from MultEval's current code, each where it misbehaves:
+
+    1. It counts shuffles with a strictly *greater* difference, so that a system compared with
+       itself gets p = 1/(shuffles + 1), "significant" (jhclark/multeval issue #5 reports
+       exactly that). Here ties count, as in an earlier version of the same file and in the
+       usual randomisation test (Noreen 1989; Riezler & Maxwell 2005): identical systems get
+       p = 1. Differences within 1e-12 (fractions) count as ties, against float rounding in
+       summed TER statistics. The two conventions differ only when a shuffle reproduces the
+       observed difference exactly, e.g. when it exchanges nothing or everything.
+    2. Its current shuffle also permutes each segment's outputs among the replicates, reading
+       pseudo-system X through the permutation and Y through its inverse. With three or more
+       replicates the pseudo-systems then no longer share the data out between them (an output
+       can land in both, or in neither), which narrows the null distribution and lowers
+       p-values. As the score sums over all replicates, one permutation applied to both
+       pseudo-systems would change nothing, so none is drawn here; for one or two replicates,
+       where every permutation is its own inverse, both procedures have the same distribution.
+    """
+    scorer = get_metric(metric)
+    a = np.asarray(stats_a, dtype=np.float64)
+    b = np.asarray(stats_b, dtype=np.float64)
+    if a.ndim == 2 and b.ndim == 2:
+        a, b = a[None], b[None]
+    if a.shape != b.shape or a.ndim != 3 or a.shape[2] != scorer.n_stats:
+        raise ValueError(f"statistics of shapes {a.shape} and {b.shape}; expected equal "
+                         f"(replicates, segments, {scorer.n_stats}) for {scorer.name}: both "
+                         "systems need the same numbers of replicates and segments")
+    if a.shape[0] == 0 or a.shape[1] == 0 or shuffles < 1:
+        raise ValueError("need at least one replicate, one segment and one shuffle")
+    a, b = a.reshape(-1, scorer.n_stats), b.reshape(-1, scorer.n_stats)
+    total_a, total_b = a.sum(axis=0), b.sum(axis=0)
+    observed = abs(float(scorer.value(total_a)) - float(scorer.value(total_b)))
+    delta = b - a
+    differs = np.flatnonzero(delta.any(axis=1))  # exchanging equal outputs changes nothing
+    delta = delta[differs]
+    rng = np.random.default_rng(seed)
+    extreme = 0
+    for start in range(0, shuffles, _CHUNK):
+        size = min(_CHUNK, shuffles - start)
+        exchange = rng.random((size, len(a)))[:, differs] < 0.5
+        moved = exchange.astype(np.float64) @ delta
+        x = np.asarray(scorer.value(total_a + moved))
+        y = np.asarray(scorer.value(total_b - moved))
+        extreme += int(np.count_nonzero(np.abs(x - y) >= observed - _TIE))
+    return (extreme + 1) / (shuffles + 1)
+
 def evaluate_system(hypotheses: Sequence[str], references: Sequence[Sequence[str]],
                     baseline: Sequence[str] | None = None, samples: int = BOOTSTRAP_SAMPLES,
                     seed: int = 0) -> dict:
@@ -141,3 +224,115 @@ def write_evaluation(rows: pd.DataFrame | Sequence[Mapping], path: str | os.Path
     if "bootstrap_samples" in frame:
         frame["bootstrap_samples"] = frame["bootstrap_samples"].astype("Int32")
     write_table(frame, path, EVALUATION, provenance=provenance)
+
+
+def check_tuning_log(log: pd.DataFrame, path: str | os.PathLike, run: str) -> None:
+    """Refuse a tuning run whose returned weights scored worse than its untuned start.
+
+    ``log`` is the run's :data:`~circle.schemas.TUNING_LOG`: iteration 1 decoded the tune set
+    with the start weights, ``returned`` marks the one iteration whose weights the run returned
+    and ``decode_score`` is the tuning ``metric`` of each decode (BLEU higher is better, TER and
+    TERBLEU lower). Raises ``ValueError`` naming ``path`` and ``run``; ties pass.
+    """
+    where = f"{path}: tuning run {run}"
+    if log.empty:
+        raise ValueError(f"{where}: the tuning log has no iterations")
+    metrics = sorted(log["metric"].unique())
+    if len(metrics) != 1:
+        raise ValueError(f"{where}: the tuning log mixes metrics {metrics}")
+    scorer = get_metric(metrics[0])
+    start = log[log["iteration"] == 1]
+    returned = log[log["returned"].astype(bool)]
+    if len(start) != 1:
+        raise ValueError(f"{where}: the tuning log has {len(start)} rows for iteration 1, the "
+                         "untuned start; expected one")
+    if len(returned) != 1:
+        raise ValueError(f"{where}: {len(returned)} iterations are marked as returned; "
+                         "expected one")
+    initial = float(start["decode_score"].iloc[0])
+    final = float(returned["decode_score"].iloc[0])
+    if final < initial if scorer.higher_is_better else final > initial:
+        direction = "higher" if scorer.higher_is_better else "lower"
+        raise ValueError(
+            f"{where} returned the weights of iteration {int(returned['iteration'].iloc[0])}, "
+            f"whose tune {scorer.name} {final:.6f} is worse than the untuned start's "
+            f"{initial:.6f} (iteration 1; {direction} is better): the tuning run failed, so its "
+            "test scores would be meaningless")
+
+
+def condition_summary(evaluation: pd.DataFrame,
+                      stats: Mapping[str, Mapping[tuple[str, int], np.ndarray]],
+                      baseline: str, shuffles: int = AR_SHUFFLES,
+                      significance_level: float = SIGNIFICANCE_LEVEL, seed: int = 0
+                      ) -> pd.DataFrame:
+    """Per condition: replicates, mean and sample standard deviation of BLEU and TER, and the
+    approximate randomisation test over all replicates against ``baseline``.
+
+    ``evaluation`` holds the :data:`~circle.schemas.EVALUATION` rows of one experiment;
+    ``stats[metric][(condition, replicate)]`` the per-segment statistics of that run's test
+    output for each metric of :data:`SUMMARY_METRICS`. Rows follow the order in which
+    conditions first appear; columns are those of :data:`~circle.schemas.CONDITION_SUMMARY`.
+    Every comparison uses the same ``seed``. A condition must have the baseline's replicate
+    numbers (the test pairs replicate r with replicate r).
+    """
+    if not 0 < significance_level < 1:
+        raise ValueError(f"significance level {significance_level} is not in (0, 1)")
+    if evaluation.empty:
+        raise ValueError("no evaluated runs to summarise")
+    experiments = evaluation["experiment"].unique()
+    if len(experiments) != 1:
+        raise ValueError(f"the runs come from several experiments {sorted(experiments)}")
+    if baseline not in set(evaluation["condition"]):
+        raise ValueError(f"the baseline condition {baseline} has no evaluated runs")
+    pooled: dict[tuple[str, str], tuple[list[int], np.ndarray, float]] = {}
+    for condition, rows in evaluation.groupby("condition", sort=False):
+        replicates = sorted(int(r) for r in rows["replicate"])
+        if len(set(replicates)) != len(replicates):
+            raise ValueError(f"condition {condition}: replicate numbers repeat: {replicates}")
+        for metric in SUMMARY_METRICS:
+            scorer = get_metric(metric)
+            stacked = np.stack([np.asarray(stats[metric][condition, r], dtype=np.float64)
+                                for r in replicates])
+            score = 100.0 * float(scorer.value(stacked.reshape(-1, scorer.n_stats).sum(axis=0)))
+            pooled[condition, metric] = replicates, stacked, score
+    summary = []
+    for condition, rows in evaluation.groupby("condition", sort=False):
+        first = rows.iloc[0]
+        row = {"experiment": first["experiment"], "condition": condition,
+               "reference_type": first["reference_type"],
+               "human_references": int(first["human_references"]),
+               "paraphrase_references": int(first["paraphrase_references"]),
+               "references_used": int(first["references_used"]), "replicates": len(rows),
+               "baseline_condition": None if condition == baseline else baseline,
+               "significance_level": float(significance_level), "shuffles": int(shuffles),
+               "shuffle_seed": int(seed)}
+        for metric in SUMMARY_METRICS:
+            values = rows[metric].to_numpy(dtype=np.float64)
+            replicates, stacked, score = pooled[condition, metric]
+            row[f"{metric}_mean"] = float(values.mean())
+            row[f"{metric}_sd"] = float(values.std(ddof=1)) if len(values) > 1 else None
+            row[f"{metric}_pooled"] = score
+            if condition == baseline:
+                row.update({f"{metric}_difference": None, f"{metric}_p_value": None,
+                            f"{metric}_significant": None})
+                continue
+            base_replicates, base_stacked, base_score = pooled[baseline, metric]
+            if replicates != base_replicates:
+                raise ValueError(f"condition {condition} has replicates {replicates} but the "
+                                 f"baseline {baseline} has {base_replicates}: the test pairs "
+                                 "replicate r of one with replicate r of the other")
+            p_value = approximate_randomisation(base_stacked, stacked, metric, shuffles, seed)
+            row.update({f"{metric}_difference": score - base_score,
+                        f"{metric}_p_value": p_value,
+                        f"{metric}_significant": p_value < significance_level})
+        summary.append(row)
+    return pd.DataFrame(summary)
+
+
+def write_condition_summary(summary: pd.DataFrame, path: str | os.PathLike,
+                            provenance: Mapping[str, str] | None = None) -> None:
+    """Write a :func:`condition_summary` as :data:`~circle.schemas.CONDITION_SUMMARY`."""
+    frame = summary.copy()
+    for metric in SUMMARY_METRICS:
+        frame[f"{metric}_significant"] = frame[f"{metric}_significant"].astype("boolean")
+    write_table(frame, path, CONDITION_SUMMARY, provenance=provenance)

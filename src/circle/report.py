@@ -5,7 +5,11 @@ k = 1..4; per reference series (``human`` first, then each paraphrase kind, e.g.
 = untargeted, ``targeted``) the test BLEU and TER. The human row k is kH; a paraphrase row k is
 1H+(k-1)P, and its row 1 is the shared 1H baseline (as in the thesis table). A cell is the mean
 over tuning replicates, with the sample standard deviation when there are several (MERT is
-unstable; Clark et al. 2011). Outputs are Markdown, CSV and a PNG plot of BLEU against k.
+unstable; Clark et al. 2011). Given the :data:`~circle.schemas.CONDITION_SUMMARY` of the same
+runs, a cell also carries the approximate randomisation test over all replicates against the
+baseline: ``*`` significantly better, ``†`` significantly worse. Outputs are Markdown, CSV and
+a PNG plot of BLEU against k; :func:`plot_tuning_curves` draws every tuning run's tune score
+per iteration from the tuning logs.
 """
 
 from __future__ import annotations
@@ -15,11 +19,13 @@ import logging
 import math
 import os
 from collections.abc import Mapping
+from dataclasses import dataclass
 
 import numpy as np
 import pandas as pd
 
-from circle.schemas import EVALUATION
+from circle.metrics import get_metric
+from circle.schemas import CONDITION_SUMMARY, EVALUATION, TUNING_LOG
 from circle.tables import atomic_path, read_table
 
 logger = logging.getLogger(__name__)
@@ -29,17 +35,54 @@ SERIES_LABELS: dict[str, str] = {"human": "Human", "paraphrase": "Paraphrased",
                                  "targeted": "Targeted"}
 METRIC_LABELS: dict[str, str] = {"bleu": "BLEU", "ter": "TER"}
 DECIMALS = 2
+BETTER, WORSE = "*", "†"
+
+
+@dataclass(frozen=True)
+class Significance:
+    """How the marks of a table were decided: the test against ``baseline`` over all tuning
+    replicates (approximate randomisation, ``shuffles`` shuffles), significant at p < ``level``.
+    """
+
+    baseline: str
+    level: float
+    shuffles: int
+
+    @classmethod
+    def of(cls, conditions: pd.DataFrame) -> Significance:
+        """The test of a :data:`~circle.schemas.CONDITION_SUMMARY` (one setting throughout)."""
+        baselines = conditions["baseline_condition"].dropna().unique()
+        levels, shuffles = conditions["significance_level"].unique(), \
+            conditions["shuffles"].unique()
+        if len(baselines) != 1 or len(levels) != 1 or len(shuffles) != 1:
+            raise ValueError(f"the condition summary mixes baselines {sorted(baselines)}, "
+                             f"levels {sorted(levels)} or shuffle counts {sorted(shuffles)}")
+        return cls(str(baselines[0]), float(levels[0]), int(shuffles[0]))
+
+    def note(self, replicates: list[int]) -> str:
+        """The line under the table: replicates per cell and the test."""
+        low, high = min(replicates, default=0), max(replicates, default=0)
+        count = f"{low}" if low == high else f"{low}–{high}"
+        return (f"n = {count} tuning replicate{'s' if high != 1 else ''} per cell; "
+                f"{BETTER} / {WORSE} significantly better / worse than {self.baseline}, "
+                "approximate randomisation over replicates (Clark et al. 2011), "
+                f"{self.shuffles:,} shuffles, p < {self.level:g}.")
+
+
+def significance_mark(metric: str, significant, difference: float) -> str:
+    """``*`` for significantly better than the baseline, ``†`` for significantly worse, else
+    nothing (also for the baseline itself, whose flag is null)."""
+    if significant is None or significant is pd.NA or not bool(significant) \
+            or difference is None or math.isnan(difference) or difference == 0:
+        return ""
+    return BETTER if (difference > 0) == get_metric(metric).higher_is_better else WORSE
 
 
 def _label(series: str, labels: Mapping[str, str] | None = None) -> str:
     return {**SERIES_LABELS, **(labels or {})}.get(series, series)
 
 
-def reference_table(evaluation: pd.DataFrame, experiment: str | None = None) -> pd.DataFrame:
-    """The Fig. 4.3 table: ``references``, ``label`` and, per series and metric (``bleu``,
-    ``ter``), columns ``<series>_<metric>_mean``, ``_sd`` (ddof 1; NaN for one replicate)
-    and ``_n`` (replicates). Missing conditions are NaN."""
-    frame = evaluation
+def _one_experiment(frame: pd.DataFrame, experiment: str | None) -> pd.DataFrame:
     experiments = sorted(frame["experiment"].unique())
     if experiment is not None:
         frame = frame[frame["experiment"] == experiment]
@@ -47,6 +90,22 @@ def reference_table(evaluation: pd.DataFrame, experiment: str | None = None) -> 
             raise ValueError(f"no rows for experiment {experiment!r}; found {experiments}")
     elif len(experiments) > 1:
         raise ValueError(f"the table holds several experiments {experiments}; choose one")
+    return frame
+
+
+def reference_table(evaluation: pd.DataFrame, experiment: str | None = None,
+                    conditions: pd.DataFrame | None = None) -> pd.DataFrame:
+    """The Fig. 4.3 table: ``references``, ``label`` and, per series and metric (``bleu``,
+    ``ter``), columns ``<series>_<metric>_mean``, ``_sd`` (ddof 1; NaN for one replicate)
+    and ``_n`` (replicates). Missing conditions are NaN.
+
+    With ``conditions`` (the :data:`~circle.schemas.CONDITION_SUMMARY` of the same runs), also
+    ``_p_value`` (approximate randomisation over replicates against the baseline; NaN for the
+    baseline and for conditions the summary lacks) and ``_mark`` (``*``, ``†`` or empty, see
+    :func:`significance_mark`)."""
+    frame = _one_experiment(evaluation, experiment)
+    if conditions is not None:
+        conditions = _one_experiment(conditions, experiment).set_index("condition")
     bad = frame[frame["references_used"]
                 != frame["human_references"] + frame["paraphrase_references"]]
     if not bad.empty:
@@ -72,12 +131,31 @@ def reference_table(evaluation: pd.DataFrame, experiment: str | None = None) -> 
     table = pd.DataFrame({"references": np.arange(1, top + 1, dtype=np.int64)})
     table["label"] = [f"{k} (1H+{k - 1})" for k in table["references"]]
     for name, rows in series.items():
+        names = rows.groupby("references_used")["condition"].unique()
         for metric in METRIC_LABELS:
             grouped = rows.groupby("references_used")[metric]
             table[f"{name}_{metric}_mean"] = table["references"].map(grouped.mean())
             table[f"{name}_{metric}_sd"] = table["references"].map(grouped.std(ddof=1))
             table[f"{name}_{metric}_n"] = table["references"].map(grouped.count()) \
                 .fillna(0).astype(np.int64)
+            if conditions is None:
+                continue
+            p_values, marks = [], []
+            for k in table["references"]:
+                found = [c for c in names.get(k, []) if c in conditions.index]
+                if len(found) > 1:
+                    raise ValueError(f"series {name!r}, {k} references: several conditions "
+                                     f"{found}")
+                summary = conditions.loc[found[0]] if found else None
+                if summary is None or pd.isna(summary[f"{metric}_p_value"]):
+                    p_values.append(np.nan)
+                    marks.append("")
+                    continue
+                p_values.append(float(summary[f"{metric}_p_value"]))
+                marks.append(significance_mark(metric, summary[f"{metric}_significant"],
+                                               float(summary[f"{metric}_difference"])))
+            table[f"{name}_{metric}_p_value"] = p_values
+            table[f"{name}_{metric}_mark"] = marks
     return table
 
 
@@ -86,29 +164,35 @@ def series_names(table: pd.DataFrame) -> list[str]:
     return [c[:-len("_bleu_mean")] for c in table.columns if c.endswith("_bleu_mean")]
 
 
-def _cell(mean: float, sd: float, n: int) -> str:
+def _cell(mean: float, sd: float, n: int, mark: str = "") -> str:
     if n == 0 or math.isnan(mean):
         return "–"
     if n > 1 and not math.isnan(sd):
-        return f"{mean:.{DECIMALS}f} ± {sd:.{DECIMALS}f}"
-    return f"{mean:.{DECIMALS}f}"
+        return f"{mean:.{DECIMALS}f} ± {sd:.{DECIMALS}f}{mark}"
+    return f"{mean:.{DECIMALS}f}{mark}"
 
 
-def markdown_table(table: pd.DataFrame, labels: Mapping[str, str] | None = None) -> str:
-    """The table as GitHub Markdown, values rounded to two decimals as in the thesis."""
+def markdown_table(table: pd.DataFrame, labels: Mapping[str, str] | None = None,
+                   significance: Significance | None = None) -> str:
+    """The table as GitHub Markdown, values rounded to two decimals as in the thesis; with
+    ``significance``, each cell's mark (from its ``_mark`` column) and a line on the test."""
     names = series_names(table)
     header = ["# tuning refs"] + [f"{_label(s, labels)} {METRIC_LABELS[m]}" for s in names
                                   for m in METRIC_LABELS]
     lines = ["| " + " | ".join(header) + " |",
              "|" + "|".join([":---"] + ["---:"] * (len(header) - 1)) + "|"]
-    for row in table.itertuples(index=False):
-        values = row._asdict()
-        cells = [values["label"]] + [
-            _cell(values[f"{s}_{m}_mean"], values[f"{s}_{m}_sd"], values[f"{s}_{m}_n"])
+    for row in table.to_dict("records"):
+        cells = [row["label"]] + [
+            _cell(row[f"{s}_{m}_mean"], row[f"{s}_{m}_sd"], row[f"{s}_{m}_n"],
+                  row.get(f"{s}_{m}_mark", "") if significance is not None else "")
             for s in names for m in METRIC_LABELS]
         lines.append("| " + " | ".join(cells) + " |")
     lines += ["", "BLEU and TER (lower is better) in percent on the test set; mean over tuning "
               "replicates ± sample standard deviation where a cell has more than one."]
+    if significance is not None:
+        counts = sorted({int(n) for s in names for m in METRIC_LABELS
+                         for n in table[f"{s}_{m}_n"] if n > 0})
+        lines += ["", significance.note(counts)]
     return "\n".join(lines) + "\n"
 
 
@@ -118,10 +202,10 @@ def _write_text(text: str, path: str | os.PathLike) -> None:
 
 
 def write_table_files(table: pd.DataFrame, markdown_path: str | os.PathLike,
-                      csv_path: str | os.PathLike, labels: Mapping[str, str] | None = None
-                      ) -> None:
-    """Write the table as Markdown and as CSV (full precision)."""
-    _write_text(markdown_table(table, labels), markdown_path)
+                      csv_path: str | os.PathLike, labels: Mapping[str, str] | None = None,
+                      significance: Significance | None = None) -> None:
+    """Write the table as Markdown and as CSV (full precision, p-values included)."""
+    _write_text(markdown_table(table, labels, significance), markdown_path)
     buffer = io.StringIO()
     table.to_csv(buffer, index=False, lineterminator="\n")
     _write_text(buffer.getvalue(), csv_path)
@@ -154,14 +238,90 @@ def plot_references(table: pd.DataFrame, path: str | os.PathLike, metric: str = 
         figure.savefig(tmp, format="png", metadata={"Software": None})
 
 
+def _panel_grid(count: int, columns: int = 4) -> tuple[int, int]:
+    columns = max(1, min(columns, count))
+    return -(-count // columns), columns
+
+
+def plot_tuning_curves(logs: Mapping[tuple[str, int], pd.DataFrame | str | os.PathLike],
+                       path: str | os.PathLike, title: str | None = None) -> None:
+    """PNG of every tuning run's tune score (``decode_score``, percent) per iteration: one
+    panel per condition (in the order of ``logs``), one line per replicate, a dotted line at
+    the run's untuned start (iteration 1) and a star on the iteration whose weights the run
+    returned. ``logs`` maps (condition, replicate) to a :data:`~circle.schemas.TUNING_LOG`
+    frame or table path."""
+    from matplotlib.figure import Figure  # Agg canvas; no pyplot state
+    from matplotlib.lines import Line2D
+    from matplotlib.ticker import MaxNLocator
+
+    frames = {run: log if isinstance(log, pd.DataFrame) else read_table(log, TUNING_LOG)
+              for run, log in logs.items()}
+    if not frames:
+        raise ValueError("no tuning logs to plot")
+    conditions = list(dict.fromkeys(condition for condition, _ in frames))
+    replicates = sorted({replicate for _, replicate in frames})
+    colours = {r: f"C{i % 10}" for i, r in enumerate(replicates)}
+    rows, columns = _panel_grid(len(conditions))
+    figure = Figure(figsize=(3.1 * columns, 2.5 * rows + 0.7), dpi=100)
+    grid = figure.subplots(rows, columns, squeeze=False)
+    for axes in grid.flat[len(conditions):]:
+        axes.set_visible(False)
+    for axes, condition in zip(grid.flat, conditions, strict=False):
+        metrics = set()
+        for (name, replicate), log in frames.items():
+            if name != condition:
+                continue
+            log = log.sort_values("iteration")
+            metrics.update(log["metric"].unique())
+            x = log["iteration"].to_numpy()
+            y = 100.0 * log["decode_score"].to_numpy(dtype=float)
+            colour = colours[replicate]
+            axes.plot(x, y, marker="o", markersize=3, color=colour, linewidth=1.2)
+            start = y[x == 1]
+            if len(start):
+                axes.axhline(start[0], color=colour, linestyle=":", linewidth=0.8)
+            returned = log["returned"].to_numpy(dtype=bool)
+            axes.plot(x[returned], y[returned], linestyle="none", marker="*", markersize=11,
+                      color=colour, markeredgecolor="black", markeredgewidth=0.6)
+        metric = metrics.pop() if len(metrics) == 1 else "score"
+        label = METRIC_LABELS.get(metric, metric.upper())
+        worse = "" if metric == "score" or get_metric(metric).higher_is_better \
+            else ", lower is better"
+        axes.set_title(condition, fontsize=10)
+        axes.set_xlabel("iteration", fontsize=8)
+        axes.set_ylabel(f"tune {label} (%{worse})", fontsize=8)
+        axes.xaxis.set_major_locator(MaxNLocator(integer=True))
+        axes.tick_params(labelsize=7)
+        axes.grid(alpha=0.3)
+    handles = [Line2D([], [], color=colours[r], marker="o", markersize=3, label=f"replicate {r}")
+               for r in replicates]
+    handles += [Line2D([], [], color="grey", linestyle=":", label="untuned start"),
+                Line2D([], [], color="grey", linestyle="none", marker="*", markersize=10,
+                       markeredgecolor="black", label="returned weights")]
+    figure.legend(handles=handles, loc="lower center", ncol=min(len(handles), 6), fontsize=8,
+                  frameon=False)
+    figure.suptitle(title or "Tune-set score per tuning iteration", fontsize=11)
+    figure.tight_layout(rect=(0, 0.6 / (2.5 * rows + 0.7), 1, 1))
+    with atomic_path(path) as tmp:
+        figure.savefig(tmp, format="png", metadata={"Software": None})
+
+
 def write_report(evaluation: pd.DataFrame | str | os.PathLike,
                  markdown_path: str | os.PathLike, csv_path: str | os.PathLike,
                  png_path: str | os.PathLike, experiment: str | None = None,
-                 labels: Mapping[str, str] | None = None) -> pd.DataFrame:
-    """Table (Markdown, CSV) and BLEU plot from an EVALUATION frame or table path."""
+                 labels: Mapping[str, str] | None = None,
+                 conditions: pd.DataFrame | str | os.PathLike | None = None) -> pd.DataFrame:
+    """Table (Markdown, CSV) and BLEU plot from an EVALUATION frame or table path; with the
+    CONDITION_SUMMARY (frame or path) of the same runs, significance marks and p-values."""
     if not isinstance(evaluation, pd.DataFrame):
         evaluation = read_table(evaluation, EVALUATION)
-    table = reference_table(evaluation, experiment)
-    write_table_files(table, markdown_path, csv_path, labels)
+    if conditions is not None and not isinstance(conditions, pd.DataFrame):
+        conditions = read_table(conditions, CONDITION_SUMMARY)
+    table = reference_table(evaluation, experiment, conditions)
+    significance = None
+    if conditions is not None:
+        chosen = experiment if experiment is not None else evaluation["experiment"].iloc[0]
+        significance = Significance.of(conditions[conditions["experiment"] == chosen])
+    write_table_files(table, markdown_path, csv_path, labels, significance)
     plot_references(table, png_path, labels=labels)
     return table

@@ -1,23 +1,29 @@
-"""circle.evaluate: sacrebleu corpus scores with signatures, paired bootstrap resampling."""
+"""circle.evaluate: sacrebleu corpus scores with signatures, paired bootstrap resampling,
+approximate randomisation over tuning replicates, the tuning-log guard, per-condition summary."""
 
 from __future__ import annotations
 
 import numpy as np
+import pandas as pd
 import pytest
 from sacrebleu.metrics import BLEU, TER
 
 from circle.evaluate import (
+    approximate_randomisation,
     bootstrap_p_value,
+    check_tuning_log,
+    condition_summary,
     corpus_bleu,
     corpus_ter,
     evaluate_system,
     paired_bootstrap,
     reference_streams,
+    write_condition_summary,
     write_evaluation,
 )
-from circle.metrics import bleu_from_stats, bleu_stats
-from circle.schemas import EVALUATION
-from circle.tables import read_table
+from circle.metrics import bleu_from_stats, bleu_stats, get_metric
+from circle.schemas import CONDITION_SUMMARY, EVALUATION, TUNING_LOG
+from circle.tables import read_table, write_table
 
 VOCAB = "the a cat dog sat on mat rug and big small".split()
 
@@ -140,3 +146,218 @@ def test_evaluate_system_and_table_round_trip(tmp_path):
     assert table["p_value_vs_baseline"][1] == scores["p_value_vs_baseline"]
     assert table["bootstrap_samples"].isna().tolist() == [True, False]
     assert table["bleu_signature"][1].startswith("nrefs:4")
+
+
+# --- approximate randomisation over tuning replicates (Clark et al. 2011) -------------------
+
+def replicated(seed: int, rates: list[float], n: int = 60):
+    """References and, per degradation rate, one tuning replicate's output each."""
+    rng, references = corpus(seed, n=n)
+    return references, [[degrade(rng, refs[0], rate) for refs in references] for rate in rates]
+
+
+def stacked(metric: str, systems, references) -> np.ndarray:
+    scorer = get_metric(metric)
+    return np.stack([scorer.stats(system, references) for system in systems])
+
+
+def brute_force_ar(stats_a, stats_b, metric, shuffles, seed):
+    """The documented procedure written out: per shuffle, one uniform per (replicate, segment)
+    point, replicate-major; below 0.5 exchanges that point's two outputs."""
+    scorer = get_metric(metric)
+    a = [row for replicate in stats_a for row in replicate]
+    b = [row for replicate in stats_b for row in replicate]
+    observed = abs(scorer.value(np.sum(a, axis=0)) - scorer.value(np.sum(b, axis=0)))
+    rng = np.random.default_rng(seed)
+    extreme = 0
+    for _ in range(shuffles):
+        uniforms = rng.random(len(a))
+        x = np.zeros(scorer.n_stats)
+        y = np.zeros(scorer.n_stats)
+        for k in range(len(a)):
+            if uniforms[k] < 0.5:
+                x, y = x + b[k], y + a[k]
+            else:
+                x, y = x + a[k], y + b[k]
+        if abs(scorer.value(x) - scorer.value(y)) >= observed - 1e-12:
+            extreme += 1
+    return (extreme + 1) / (shuffles + 1)
+
+
+@pytest.mark.parametrize("metric", ["bleu", "ter"])
+def test_ar_of_identical_systems_is_one(metric):
+    references, systems = replicated(10, [0.4, 0.5, 0.3])
+    stats = stacked(metric, systems, references)
+    assert approximate_randomisation(stats, stats.copy(), metric, shuffles=500) == 1.0
+
+
+@pytest.mark.parametrize("metric", ["bleu", "ter"])
+def test_ar_of_a_system_better_everywhere_is_the_smallest_p(metric):
+    references, degraded = replicated(11, [0.6, 0.5, 0.4])
+    # a word no reference has at the start of every segment: worse than the reference itself
+    worse = [[" ".join(["zz", *h.split()[1:]]) for h in system] for system in degraded]
+    better = [[refs[0] for refs in references]] * 3
+    a, b = stacked(metric, worse, references), stacked(metric, better, references)
+    scorer = get_metric(metric)
+    per_segment_a, per_segment_b = scorer.score(a), scorer.score(b)
+    assert np.all(per_segment_b > per_segment_a)  # every segment of every replicate
+    for first, second in ((a, b), (b, a)):  # two-sided
+        assert approximate_randomisation(first, second, metric, shuffles=2000) == 1 / 2001
+
+
+@pytest.mark.parametrize("metric", ["bleu", "ter"])
+def test_ar_equals_a_brute_force_implementation(metric):
+    references, systems = replicated(12, [0.45, 0.5, 0.42, 0.5], n=6)
+    a = stacked(metric, systems[:2], references)
+    b = stacked(metric, systems[2:], references)
+    fast = approximate_randomisation(a, b, metric, shuffles=400, seed=7)
+    assert 0.05 < fast < 0.95  # a close call, where counting mistakes would show
+    assert fast == brute_force_ar(a, b, metric, 400, 7)
+
+
+def test_ar_approximates_the_exact_randomisation_test():
+    references, (first, second) = replicated(13, [0.45, 0.4], n=10)
+    a, b = stacked("bleu", [first], references), stacked("bleu", [second], references)
+    flat_a, flat_b = a[0], b[0]
+    observed = abs(bleu_from_stats(flat_a.sum(0)) - bleu_from_stats(flat_b.sum(0)))
+    extreme = 0
+    for mask in range(2 ** 10):  # every assignment of the 10 segments
+        swap = np.array([(mask >> k) & 1 for k in range(10)], dtype=bool)[:, None]
+        x = np.where(swap, flat_b, flat_a).sum(0)
+        y = np.where(swap, flat_a, flat_b).sum(0)
+        extreme += abs(bleu_from_stats(x) - bleu_from_stats(y)) >= observed - 1e-12
+    exact = extreme / 2 ** 10
+    assert 0.05 < exact < 0.95
+    assert approximate_randomisation(a, b, shuffles=20000, seed=3) == pytest.approx(exact,
+                                                                                  abs=0.015)
+
+
+def test_ar_is_seeded_and_checks_shapes():
+    references, systems = replicated(14, [0.45, 0.47, 0.44, 0.46], n=40)
+    a, b = stacked("bleu", systems[:2], references), stacked("bleu", systems[2:], references)
+    p = approximate_randomisation(a, b, shuffles=300, seed=5)
+    assert p == approximate_randomisation(a, b, shuffles=300, seed=5)
+    assert p != approximate_randomisation(a, b, shuffles=300, seed=6)
+    assert p * 301 == pytest.approx(round(p * 301))  # (count + 1) / (shuffles + 1)
+    assert approximate_randomisation(a[0], b[0], seed=2, shuffles=300) == \
+        approximate_randomisation(a[:1], b[:1], seed=2, shuffles=300)
+    with pytest.raises(ValueError, match="same numbers of replicates"):
+        approximate_randomisation(a, b[:1])
+    with pytest.raises(ValueError, match="same numbers of replicates"):
+        approximate_randomisation(a, b, metric="ter")
+
+
+# --- the tuning-log guard --------------------------------------------------------------------
+
+def tuning_log(path, metric: str, scores: list[float], returned: int):
+    """A TUNING_LOG table with these decode scores (iteration 1 first)."""
+    frame = pd.DataFrame({
+        "iteration": np.arange(1, len(scores) + 1, dtype=np.int32),
+        "metric": metric,
+        "weights": [[1.0, 0.5]] * len(scores),
+        "decode_score": scores,
+        "pool_score": [*scores[1:], None],
+        "new_hypotheses": np.full(len(scores), 10, dtype=np.int64),
+        "pool_size": np.arange(1, len(scores) + 1, dtype=np.int64) * 10,
+        "returned": [i + 1 == returned for i in range(len(scores))],
+        "stop_reason": [None] * (len(scores) - 1) + ["max_iterations"],
+    })
+    write_table(frame, path, TUNING_LOG)
+    return read_table(path, TUNING_LOG)
+
+
+def test_guard_refuses_a_run_returning_worse_than_its_start(tmp_path):
+    path = tmp_path / "1H.rep2.parquet"
+    log = tuning_log(path, "bleu", [0.20, 0.15, 0.18], returned=3)
+    with pytest.raises(ValueError, match=r"1H\.rep2\.parquet: tuning run 1H\.rep2 returned "
+                                         r"the weights of iteration 3.*0\.18.*0\.2"):
+        check_tuning_log(log, path, "1H.rep2")
+    check_tuning_log(tuning_log(path, "bleu", [0.20, 0.25, 0.22], returned=2), path, "1H.rep2")
+    check_tuning_log(tuning_log(path, "bleu", [0.20, 0.15], returned=1), path, "1H.rep2")
+
+
+@pytest.mark.parametrize("metric", ["ter", "terbleu"])
+def test_guard_knows_that_lower_ter_is_better(tmp_path, metric):
+    path = tmp_path / "2H.rep0.parquet"
+    check_tuning_log(tuning_log(path, metric, [0.60, 0.55, 0.58], returned=2), path, "2H.rep0")
+    with pytest.raises(ValueError, match="2H.rep0.parquet: tuning run 2H.rep0 .*lower is better"):
+        check_tuning_log(tuning_log(path, metric, [0.60, 0.55, 0.62], returned=3), path,
+                         "2H.rep0")
+
+
+def test_guard_needs_exactly_one_returned_iteration(tmp_path):
+    path = tmp_path / "log.parquet"
+    log = tuning_log(path, "bleu", [0.2, 0.3], returned=2)
+    log["returned"] = True
+    with pytest.raises(ValueError, match="2 iterations are marked as returned"):
+        check_tuning_log(log, path, "1H.rep0")
+
+
+# --- the per-condition summary ---------------------------------------------------------------
+
+def summary_inputs(rates: dict[str, list[float]], n: int = 50):
+    """EVALUATION-like rows and per-run statistics for conditions with these per-replicate
+    degradation rates."""
+    rng, references = corpus(20, n=n)
+    rows, stats, outputs = [], {"bleu": {}, "ter": {}}, {}
+    for condition, replicate_rates in rates.items():
+        human = int(condition[0])
+        for replicate, rate in enumerate(replicate_rates):
+            system = [degrade(rng, refs[0], rate) for refs in references]
+            outputs[condition, replicate] = system
+            for metric in stats:
+                stats[metric][condition, replicate] = get_metric(metric).stats(system, references)
+            rows.append({"experiment": "x", "condition": condition, "reference_type": "human",
+                         "human_references": human, "paraphrase_references": 0,
+                         "references_used": human, "replicate": replicate,
+                         "bleu": corpus_bleu(system, references).value,
+                         "ter": corpus_ter(system, references).value})
+    return pd.DataFrame(rows), stats, outputs, references
+
+
+def test_condition_summary_counts_means_deviations_and_tests(tmp_path):
+    evaluation, stats, outputs, references = summary_inputs(
+        {"1H": [0.5, 0.55, 0.45], "2H": [0.2, 0.25, 0.15], "3H": [0.5, 0.45, 0.55]})
+    summary = condition_summary(evaluation, stats, "1H", shuffles=500, significance_level=0.05,
+                                seed=4)
+    assert summary["condition"].tolist() == ["1H", "2H", "3H"]
+    assert summary["replicates"].tolist() == [3, 3, 3]
+    for row in summary.itertuples():
+        runs = evaluation[evaluation["condition"] == row.condition]
+        assert row.bleu_mean == pytest.approx(runs["bleu"].mean())
+        assert row.bleu_sd == pytest.approx(runs["bleu"].std(ddof=1))
+        assert row.ter_sd == pytest.approx(np.std(runs["ter"], ddof=1))
+        # the pooled score is corpus BLEU/TER of all replicates' outputs together
+        everything = [h for r in range(3) for h in outputs[row.condition, r]]
+        assert row.bleu_pooled == pytest.approx(corpus_bleu(everything, references * 3).value)
+        assert row.ter_pooled == pytest.approx(corpus_ter(everything, references * 3).value)
+    base, better, same = summary.iloc[0], summary.iloc[1], summary.iloc[2]
+    assert pd.isna(base["baseline_condition"]) and pd.isna(base["bleu_p_value"])
+    assert pd.isna(base["bleu_significant"]) and better["baseline_condition"] == "1H"
+    assert better["bleu_p_value"] == approximate_randomisation(
+        np.stack([stats["bleu"]["1H", r] for r in range(3)]),
+        np.stack([stats["bleu"]["2H", r] for r in range(3)]), "bleu", 500, 4)
+    assert better["bleu_significant"] and better["bleu_difference"] > 0
+    assert better["ter_significant"] and better["ter_difference"] < 0
+    assert not same["bleu_significant"] and same["bleu_p_value"] > 0.05
+    path = tmp_path / "conditions.parquet"
+    write_condition_summary(summary, path)
+    table = read_table(path, CONDITION_SUMMARY)
+    assert table["bleu_significant"].tolist() == [None, True, False]
+    assert (table["shuffles"] == 500).all() and (table["significance_level"] == 0.05).all()
+
+
+def test_condition_summary_level_and_replicates(tmp_path):
+    evaluation, stats, _, _ = summary_inputs({"1H": [0.5, 0.5], "2H": [0.45, 0.45]}, n=30)
+    loose = condition_summary(evaluation, stats, "1H", shuffles=200, significance_level=0.99)
+    strict = condition_summary(evaluation, stats, "1H", shuffles=200, significance_level=0.001)
+    assert loose["bleu_p_value"][1] == strict["bleu_p_value"][1]
+    assert loose["bleu_significant"][1] and not strict["bleu_significant"][1]
+    one = evaluation[evaluation["replicate"] == 0]
+    single = condition_summary(one, stats, "1H", shuffles=100)
+    assert single["replicates"].tolist() == [1, 1] and single["bleu_sd"].isna().all()
+    unpaired = evaluation.drop(index=evaluation.index[-1])
+    with pytest.raises(ValueError, match=r"condition 2H has replicates \[0\] but the baseline"):
+        condition_summary(unpaired, stats, "1H", shuffles=100)
+    with pytest.raises(ValueError, match="baseline condition 4H"):
+        condition_summary(evaluation, stats, "4H")

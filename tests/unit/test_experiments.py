@@ -1,13 +1,19 @@
-"""Reference conditions and set selection of the ch. 4 experiments (circle.experiments)."""
+"""Reference conditions, set selection and test evaluation of the ch. 4 experiments
+(circle.experiments)."""
 
 from __future__ import annotations
 
+import numpy as np
 import pandas as pd
 import pytest
 
-from circle.experiments import Condition, condition_references, select_segments
-from circle.schemas import EVALSET
-from circle.tables import read_table, write_table
+from circle.decoder.nbest import NBEST
+from circle.evaluate import approximate_randomisation, corpus_bleu
+from circle.experiments import Condition, condition_references, evaluate_runs, select_segments
+from circle.metrics import get_metric
+from circle.report import write_report
+from circle.schemas import CONDITION_SUMMARY, EVALSET, EVALUATION, TUNING_LOG
+from circle.tables import read_metadata, read_table, write_table
 
 
 def evalset() -> pd.DataFrame:
@@ -59,3 +65,109 @@ def test_select_segments_keeps_whole_documents(tmp_path):
     assert select_segments(path, 4, out) == 4
     assert select_segments(path, None, out) == 5
     assert select_segments(path, 1, out) == 2  # at least the first document
+
+
+# --- test evaluation of the tuning runs (evaluate_runs) ----------------------------------------
+
+TEST_REFERENCES = [
+    ["the cat sat on the mat", "a cat was sitting on the mat"],
+    ["he went to the market in the morning", "in the morning he walked to the market"],
+    ["the dog barked at the small boy", "a dog barked at the little boy"],
+    ["they ate bread and drank water", "they had bread and water"],
+    ["she read the old book again", "she read that old book once more"],
+    ["we will see you tomorrow at noon", "see you tomorrow at noon"],
+]
+OUTPUTS = {  # (condition, replicate): the 1-best test translations
+    ("1H", 0): ["the cat on mat", "he went market morning", "dog barked boy", "they ate bread",
+                "she read book", "we see you noon"],
+    ("1H", 1): ["cat sat the mat", "he to the market", "the dog at boy", "ate bread and water",
+                "she read the book", "see you at noon"],
+    ("2H", 0): ["the cat sat on the mat", "he went to the market in the morning",
+                "the dog barked at the small boy", "they ate bread and drank water",
+                "she read the old book", "we will see you tomorrow"],
+    ("2H", 1): ["a cat sat on the mat", "he went to the market in the morning",
+                "a dog barked at the little boy", "they had bread and water",
+                "she read the old book again", "see you tomorrow at noon"],
+}
+
+
+def tuning_log_frame(scores: list[float], returned: int, metric: str = "bleu") -> pd.DataFrame:
+    n = len(scores)
+    return pd.DataFrame({
+        "iteration": np.arange(1, n + 1, dtype=np.int32), "metric": metric,
+        "weights": [[1.0, -0.5]] * n, "decode_score": scores, "pool_score": [*scores[1:], None],
+        "new_hypotheses": np.full(n, 5, dtype=np.int64),
+        "pool_size": np.arange(1, n + 1, dtype=np.int64) * 5,
+        "returned": [i + 1 == returned for i in range(n)],
+        "stop_reason": [None] * (n - 1) + ["max_iterations"]})
+
+
+def evaluation_inputs(tmp_path, scores=None):
+    """The test set, one n-best table and one tuning log per run of OUTPUTS."""
+    test = pd.DataFrame({"segment_id": np.arange(1, 7), "document": ["d"] * 6,
+                         "source": [f"s{i}" for i in range(6)], "references": TEST_REFERENCES,
+                         "ref_order": [[0, 1]] * 6})
+    write_table(test, tmp_path / "test.parquet", EVALSET)
+    runs = []
+    for (condition, replicate), hypotheses in OUTPUTS.items():
+        nbest = pd.DataFrame({"segment_id": np.arange(1, 7), "target": None,
+                              "rank": np.zeros(6, dtype=np.int32), "hypothesis": hypotheses,
+                              "score": -1.0, "features": [[0.0, 1.0]] * 6})
+        nbest_path = tmp_path / f"{condition}.rep{replicate}.nbest.parquet"
+        write_table(nbest, nbest_path, NBEST)
+        log_path = tmp_path / f"{condition}.rep{replicate}.parquet"
+        run_scores = (scores or {}).get((condition, replicate), [0.1, 0.2, 0.15])
+        write_table(tuning_log_frame(run_scores, int(np.argmax(run_scores)) + 1), log_path,
+                    TUNING_LOG)
+        runs.append((condition, replicate, 100 + replicate, str(nbest_path), str(log_path)))
+    return tmp_path / "test.parquet", runs
+
+
+def test_evaluate_runs_writes_runs_and_the_condition_summary(tmp_path):
+    test_path, runs = evaluation_inputs(tmp_path)
+    out, conditions = tmp_path / "results.parquet", tmp_path / "conditions.parquet"
+    frame = evaluate_runs("x", test_path, runs, "1H", 200, 3, out,
+                          conditions_path=conditions, shuffles=300, significance_level=0.05)
+    results = read_table(out, EVALUATION)
+    assert results["condition"].tolist() == ["1H", "1H", "2H", "2H"]
+    assert results["bleu"].tolist() == frame["bleu"].tolist()
+    assert results.loc[2, "bleu"] == corpus_bleu(OUTPUTS["2H", 0], TEST_REFERENCES).value
+    summary = read_table(conditions, CONDITION_SUMMARY)
+    assert summary["condition"].tolist() == ["1H", "2H"]
+    assert summary["replicates"].tolist() == [2, 2]
+    two = summary.iloc[1]
+    runs_2h = results[results["condition"] == "2H"]
+    assert two["bleu_mean"] == pytest.approx(runs_2h["bleu"].mean())
+    assert two["ter_sd"] == pytest.approx(runs_2h["ter"].std(ddof=1))
+    metric = get_metric("bleu")
+    expected = approximate_randomisation(
+        np.stack([metric.stats(OUTPUTS["1H", r], TEST_REFERENCES) for r in (0, 1)]),
+        np.stack([metric.stats(OUTPUTS["2H", r], TEST_REFERENCES) for r in (0, 1)]),
+        "bleu", 300, 3)
+    assert two["bleu_p_value"] == expected and two["bleu_significant"] == (expected < 0.05)
+    assert two["bleu_difference"] > 0 and two["ter_difference"] < 0
+    assert pd.isna(summary["baseline_condition"][0]) and summary["baseline_condition"][1] == "1H"
+    assert read_metadata(conditions)["schema"] == "condition_summary"
+    # the report reads both tables: 2H is far better than 1H on every segment
+    assert two["bleu_significant"] and two["ter_significant"]
+    write_report(out, tmp_path / "t.md", tmp_path / "t.csv", tmp_path / "t.png",
+                 conditions=conditions)
+    text = (tmp_path / "t.md").read_text(encoding="utf-8")
+    row = next(line for line in text.splitlines() if line.startswith("| 2 (1H+1) |"))
+    assert [cell.strip()[-1] for cell in row.strip("|").split("|")[1:3]] == ["*", "*"]
+    assert "n = 2 tuning replicates per cell" in text and "300 shuffles, p < 0.05." in text
+
+
+def test_evaluate_runs_refuses_a_run_worse_than_its_start_before_scoring(tmp_path):
+    test_path, runs = evaluation_inputs(tmp_path, {("2H", 1): [0.30, 0.25, 0.28]})
+    log = read_table(runs[3][4], TUNING_LOG)
+    log["returned"] = [False, False, True]  # the run returned iteration 3: 0.28 < 0.30
+    write_table(log, runs[3][4], TUNING_LOG)
+    # n-best tables that do not exist: the guard must stop the job before reading them
+    runs = [(c, r, s, str(tmp_path / "missing.parquet"), log) for c, r, s, _, log in runs]
+    out = tmp_path / "results.parquet"
+    with pytest.raises(ValueError, match=r"2H\.rep1\.parquet: tuning run 2H\.rep1 returned the "
+                                         r"weights of iteration 3"):
+        evaluate_runs("x", test_path, runs, "1H", 100, 3, out,
+                      conditions_path=tmp_path / "conditions.parquet", shuffles=100)
+    assert not out.exists()

@@ -1,4 +1,5 @@
-"""circle.report: the Fig. 4.3 table (Markdown, CSV) and plot from an EVALUATION table."""
+"""circle.report: the Fig. 4.3 table (Markdown, CSV) and plot from an EVALUATION table, its
+significance marks from a CONDITION_SUMMARY, and the tuning curves from the tuning logs."""
 
 from __future__ import annotations
 
@@ -7,7 +8,16 @@ import pandas as pd
 import pytest
 
 from circle.evaluate import write_evaluation
-from circle.report import markdown_table, reference_table, write_report
+from circle.report import (
+    Significance,
+    markdown_table,
+    plot_tuning_curves,
+    reference_table,
+    significance_mark,
+    write_report,
+)
+from circle.schemas import TUNING_LOG
+from circle.tables import write_table
 
 CONDITIONS = [  # condition, reference type, human, paraphrase, replicates
     ("1H", "human", 1, 0, 3), ("2H", "human", 2, 0, 3), ("3H", "human", 3, 0, 1),
@@ -127,3 +137,125 @@ def test_single_replicate_cells_have_no_deviation():
     rows = parse_markdown(markdown_table(reference_table(frame)))
     assert not any("±" in cell for row in rows for cell in row)
     assert rows[2][1] == f"{cell_values(frame, '1H', 'bleu')[0]:.2f}"
+
+
+# --- significance marks from the condition summary --------------------------------------------
+
+SIGNIFICANCE = {  # condition: (bleu p, bleu difference, ter p, ter difference)
+    "2H": (0.001, 1.5, 0.002, -2.0),   # better in both: lower TER is better
+    "3H": (0.30, 0.4, 0.70, 0.1),      # not significant
+    "4H": (0.01, -0.8, 0.04, 1.2),     # worse in both
+    "1H+1P": (0.049, 0.3, 0.051, -0.5),
+    "1H+2P": (0.02, -0.2, 0.001, -0.9),
+}
+
+
+def summary(frame: pd.DataFrame, level: float = 0.05, shuffles: int = 10000) -> pd.DataFrame:
+    """A CONDITION_SUMMARY for the conditions of ``frame`` (1H+3P and the targeted ones are
+    left out, as if never tested)."""
+    rows = []
+    for condition, runs in frame.groupby("condition", sort=False):
+        if condition not in SIGNIFICANCE and condition != "1H":
+            continue
+        first = runs.iloc[0]
+        row = {key: first[key] for key in ("experiment", "condition", "reference_type",
+                                           "human_references", "paraphrase_references",
+                                           "references_used")}
+        row.update(replicates=len(runs), significance_level=level, shuffles=shuffles,
+                   shuffle_seed=13, baseline_condition=None if condition == "1H" else "1H")
+        values = SIGNIFICANCE.get(condition, (None, None, None, None))
+        for metric, p, difference in (("bleu", *values[:2]), ("ter", *values[2:])):
+            row.update({f"{metric}_mean": runs[metric].mean(), f"{metric}_sd": None,
+                        f"{metric}_pooled": runs[metric].mean(),
+                        f"{metric}_difference": difference, f"{metric}_p_value": p,
+                        f"{metric}_significant": None if p is None else p < level})
+        rows.append(row)
+    return pd.DataFrame(rows)
+
+
+def marks(cells: list[str]) -> list[str]:
+    return ["*" if c.endswith("*") else "†" if c.endswith("†") else "" for c in cells]
+
+
+def test_cells_carry_significance_marks_and_the_test_is_named(tmp_path):
+    frame = evaluation()
+    table = write_report(frame, tmp_path / "t.md", tmp_path / "t.csv", tmp_path / "t.png",
+                         conditions=summary(frame))
+    text = (tmp_path / "t.md").read_text(encoding="utf-8")
+    rows = parse_markdown(text)
+    cells = {row[0]: row[1:] for row in rows[2:]}
+    human_bleu, human_ter = [cells[k][0] for k in cells], [cells[k][1] for k in cells]
+    paraphrase_bleu = [cells[k][2] for k in cells]
+    paraphrase_ter = [cells[k][3] for k in cells]
+    targeted = [cells[k][4] + cells[k][5] for k in cells]
+    assert marks(human_bleu) == ["", "*", "", "†"]
+    assert marks(human_ter) == ["", "*", "", "†"]
+    assert marks(paraphrase_bleu) == ["", "*", "†", ""]  # 1H+1P p = 0.049; 1H+3P untested
+    assert marks(paraphrase_ter) == ["", "", "*", ""]  # 1H+1P TER p = 0.051
+    assert marks(targeted) == ["", "", "", ""]
+    assert human_bleu[1] == f"{table.loc[1, 'human_bleu_mean']:.2f} ± " \
+        f"{table.loc[1, 'human_bleu_sd']:.2f}*"
+    assert ("n = 1–3 tuning replicates per cell; * / † significantly better / worse than 1H, "
+            "approximate randomisation over replicates (Clark et al. 2011), 10,000 shuffles, "
+            "p < 0.05.") in text
+    csv = pd.read_csv(tmp_path / "t.csv")
+    assert csv["human_bleu_p_value"].tolist()[1:] == [0.001, 0.30, 0.01]
+    assert np.isnan(csv["human_bleu_p_value"][0]) and csv["paraphrase_ter_p_value"][1] == 0.051
+    assert csv["targeted_bleu_p_value"].isna().all()
+
+
+def test_level_and_replicate_count_come_from_the_summary(tmp_path):
+    frame = evaluation()
+    frame = frame[frame["replicate"] < 1]
+    conditions = summary(frame, level=0.01, shuffles=500)
+    text = markdown_table(reference_table(frame, conditions=conditions), None,
+                          Significance.of(conditions))
+    rows = parse_markdown(text)
+    assert rows[3][1].endswith("*") and not rows[5][1].endswith("†")  # 4H: p = 0.01 is not < 0.01
+    assert "n = 1 tuning replicate per cell;" in text and "500 shuffles, p < 0.01." in text
+    plain = markdown_table(reference_table(frame, conditions=conditions))
+    assert "*" not in plain and "†" not in plain and "shuffles" not in plain
+
+
+def test_significance_marks_follow_the_metric_direction():
+    assert significance_mark("bleu", True, 0.5) == "*"
+    assert significance_mark("bleu", True, -0.5) == "†"
+    assert significance_mark("ter", True, -0.5) == "*"
+    assert significance_mark("ter", True, 0.5) == "†"
+    assert significance_mark("ter", False, -3.0) == ""
+    assert significance_mark("bleu", None, float("nan")) == ""
+
+
+# --- tuning curves -------------------------------------------------------------------------------
+
+def tuning_log(scores: list[float], returned: int, metric: str = "bleu") -> pd.DataFrame:
+    n = len(scores)
+    return pd.DataFrame({
+        "iteration": np.arange(1, n + 1, dtype=np.int32), "metric": metric,
+        "weights": [[1.0, 0.5, -0.2]] * n, "decode_score": scores,
+        "pool_score": [*scores[1:], None], "new_hypotheses": np.full(n, 20, dtype=np.int64),
+        "pool_size": np.arange(1, n + 1, dtype=np.int64) * 20,
+        "returned": [i + 1 == returned for i in range(n)],
+        "stop_reason": [None] * (n - 1) + ["converged"]})
+
+
+def test_tuning_curves_plot_every_run_from_the_logs(tmp_path):
+    logs = {("1H", 0): tuning_log([0.20, 0.24, 0.25, 0.23], 3),
+            ("1H", 1): tuning_log([0.20, 0.22, 0.26], 3),
+            ("2H", 0): tuning_log([0.30, 0.12, 0.15, 0.14], 1),  # collapsed after the start
+            ("2H", 1): tuning_log([0.30, 0.33], 2),
+            ("1H+1P", 0): tuning_log([0.25, 0.28], 2)}
+    paths = {}
+    for (condition, replicate), frame in logs.items():
+        paths[condition, replicate] = tmp_path / f"{condition}.rep{replicate}.parquet"
+        write_table(frame, paths[condition, replicate], TUNING_LOG)
+    plot_tuning_curves(paths, tmp_path / "a.png")
+    plot_tuning_curves(logs, tmp_path / "b.png")
+    png = (tmp_path / "a.png").read_bytes()
+    assert png.startswith(b"\x89PNG\r\n\x1a\n") and png == (tmp_path / "b.png").read_bytes()
+    moved = dict(logs)
+    moved["2H", 0] = tuning_log([0.30, 0.12, 0.15, 0.14], 4)
+    plot_tuning_curves(moved, tmp_path / "c.png")
+    assert (tmp_path / "c.png").read_bytes() != png  # the returned mark is drawn
+    with pytest.raises(ValueError, match="no tuning logs"):
+        plot_tuning_curves({}, tmp_path / "d.png")

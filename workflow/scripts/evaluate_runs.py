@@ -9,4 +9,6 @@ for run, seed, nbest, log in zip(snakemake.params.runs, snakemake.params.seeds,
     runs.append((condition, int(replicate), seed, nbest, log))
 evaluate_runs(snakemake.wildcards.experiment, snakemake.input.test, runs, "1H",
               snakemake.params.samples, snakemake.params.seed, snakemake.output.table,
-              provenance)
+              provenance, conditions_path=snakemake.output.conditions,
+              shuffles=snakemake.params.shuffles,
+              significance_level=snakemake.params.significance_level)

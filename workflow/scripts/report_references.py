@@ -1,6 +1,13 @@
 from circle.jobs import start_job
-from circle.report import write_report
+from circle.report import plot_tuning_curves, write_report
 
 start_job(snakemake)
 write_report(snakemake.input.table, snakemake.output.markdown, snakemake.output.csv,
-             snakemake.output.plot, experiment=snakemake.wildcards.experiment)
+             snakemake.output.plot, experiment=snakemake.wildcards.experiment,
+             conditions=snakemake.input.conditions)
+logs = {}
+for run, path in zip(snakemake.params.runs, snakemake.input.logs, strict=True):
+    condition, replicate = run.rsplit(".rep", 1)
+    logs[condition, int(replicate)] = path
+plot_tuning_curves(logs, snakemake.output.curves,
+                   title=f"Tune-set score per tuning iteration ({snakemake.wildcards.experiment})")
