@@ -10,12 +10,14 @@ others are its references (§3.2.3).
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
+import numpy as np
 import pandas as pd
 
 from circle.decoder import DecoderSettings, decode_corpus, read_weights, write_weights
@@ -23,11 +25,20 @@ from circle.decoder.grammar import load_grammar
 from circle.decoder.model import Model
 from circle.decoder.nbest import NBEST
 from circle.decoder.sets import write_nbest
-from circle.evaluate import evaluate_system, write_evaluation
+from circle.evaluate import (
+    AR_SHUFFLES,
+    SIGNIFICANCE_LEVEL,
+    SUMMARY_METRICS,
+    check_tuning_log,
+    condition_summary,
+    evaluate_system,
+    write_condition_summary,
+    write_evaluation,
+)
+from circle.metrics import get_metric
 from circle.schemas import EVALSET, TUNING_LOG
-from circle.tables import read_metadata, read_table, write_table
-from circle.tune.loop import select_references, tune, write_tuning_log
-from circle.tune.mert import MertSettings
+from circle.tables import atomic_path, read_metadata, read_table, write_table
+from circle.tune.loop import TuningSettings, select_references, tune, write_tuning_log
 
 _CONDITION = re.compile(r"^(?:(\d+)H|1H\+(\d+)P)$")
 
@@ -61,6 +72,14 @@ class Condition:
         return "paraphrase" if self.paraphrases else "human"
 
 
+def run_seed(base: int, run: str) -> int:
+    """The seed of tuning run ``run`` (e.g. ``1H.rep0``) derived from the config seed ``base``:
+    every condition and replicate draws its own MERT restarts (SHA-256, stable across Python
+    versions and platforms)."""
+    digest = hashlib.sha256(f"{base}:{run}".encode()).digest()
+    return int.from_bytes(digest[:4], "big")
+
+
 def select_segments(evalset_path: str | os.PathLike, max_segments: int | None,
                     out_path: str | os.PathLike,
                     provenance: Mapping[str, str] | None = None) -> int:
@@ -84,7 +103,7 @@ def select_segments(evalset_path: str | os.PathLike, max_segments: int | None,
 
 def tune_paraphraser(paratune_path: str | os.PathLike, grammar_path: str | os.PathLike,
                      lm_path: str | os.PathLike, weights_path: str | os.PathLike,
-                     settings: DecoderSettings, mert: MertSettings, workers: int,
+                     settings: DecoderSettings, tuning: TuningSettings, workers: int,
                      out_weights: str | os.PathLike, out_log: str | os.PathLike,
                      provenance: Mapping[str, str] | None = None) -> dict[str, float]:
     """MERT of the English-to-English model (§3.2.3): input = the first reference in the seeded
@@ -99,7 +118,7 @@ def tune_paraphraser(paratune_path: str | os.PathLike, grammar_path: str | os.Pa
         sources.append(ordered[0])
         references.append(ordered[1:])
     result = tune(sources, references, grammar_path, lm_path, read_weights(weights_path),
-                  settings, mert, workers, fixed=TUNING_FIXED)
+                  settings, tuning, workers, fixed=TUNING_FIXED)
     write_weights(out_weights, result.weights)
     write_tuning_log(result, out_log, provenance)
     return result.weights
@@ -121,6 +140,43 @@ def paraphrase_references(tune_path: str | os.PathLike, grammar_path: str | os.P
                 {"weights": json.dumps(weights, sort_keys=True), "input": "single reference"})
 
 
+def paraphraser_report(log_path: str | os.PathLike, nbest_path: str | os.PathLike,
+                       tune_path: str | os.PathLike, out_path: str | os.PathLike,
+                       samples: int = 10, seed: int = 0) -> str:
+    """A Markdown page on the tuned paraphraser: its tune score per iteration against the
+    untuned start, and ``samples`` seeded random single references of the tune set with their
+    1-best untargeted paraphrase, so a reader sees what the paraphrases look like."""
+    log = read_table(log_path, TUNING_LOG)
+    metric = str(log["metric"].iloc[0])
+    start, returned = log["decode_score"].iloc[0], log.loc[log["returned"], "decode_score"].iloc[0]
+    improved = returned > start if get_metric(metric).higher_is_better else returned < start
+    curve = ", ".join(f"{100 * value:.2f}" for value in log["decode_score"])
+    table = read_table(tune_path, EVALSET)
+    singles = {segment: select_references(refs, order, 1)[0] for segment, refs, order
+               in zip(table["segment_id"], table["references"], table["ref_order"], strict=True)}
+    nbest = read_table(nbest_path, NBEST)
+    best = nbest[nbest["rank"] == 0].set_index("segment_id")["hypothesis"]
+    rng = np.random.default_rng(seed)
+    chosen = sorted(rng.choice(best.index.to_numpy(), size=min(samples, len(best)),
+                               replace=False))
+    lines = ["# The tuned paraphraser (thesis §3.2.3)", "",
+             f"Tune {metric.upper()} (%) of the decoded 1-best per iteration, on the "
+             f"paraphraser-tuning set: {curve}. Returned: iteration "
+             f"{int(log.loc[log['returned'], 'iteration'].iloc[0])} "
+             f"({100 * returned:.2f} against {100 * start:.2f} untuned).", ""]
+    if not improved:
+        lines += ["**Warning: tuning did not improve on the untuned weights; the paraphraser "
+                  "runs with its untuned start.**", ""]
+    lines += [f"{len(chosen)} random tune-set references (seed {seed}) and their 1-best "
+              "untargeted paraphrase:", "", "| segment | single reference | 1-best paraphrase |",
+              "|---|---|---|"]
+    lines += [f"| {segment} | {singles[segment]} | {best[segment]} |" for segment in chosen]
+    text = "\n".join(lines) + "\n"
+    with atomic_path(out_path) as tmp:
+        tmp.write_text(text, encoding="utf-8")
+    return text
+
+
 def condition_references(table: pd.DataFrame, condition: Condition,
                          paraphrases: pd.DataFrame | None) -> list[list[str]]:
     """Each tune segment's reference set under ``condition``."""
@@ -139,7 +195,7 @@ def condition_references(table: pd.DataFrame, condition: Condition,
 def tune_condition(tune_path: str | os.PathLike, grammar_path: str | os.PathLike,
                    lm_path: str | os.PathLike, weights_path: str | os.PathLike,
                    condition: str, paraphrases_path: str | os.PathLike | None,
-                   settings: DecoderSettings, mert: MertSettings, workers: int,
+                   settings: DecoderSettings, tuning: TuningSettings, workers: int,
                    out_weights: str | os.PathLike, out_log: str | os.PathLike,
                    provenance: Mapping[str, str] | None = None) -> dict[str, float]:
     """MERT of the translation model with the references of ``condition`` (thesis ch. 4)."""
@@ -148,7 +204,7 @@ def tune_condition(tune_path: str | os.PathLike, grammar_path: str | os.PathLike
     paraphrases = None if paraphrases_path is None else read_table(paraphrases_path, NBEST)
     references = condition_references(table, parsed, paraphrases)
     result = tune(list(table["source"]), references, grammar_path, lm_path,
-                  read_weights(weights_path), settings, mert, workers, fixed=TUNING_FIXED)
+                  read_weights(weights_path), settings, tuning, workers, fixed=TUNING_FIXED)
     write_weights(out_weights, result.weights)
     write_tuning_log(result, out_log, provenance)
     return result.weights
@@ -157,12 +213,28 @@ def tune_condition(tune_path: str | os.PathLike, grammar_path: str | os.PathLike
 def evaluate_runs(experiment: str, test_path: str | os.PathLike,
                   runs: Sequence[tuple[str, int, int, str, str]], baseline: str,
                   samples: int, seed: int, out_path: str | os.PathLike,
-                  provenance: Mapping[str, str] | None = None) -> pd.DataFrame:
+                  provenance: Mapping[str, str] | None = None, *,
+                  conditions_path: str | os.PathLike | None = None,
+                  shuffles: int = AR_SHUFFLES,
+                  significance_level: float = SIGNIFICANCE_LEVEL) -> pd.DataFrame:
     """BLEU/TER of every tuning run's test output against all test references (sacrebleu), with
     a paired bootstrap p-value against the ``baseline`` condition of the same replicate.
 
-    ``runs`` holds (condition, replicate, seed, test n-best table, tuning log) per run.
+    ``runs`` holds (condition, replicate, seed, test n-best table, tuning log) per run. Every
+    tuning log is checked first (:func:`circle.evaluate.check_tuning_log`): a run that returned
+    weights scoring worse on the tune set than its untuned start is refused before anything is
+    scored. With ``conditions_path``, the per-condition summary over replicates
+    (:func:`circle.evaluate.condition_summary`: mean, standard deviation, approximate
+    randomisation against ``baseline`` with ``shuffles`` shuffles from ``seed``, significance
+    at ``significance_level``) is written there too.
     """
+    logs = {}
+    for condition, replicate, _, _, log_path in runs:
+        log = read_table(log_path, TUNING_LOG)
+        check_tuning_log(log, log_path, f"{condition}.rep{replicate}")
+        logs[condition, replicate] = log
+    if conditions_path is not None and baseline not in {run[0] for run in runs}:
+        raise ValueError(f"the baseline condition {baseline} is not among the evaluated runs")
     table = read_table(test_path, EVALSET)
     references = [list(refs) for refs in table["references"]]
     outputs = {}
@@ -171,20 +243,25 @@ def evaluate_runs(experiment: str, test_path: str | os.PathLike,
         best = nbest[nbest["rank"] == 0].set_index("segment_id")["hypothesis"]
         outputs[condition, replicate] = [best.get(s, "") for s in table["segment_id"]]
     rows = []
-    for condition, replicate, run_seed, _, log_path in runs:
+    for condition, replicate, tuning_seed, _, _ in runs:
         parsed = Condition.parse(condition)
         base = outputs.get((baseline, replicate)) if condition != baseline else None
-        log = read_table(log_path, TUNING_LOG)
+        log = logs[condition, replicate]
         row = evaluate_system(outputs[condition, replicate], references, base, samples,
                               seed + replicate)
         row.update(experiment=experiment, condition=condition,
                    reference_type=parsed.reference_type, human_references=parsed.human,
                    paraphrase_references=parsed.paraphrases,
                    references_used=parsed.human + parsed.paraphrases, replicate=replicate,
-                   seed=run_seed, tune_metric=str(log["metric"].iloc[0]),
+                   seed=tuning_seed, tune_metric=str(log["metric"].iloc[0]),
                    tune_iterations=len(log), eval_set="test",
                    baseline_condition=None if base is None else baseline)
         rows.append(row)
     frame = pd.DataFrame(rows)
     write_evaluation(frame, out_path, provenance)
+    if conditions_path is not None:
+        stats = {metric: {run: get_metric(metric).stats(hypotheses, references)
+                          for run, hypotheses in outputs.items()} for metric in SUMMARY_METRICS}
+        summary = condition_summary(frame, stats, baseline, shuffles, significance_level, seed)
+        write_condition_summary(summary, conditions_path, provenance)
     return frame

@@ -185,23 +185,24 @@ SELF_PARAPHRASE = _schema(
 
 TUNING_LOG = _schema(
     "tuning_log",
-    1,
-    "One row per MERT iteration (Och 2003; thesis §3.2.3): `weights` after optimising, in the "
-    "order of metadata `circle.feature_names` (JSON list; `circle.fixed_features` were not "
-    "tuned); `pool_score` is the tuning metric (`metric`, a fraction, TER/TERBLEU lower-better) "
-    "of the pool's 1-best at those weights, `decode_score` that of the iteration's decode at the "
-    "previous weights; `stop_reason` is set on the last row. Timings are wall seconds.",
+    2,
+    "One row per tuning iteration (Och 2003; thesis §3.2.3): `weights` are the weights this "
+    "iteration decoded the tune set with, in the order of metadata `circle.feature_names` (JSON "
+    "list; `circle.fixed_features` were not tuned); `decode_score` is the tuning metric "
+    "(`metric`, a fraction, TER/TERBLEU lower-better) of that decode's 1-best (iteration 1: the "
+    "untuned start), `pool_score` that of the pool's 1-best at the weights the optimiser chose "
+    "next (null on the last row, which only decodes); `returned` marks the iteration whose "
+    "weights the run returned (the best decoded tune score, Moses' --return-best-dev); "
+    "`stop_reason` is set on the last row. No timings: identical reruns give identical tables.",
     [
         pa.field("iteration", pa.int32(), nullable=False),
         pa.field("metric", pa.string(), nullable=False),
         pa.field("weights", pa.list_(pa.float64()), nullable=False),
-        pa.field("pool_score", pa.float64(), nullable=False),
         pa.field("decode_score", pa.float64(), nullable=False),
+        pa.field("pool_score", pa.float64()),
         pa.field("new_hypotheses", pa.int64(), nullable=False),
         pa.field("pool_size", pa.int64(), nullable=False),
-        pa.field("decode_seconds", pa.float64(), nullable=False),
-        pa.field("references_seconds", pa.float64(), nullable=False),
-        pa.field("optimise_seconds", pa.float64(), nullable=False),
+        pa.field("returned", pa.bool_(), nullable=False),
         pa.field("stop_reason", pa.string()),
     ],
 )
@@ -240,7 +241,47 @@ EVALUATION = _schema(
     ],
 )
 
+CONDITION_SUMMARY = _schema(
+    "condition_summary",
+    1,
+    "Test-set scores per tuning condition over its tuning replicates (Clark et al. 2011), one "
+    "row per (experiment, condition), from the runs of an `evaluation` table: `replicates` runs, "
+    "mean and sample standard deviation (null for one run) of their sacrebleu BLEU and TER "
+    "(percent), and `<metric>_pooled`, the score of all replicates' outputs together (summed "
+    "statistics). Against `baseline_condition` (null for the baseline itself): "
+    "`<metric>_difference` = pooled score minus the baseline's (TER: negative is better), "
+    "`<metric>_p_value` the two-sided approximate randomisation p-value over all replicates "
+    "(circle.evaluate.approximate_randomisation; `shuffles` shuffles from `shuffle_seed`), and "
+    "`<metric>_significant` = p-value < `significance_level`.",
+    [
+        pa.field("experiment", pa.string(), nullable=False),
+        pa.field("condition", pa.string(), nullable=False),
+        pa.field("reference_type", pa.string(), nullable=False),
+        pa.field("human_references", pa.int32(), nullable=False),
+        pa.field("paraphrase_references", pa.int32(), nullable=False),
+        pa.field("references_used", pa.int32(), nullable=False),
+        pa.field("replicates", pa.int32(), nullable=False),
+        pa.field("bleu_mean", pa.float64(), nullable=False),
+        pa.field("bleu_sd", pa.float64()),
+        pa.field("bleu_pooled", pa.float64(), nullable=False),
+        pa.field("ter_mean", pa.float64(), nullable=False),
+        pa.field("ter_sd", pa.float64()),
+        pa.field("ter_pooled", pa.float64(), nullable=False),
+        pa.field("baseline_condition", pa.string()),
+        pa.field("bleu_difference", pa.float64()),
+        pa.field("bleu_p_value", pa.float64()),
+        pa.field("bleu_significant", pa.bool_()),
+        pa.field("ter_difference", pa.float64()),
+        pa.field("ter_p_value", pa.float64()),
+        pa.field("ter_significant", pa.bool_()),
+        pa.field("significance_level", pa.float64(), nullable=False),
+        pa.field("shuffles", pa.int32(), nullable=False),
+        pa.field("shuffle_seed", pa.int64(), nullable=False),
+    ],
+)
+
 ALL_SCHEMAS: dict[str, TableSchema] = {
     s.name: s for s in (VERSES, BITEXT, EVALSET, ALIGNMENT, GRAMMAR, PARAPHRASE_GRAMMAR,
-                        PARAPHRASE_GRAMMAR_LEX, SELF_PARAPHRASE, TUNING_LOG, EVALUATION)
+                        PARAPHRASE_GRAMMAR_LEX, SELF_PARAPHRASE, TUNING_LOG, EVALUATION,
+                        CONDITION_SUMMARY)
 }

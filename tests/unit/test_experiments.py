@@ -9,7 +9,13 @@ import pytest
 
 from circle.decoder.nbest import NBEST
 from circle.evaluate import approximate_randomisation, corpus_bleu
-from circle.experiments import Condition, condition_references, evaluate_runs, select_segments
+from circle.experiments import (
+    Condition,
+    condition_references,
+    evaluate_runs,
+    paraphraser_report,
+    select_segments,
+)
 from circle.metrics import get_metric
 from circle.report import write_report
 from circle.schemas import CONDITION_SUMMARY, EVALSET, EVALUATION, TUNING_LOG
@@ -171,3 +177,41 @@ def test_evaluate_runs_refuses_a_run_worse_than_its_start_before_scoring(tmp_pat
         evaluate_runs("x", test_path, runs, "1H", 100, 3, out,
                       conditions_path=tmp_path / "conditions.parquet", shuffles=100)
     assert not out.exists()
+
+
+def test_paraphraser_report_shows_the_curve_and_seeded_samples(tmp_path):
+    table = evalset()
+    write_table(table, tmp_path / "tune.parquet", EVALSET)
+    nbest = pd.DataFrame({"segment_id": [1, 1, 2, 3, 4, 5], "target": [None] * 6,
+                          "rank": [0, 1, 0, 0, 0, 0],
+                          "hypothesis": ["p1", "p1b", "p2", "p3", "p4", "p5"],
+                          "score": [0.0] * 6, "features": [[0.0]] * 6})
+    write_table(nbest, tmp_path / "nbest.parquet", NBEST, metadata={"feature_names": '["f"]'})
+
+    def log(scores, returned):
+        return pd.DataFrame({"iteration": np.arange(1, len(scores) + 1, dtype=np.int32),
+                             "metric": "bleu", "weights": [[0.0]] * len(scores),
+                             "decode_score": scores, "pool_score": [None] * len(scores),
+                             "new_hypotheses": 1, "pool_size": 1,
+                             "returned": [i == returned for i in range(len(scores))],
+                             "stop_reason": [None] * len(scores)})
+
+    write_table(log([0.137, 0.12, 0.151], 2), tmp_path / "log.parquet", TUNING_LOG)
+    text = paraphraser_report(tmp_path / "log.parquet", tmp_path / "nbest.parquet",
+                              tmp_path / "tune.parquet", tmp_path / "out.md", samples=3, seed=1)
+    assert "13.70, 12.00, 15.10" in text and "iteration 3 (15.10 against 13.70" in text
+    assert "Warning" not in text
+    rows = [line for line in text.splitlines() if line.startswith("| ") and "segment" not in line]
+    assert len(rows) == 3
+    for row in rows:  # each sample: the segment's single reference and its 1-best paraphrase
+        segment = int(row.split("|")[1])
+        single = table.set_index("segment_id").loc[segment]
+        assert f"| r{single['ref_order'][0]}-{segment} | p{segment} |" in row
+    assert (tmp_path / "out.md").read_text(encoding="utf-8") == text
+    again = paraphraser_report(tmp_path / "log.parquet", tmp_path / "nbest.parquet",
+                               tmp_path / "tune.parquet", tmp_path / "out.md", samples=3, seed=1)
+    assert again == text
+    write_table(log([0.137, 0.12], 0), tmp_path / "flat.parquet", TUNING_LOG)
+    assert "Warning: tuning did not improve" in paraphraser_report(
+        tmp_path / "flat.parquet", tmp_path / "nbest.parquet", tmp_path / "tune.parquet",
+        tmp_path / "flat.md")

@@ -35,7 +35,8 @@ rule tune_paraphraser:
         "benchmarks/{experiment}/tune_paraphraser/bias{bias}.tsv"
     params:
         settings=decoder_settings(),
-        mert=mert_settings(0),
+        tuning=config["tuning"],
+        seed=lambda wildcards: tuning_seed(f"paraphraser-bias{wildcards.bias}"),
     threads: 2
     resources:
         mem_mb=6000,
@@ -83,7 +84,8 @@ rule tune_translation:
         "benchmarks/{experiment}/tune_translation/{condition}.rep{replicate}.tsv"
     params:
         settings=decoder_settings(),
-        mert=lambda wildcards: mert_settings(int(wildcards.replicate)),
+        tuning=config["tuning"],
+        seed=lambda wildcards: tuning_seed(f"{wildcards.condition}.rep{wildcards.replicate}"),
     threads: 2
     resources:
         mem_mb=6000,
@@ -94,19 +96,25 @@ rule tune_translation:
 
 
 rule evaluate_runs:
-    """BLEU/TER (sacrebleu) of every run on the test set, bootstrap p-values against 1H."""
+    """BLEU/TER (sacrebleu) of every run on the test set, bootstrap p-values against 1H per
+    replicate; per condition, mean and sd over replicates and the approximate randomisation test
+    over all replicates against 1H (Clark et al. 2011). Refuses a run whose returned weights
+    scored worse on the tune set than its untuned start."""
     input:
         test="results/{experiment}/sets/test.parquet",
         nbest=[f"results/{{experiment}}/decode/{run}/test.nbest.parquet" for run in tuning_runs()],
         logs=[f"results/{{experiment}}/tune/{run}.parquet" for run in tuning_runs()],
     output:
         table="results/{experiment}/evaluation/results.parquet",
+        conditions="results/{experiment}/evaluation/conditions.parquet",
     log:
         "logs/{experiment}/evaluate_runs.log",
     params:
         runs=tuning_runs(),
-        seeds=[mert_settings(int(run.rsplit(".rep", 1)[1]))["seed"] for run in tuning_runs()],
+        seeds=[tuning_seed(run) for run in tuning_runs()],
         samples=config["evaluation"]["bootstrap_samples"],
+        shuffles=config["evaluation"]["shuffles"],
+        significance_level=config["evaluation"]["significance_level"],
         seed=config["seed"],
     conda:
         "../../envs/circle.yaml"
@@ -115,9 +123,13 @@ rule evaluate_runs:
 
 
 rule report_references:
-    """The thesis Fig. 4.3 table (Markdown, CSV) and its plot, BLEU per tuning references."""
+    """The thesis Fig. 4.3 table (Markdown, CSV; significance marks from the approximate
+    randomisation test over replicates) and its plot, BLEU per tuning references; the tune
+    score of every tuning run per iteration."""
     input:
         table="results/{experiment}/evaluation/results.parquet",
+        conditions="results/{experiment}/evaluation/conditions.parquet",
+        logs=[f"results/{{experiment}}/tune/{run}.parquet" for run in tuning_runs()],
     output:
         markdown="results/{experiment}/report/fig4_3.md",
         csv="results/{experiment}/report/fig4_3.csv",
@@ -126,15 +138,47 @@ rule report_references:
             caption="../report/fig4_3.rst",
             category="Reference sparsity",
         ),
+        curves=report(
+            "results/{experiment}/report/tuning_curves.png",
+            caption="../report/tuning_curves.rst",
+            category="Reference sparsity",
+        ),
     log:
         "logs/{experiment}/report_references.log",
+    params:
+        runs=tuning_runs(),
     conda:
         "../../envs/circle.yaml"
     script:
         "../scripts/report_references.py"
 
 
+rule report_paraphraser:
+    """The tuned paraphraser's tune score per iteration and 10 sample paraphrases (§3.2.3)."""
+    input:
+        log="results/{experiment}/tune/paraphraser-bias{bias}.parquet",
+        nbest="results/{experiment}/paraphrase/untargeted-bias{bias}/tune.nbest.parquet",
+        evalset="results/{experiment}/sets/tune.parquet",
+    output:
+        markdown=report(
+            "results/{experiment}/report/paraphraser-bias{bias}.md",
+            caption="../report/paraphraser.rst",
+            category="Paraphraser",
+        ),
+    log:
+        "logs/{experiment}/report_paraphraser/bias{bias}.log",
+    params:
+        samples=10,
+        seed=config["seed"],
+    conda:
+        "../../envs/circle.yaml"
+    script:
+        "../scripts/report_paraphraser.py"
+
+
 rule reference_sparsity:
     """Named target: the Fig. 4.3 experiment (every condition and replicate of the config)."""
     input:
         f"results/{EXPERIMENT}/report/fig4_3.md",
+        f"results/{EXPERIMENT}/report/paraphraser-bias"
+        f"{bias_name(config['tuning']['paraphraser_bias'])}.md",
