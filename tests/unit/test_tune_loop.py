@@ -22,6 +22,7 @@ from circle.tables import read_metadata, read_table
 from circle.tune import loop
 from circle.tune.loop import TuningSettings, select_references, tune, write_tuning_log
 from circle.tune.mert import MertSettings
+from circle.tune.pro import ProSettings
 
 RIGHT, WRONG = (-1.5, -0.1), (-0.1, -1.5)
 WORDS = [("la", "the", "her"), ("casa", "house", "home"), ("es", "is", "'s"),
@@ -325,3 +326,19 @@ def test_loop_stops_when_the_nbest_lists_bring_nothing_new(grammar, lm_path):
     assert last.stop_reason == "no new hypotheses in the n-best lists"
     assert bleu(one_best(grammar, lm_path, result.weights)[:3], REFERENCES[:3]) \
         == pytest.approx(1.0)
+
+
+def test_pro_tunes_through_the_same_loop(grammar, lm_path):
+    settings = TuningSettings(optimizer="pro", max_iterations=6, seed=0,
+                              pro=ProSettings(interpolation=1.0))
+    result = tune(SENTENCES, REFERENCES, grammar, lm_path, BAD_WEIGHTS, DECODER, settings)
+    assert result.returned.decode_score > result.log[0].decode_score + 0.3
+    assert bleu(one_best(grammar, lm_path, result.weights)) == pytest.approx(
+        result.returned.decode_score, abs=1e-12)
+    hook = EchoReferences()  # per-hypothesis references reach PRO's statistics too
+    echoed = tune(SENTENCES, REFERENCES, grammar, lm_path, BAD_WEIGHTS, DECODER, settings,
+                  references_for=hook)
+    assert all(e.decode_score == 1.0 for e in echoed.log) and hook.calls
+    with pytest.raises(ValueError, match="PRO cannot tune"):
+        tune(SENTENCES, REFERENCES, grammar, lm_path, {**BAD_WEIGHTS, "glue": 0.3}, DECODER,
+             settings, fixed=("target", "glue"))

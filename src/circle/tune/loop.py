@@ -251,12 +251,16 @@ def _optimise(flat: FlatPool, metric: Metric, weights: np.ndarray, free: np.ndar
     offset = flat.features[:, ~free] @ weights[~free]
     sub = FlatPool(flat.features[:, free], flat.stats, flat.starts, flat.segment,
                    flat.segment_ids, offset)
+    per_segment = constant_within_segments(sub, offset)
     if settings.optimizer == "pro":
+        if not per_segment:  # PRO ranks pairs of one sentence: only such offsets cancel
+            raise ValueError("PRO cannot tune with fixed features whose weighted values differ "
+                             "between hypotheses of a sentence; use optimizer: mert")
         tuned, _ = pro_optimise(sub, metric, weights[free], box.lower, box.upper, settings.pro,
                                 rng)
     else:
         tuned, _ = optimise(sub, metric, weights[free], settings.mert, rng, box)
-    if constant_within_segments(sub, offset):
+    if per_segment:
         tuned = normalise(tuned)  # cannot change any 1-best: the fixed terms are per-segment
     new = weights.copy()
     new[free] = tuned
