@@ -242,13 +242,15 @@ def evaluate_runs(experiment: str, test_path: str | os.PathLike,
         nbest = read_table(nbest_path, NBEST)
         best = nbest[nbest["rank"] == 0].set_index("segment_id")["hypothesis"]
         outputs[condition, replicate] = [best.get(s, "") for s in table["segment_id"]]
+    stats = {metric: {run: get_metric(metric).stats(hypotheses, references)
+                      for run, hypotheses in outputs.items()} for metric in SUMMARY_METRICS}
     rows = []
     for condition, replicate, tuning_seed, _, _ in runs:
         parsed = Condition.parse(condition)
         base = outputs.get((baseline, replicate)) if condition != baseline else None
         log = logs[condition, replicate]
         row = evaluate_system(outputs[condition, replicate], references, base, samples,
-                              seed + replicate)
+                              seed + replicate, stats["ter"][condition, replicate])
         row.update(experiment=experiment, condition=condition,
                    reference_type=parsed.reference_type, human_references=parsed.human,
                    paraphrase_references=parsed.paraphrases,
@@ -260,8 +262,6 @@ def evaluate_runs(experiment: str, test_path: str | os.PathLike,
     frame = pd.DataFrame(rows)
     write_evaluation(frame, out_path, provenance)
     if conditions_path is not None:
-        stats = {metric: {run: get_metric(metric).stats(hypotheses, references)
-                          for run, hypotheses in outputs.items()} for metric in SUMMARY_METRICS}
         summary = condition_summary(frame, stats, baseline, shuffles, significance_level, seed)
         write_condition_summary(summary, conditions_path, provenance)
     return frame

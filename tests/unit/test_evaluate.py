@@ -128,6 +128,11 @@ def test_evaluate_system_and_table_round_trip(tmp_path):
     scores = evaluate_system(system, references, baseline, samples=200, seed=3)
     assert scores["bleu"] == corpus_bleu(system, references).value
     assert scores["ter"] == corpus_ter(system, references).value
+    given = evaluate_system(system, references, baseline, samples=200, seed=3,
+                            ter_statistics=get_metric("ter").stats(system, references))
+    assert given["ter"] == pytest.approx(scores["ter"], abs=1e-9)  # TER computed once
+    assert given["ter_signature"] == scores["ter_signature"] and "case:mixed" in given[
+        "ter_signature"]
     assert scores["p_value_vs_baseline"] < 0.01 and scores["bootstrap_samples"] == 200
     assert (scores["segments"], scores["eval_references"]) == (50, 4)
     base_scores = evaluate_system(baseline, references)
