@@ -128,7 +128,6 @@ def bootstrap_p_value(hypotheses_a: Sequence[str], hypotheses_b: Sequence[str],
                             scorer.stats(list(hypotheses_b), references), metric, samples, seed)
 
 
-
 def approximate_randomisation(stats_a: np.ndarray, stats_b: np.ndarray, metric: str = "bleu",
                               shuffles: int = AR_SHUFFLES, seed: int = 0) -> float:
     """Two-sided p-value that systems A and B differ in corpus ``metric``, by approximate
@@ -203,6 +202,7 @@ def approximate_randomisation(stats_a: np.ndarray, stats_b: np.ndarray, metric: 
         extreme += int(np.count_nonzero(np.abs(x - y) >= observed - _TIE))
     return (extreme + 1) / (shuffles + 1)
 
+
 def evaluate_system(hypotheses: Sequence[str], references: Sequence[Sequence[str]],
                     baseline: Sequence[str] | None = None, samples: int = BOOTSTRAP_SAMPLES,
                     seed: int = 0, ter_statistics: np.ndarray | None = None) -> dict:
@@ -266,7 +266,7 @@ def check_tuning_log(log: pd.DataFrame, path: str | os.PathLike, run: str) -> No
                          "expected one")
     initial = float(start["decode_score"].iloc[0])
     final = float(returned["decode_score"].iloc[0])
-    if final < initial if scorer.higher_is_better else final > initial:
+    if scorer.better(initial, final):
         direction = "higher" if scorer.higher_is_better else "lower"
         raise ValueError(
             f"{where} returned the weights of iteration {int(returned['iteration'].iloc[0])}, "

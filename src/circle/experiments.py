@@ -36,8 +36,9 @@ from circle.evaluate import (
     write_evaluation,
 )
 from circle.metrics import get_metric
+from circle.report import write_text_atomically
 from circle.schemas import EVALSET, TUNING_LOG
-from circle.tables import atomic_path, read_metadata, read_table, write_table
+from circle.tables import read_metadata, read_table, write_table
 from circle.tune.loop import TuningSettings, select_references, tune, write_tuning_log
 
 _CONDITION = re.compile(r"^(?:(\d+)H|1H\+(\d+)P)$")
@@ -148,8 +149,8 @@ def paraphraser_report(log_path: str | os.PathLike, nbest_path: str | os.PathLik
     1-best untargeted paraphrase, so a reader sees what the paraphrases look like."""
     log = read_table(log_path, TUNING_LOG)
     metric = str(log["metric"].iloc[0])
-    start, returned = log["decode_score"].iloc[0], log.loc[log["returned"], "decode_score"].iloc[0]
-    improved = returned > start if get_metric(metric).higher_is_better else returned < start
+    chosen_row = log[log["returned"]].iloc[0]
+    start, returned = log["decode_score"].iloc[0], chosen_row["decode_score"]
     curve = ", ".join(f"{100 * value:.2f}" for value in log["decode_score"])
     table = read_table(tune_path, EVALSET)
     singles = {segment: select_references(refs, order, 1)[0] for segment, refs, order
@@ -162,9 +163,9 @@ def paraphraser_report(log_path: str | os.PathLike, nbest_path: str | os.PathLik
     lines = ["# The tuned paraphraser (thesis §3.2.3)", "",
              f"Tune {metric.upper()} (%) of the decoded 1-best per iteration, on the "
              f"paraphraser-tuning set: {curve}. Returned: iteration "
-             f"{int(log.loc[log['returned'], 'iteration'].iloc[0])} "
+             f"{int(chosen_row['iteration'])} "
              f"({100 * returned:.2f} against {100 * start:.2f} untuned).", ""]
-    if not improved:
+    if not get_metric(metric).better(returned, start):
         lines += ["**Warning: tuning did not improve on the untuned weights; the paraphraser "
                   "runs with its untuned start.**", ""]
     lines += [f"{len(chosen)} random tune-set references (seed {seed}) and their 1-best "
@@ -172,8 +173,7 @@ def paraphraser_report(log_path: str | os.PathLike, nbest_path: str | os.PathLik
               "|---|---|---|"]
     lines += [f"| {segment} | {singles[segment]} | {best[segment]} |" for segment in chosen]
     text = "\n".join(lines) + "\n"
-    with atomic_path(out_path) as tmp:
-        tmp.write_text(text, encoding="utf-8")
+    write_text_atomically(text, out_path)
     return text
 
 

@@ -230,6 +230,10 @@ class Metric:
         value = self.value(stats)
         return value if self.higher_is_better else -value
 
+    def better(self, value: float, other: float) -> bool:
+        """Whether metric value ``value`` is strictly better than ``other`` (usual values)."""
+        return value > other if self.higher_is_better else value < other
+
 
 class Bleu(Metric):
     name, n_stats, higher_is_better = "bleu", BLEU_STATS, True

@@ -196,7 +196,8 @@ def markdown_table(table: pd.DataFrame, labels: Mapping[str, str] | None = None,
     return "\n".join(lines) + "\n"
 
 
-def _write_text(text: str, path: str | os.PathLike) -> None:
+def write_text_atomically(text: str, path: str | os.PathLike) -> None:
+    """Write ``text`` (UTF-8) to ``path`` through a temporary file and a rename."""
     with atomic_path(path) as tmp:
         tmp.write_text(text, encoding="utf-8")
 
@@ -205,10 +206,10 @@ def write_table_files(table: pd.DataFrame, markdown_path: str | os.PathLike,
                       csv_path: str | os.PathLike, labels: Mapping[str, str] | None = None,
                       significance: Significance | None = None) -> None:
     """Write the table as Markdown and as CSV (full precision, p-values included)."""
-    _write_text(markdown_table(table, labels, significance), markdown_path)
+    write_text_atomically(markdown_table(table, labels, significance), markdown_path)
     buffer = io.StringIO()
     table.to_csv(buffer, index=False, lineterminator="\n")
-    _write_text(buffer.getvalue(), csv_path)
+    write_text_atomically(buffer.getvalue(), csv_path)
 
 
 def plot_references(table: pd.DataFrame, path: str | os.PathLike, metric: str = "bleu",

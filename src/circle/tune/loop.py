@@ -341,7 +341,7 @@ def tune(sentences: Sequence[str], references_per_sentence: Sequence[Sequence[st
         decoded = time.perf_counter()
         n_new = builder.add(sentences, nbests)
         decode_score = builder.one_best_value(nbest)
-        if _better(metric, decode_score, best):
+        if best is None or metric.better(decode_score, best[1]):  # earlier wins ties
             best = (iteration, decode_score, weights)
         scored = time.perf_counter()
         reason, pool_score, new = None, None, weights
@@ -373,12 +373,6 @@ def tune(sentences: Sequence[str], references_per_sentence: Sequence[Sequence[st
     result.weights = dict(zip(names, best[2].tolist(), strict=True))
     return result
 
-
-def _better(metric: Metric, value: float, best: tuple | None) -> bool:
-    """Whether a decode scoring ``value`` beats the best so far (earlier wins ties)."""
-    if best is None:
-        return True
-    return value > best[1] if metric.higher_is_better else value < best[1]
 
 
 def write_tuning_log(result: TuningResult, path: str | os.PathLike,
