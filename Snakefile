@@ -19,6 +19,7 @@ include: "workflow/rules/lm.smk"
 include: "workflow/rules/grammar.smk"
 include: "workflow/rules/decode.smk"
 include: "workflow/rules/tune.smk"
+include: "workflow/rules/grid.smk"
 
 
 rule all:

@@ -280,8 +280,122 @@ CONDITION_SUMMARY = _schema(
     ],
 )
 
+GRID_SAMPLE = _schema(
+    "grid_sample",
+    1,
+    "The sentences the targeted paraphraser is configured on (thesis §5.2.3): a seeded random "
+    "sample of the tune set, each segment's single reference (1H) and the MT output for it "
+    "(1-best of the system tuned with that reference, 1H).",
+    [
+        pa.field("segment_id", pa.int64(), nullable=False),
+        pa.field("source", pa.string(), nullable=False),
+        pa.field("reference", pa.string(), nullable=False),
+        pa.field("mt_output", pa.string(), nullable=False),
+    ],
+)
+
+TARGETED_NBEST = _schema(
+    "targeted_nbest",
+    1,
+    "Paraphrase n-best lists of the grid sample's references, one row per (bias, "
+    "targeting_weight, segment, rank): decoded with the paraphrase grammar of self-paraphrase "
+    "bias `bias` (eq. 5.3) towards the segment's MT output with `targeting_weight` (eq. 5.1; 0 "
+    "is untargeted); `score` is the paraphraser's model score.",
+    [
+        pa.field("bias", pa.float64(), nullable=False),
+        pa.field("targeting_weight", pa.float64(), nullable=False),
+        pa.field("segment_id", pa.int64(), nullable=False),
+        pa.field("rank", pa.int32(), nullable=False),
+        pa.field("hypothesis", pa.string(), nullable=False),
+        pa.field("score", pa.float64(), nullable=False),
+    ],
+)
+
+REFERENCE_DISTANCES = _schema(
+    "reference_distances",
+    1,
+    "TER edit counts of paraphrase n-best lists in the space of references (thesis §5.2.3), one "
+    "row per (bias, targeting_weight, segment): `best_edits_ref` / `best_edits_mt` of the 1-best "
+    "paraphrase against the original reference / the MT output, `nbest_edits_*` their mean over "
+    "the n-best list (`paraphrases` entries), `reference_edits_mt` the original reference's "
+    "against the MT output; `reference_length` and `mt_length` are TER's reference lengths "
+    "(circle.paraphraser.segment_distances).",
+    [
+        pa.field("bias", pa.float64(), nullable=False),
+        pa.field("targeting_weight", pa.float64(), nullable=False),
+        pa.field("segment_id", pa.int64(), nullable=False),
+        pa.field("paraphrases", pa.int32(), nullable=False),
+        pa.field("reference_length", pa.float64(), nullable=False),
+        pa.field("mt_length", pa.float64(), nullable=False),
+        pa.field("reference_edits_mt", pa.float64(), nullable=False),
+        pa.field("best_edits_ref", pa.float64(), nullable=False),
+        pa.field("best_edits_mt", pa.float64(), nullable=False),
+        pa.field("nbest_edits_ref", pa.float64(), nullable=False),
+        pa.field("nbest_edits_mt", pa.float64(), nullable=False),
+    ],
+)
+
+TARGETING_WEIGHTS = _schema(
+    "targeting_weights",
+    1,
+    "The targeting weights of the grid search (thesis §5.2.3), from the targeting sweep at the "
+    "untargeted paraphraser's bias by circle.grid_search.grid_weights; the weakest and "
+    "strongest and how they were found are in the metadata `circle.weight_range` (JSON).",
+    [pa.field("targeting_weight", pa.float64(), nullable=False)],
+)
+
+GRID_POINTS = _schema(
+    "grid_points",
+    1,
+    "One row per point (bias, targeting_weight) of the targeting sweep (`stage` sweep) or of "
+    "the bias × weight grid (`stage` grid), thesis Fig. 5.3, 5.6-5.8. Distances are corpus TER "
+    "in percent (circle.paraphraser.ReferenceMove): `d_ref`, `d_mt` over the paraphrase n-best "
+    "lists, `best_d_ref`, `best_d_mt` of the 1-best; `reference_d_mt` the original references' "
+    "d_mt; `delta_ref` = d_ref, `delta_mt` = reference_d_mt - d_mt, `balance` = D = "
+    "|delta_mt - delta_ref|; `eligible`: both movements reach the configured minimum.",
+    [
+        pa.field("stage", pa.string(), nullable=False),
+        pa.field("bias", pa.float64(), nullable=False),
+        pa.field("targeting_weight", pa.float64(), nullable=False),
+        pa.field("segments", pa.int32(), nullable=False),
+        pa.field("paraphrases", pa.int64(), nullable=False),
+        pa.field("d_ref", pa.float64(), nullable=False),
+        pa.field("d_mt", pa.float64(), nullable=False),
+        pa.field("best_d_ref", pa.float64(), nullable=False),
+        pa.field("best_d_mt", pa.float64(), nullable=False),
+        pa.field("reference_d_mt", pa.float64(), nullable=False),
+        pa.field("delta_ref", pa.float64(), nullable=False),
+        pa.field("delta_mt", pa.float64(), nullable=False),
+        pa.field("balance", pa.float64(), nullable=False),
+        pa.field("eligible", pa.bool_(), nullable=False),
+    ],
+)
+
+GRID_CHOICE = _schema(
+    "grid_choice",
+    1,
+    "The grid search's choice of the targeted paraphraser's configuration (thesis §5.2.3), one "
+    "row: `bias` and `targeting_weight`, the point of smallest D = `balance` among the points "
+    "that moved at least `min_ref_move` TER points away from the reference (`delta_ref`) and "
+    "`min_mt_move` towards the MT output (`delta_mt`); beside it the plain argmin of D "
+    "(`argmin_bias`, `argmin_weight`, `argmin_balance`).",
+    [
+        pa.field("bias", pa.float64(), nullable=False),
+        pa.field("targeting_weight", pa.float64(), nullable=False),
+        pa.field("balance", pa.float64(), nullable=False),
+        pa.field("delta_ref", pa.float64(), nullable=False),
+        pa.field("delta_mt", pa.float64(), nullable=False),
+        pa.field("min_ref_move", pa.float64(), nullable=False),
+        pa.field("min_mt_move", pa.float64(), nullable=False),
+        pa.field("argmin_bias", pa.float64(), nullable=False),
+        pa.field("argmin_weight", pa.float64(), nullable=False),
+        pa.field("argmin_balance", pa.float64(), nullable=False),
+    ],
+)
+
 ALL_SCHEMAS: dict[str, TableSchema] = {
     s.name: s for s in (VERSES, BITEXT, EVALSET, ALIGNMENT, GRAMMAR, PARAPHRASE_GRAMMAR,
                         PARAPHRASE_GRAMMAR_LEX, SELF_PARAPHRASE, TUNING_LOG, EVALUATION,
-                        CONDITION_SUMMARY)
+                        CONDITION_SUMMARY, GRID_SAMPLE, TARGETED_NBEST, REFERENCE_DISTANCES,
+                        TARGETING_WEIGHTS, GRID_POINTS, GRID_CHOICE)
 }

@@ -1,0 +1,178 @@
+# Configuring the targeted paraphraser (thesis §5.2.3, Fig. 5.3, 5.6-5.8): the grid sample, the
+# targeting sweep, the grid's weights, one paraphrasing job per bias, the choice and its report.
+# Logic in circle.grid_search, circle.paraphraser and circle.grid_figures.
+from circle.grid_search import check_grid_config
+
+check_grid_config(config)
+
+
+def paraphraser_weights(wildcards):
+    """The tuned paraphraser's weights (tuned on the untargeted paraphraser's grammar)."""
+    bias = bias_name(config["tuning"]["paraphraser_bias"])
+    return f"results/{wildcards.experiment}/weights/paraphraser-bias{bias}.txt"
+
+
+def grid_rows(wildcards):
+    """The per-segment distances of every bias's grid row."""
+    return [f"results/{wildcards.experiment}/grid/grid/bias{bias_name(b)}.distances.parquet"
+            for b in config["paraphrase"]["biases"]]
+
+
+def grid_decoder_settings():
+    """The decoder settings, with grid_search.nbest as the paraphrase n-best size."""
+    return {**decoder_settings(), "k": config["grid_search"]["nbest"]}
+
+
+rule grid_sample:
+    """A seeded sample of tune sentences, their single reference and the 1H system's output."""
+    input:
+        evalset="results/{experiment}/sets/tune.parquet",
+        grammar="results/{experiment}/grammar/filtered/tune.parquet",
+        lm=decoding_lm,
+        weights=lambda wildcards: (f"results/{wildcards.experiment}/weights/"
+                                   f"1H.rep{config['grid_search']['mt_replicate']}.txt"),
+    output:
+        sample="results/{experiment}/grid/sample.parquet",
+    log:
+        "logs/{experiment}/grid_sample.log",
+    params:
+        size=config["grid_search"]["sample"],
+        seed=config["seed"],
+        settings=decoder_settings(),
+    threads: 2
+    resources:
+        mem_mb=4000,
+    conda:
+        "../../envs/circle.yaml"
+    script:
+        "../scripts/grid_sample.py"
+
+
+rule targeting_sweep:
+    """Targeted paraphrases of the sample at the untargeted paraphraser's bias for every
+    weight of grid_search.sweep (Fig. 5.3, 5.6)."""
+    input:
+        sample="results/{experiment}/grid/sample.parquet",
+        grammar="results/{experiment}/paraphrase/bias{bias}.parquet",
+        lm=decoding_lm,
+        weights=paraphraser_weights,
+    output:
+        nbest="results/{experiment}/grid/sweep/bias{bias}.nbest.parquet",
+        distances="results/{experiment}/grid/sweep/bias{bias}.distances.parquet",
+    log:
+        "logs/{experiment}/targeting_sweep/bias{bias}.log",
+    benchmark:
+        "benchmarks/{experiment}/targeting_sweep/bias{bias}.tsv"
+    params:
+        targeting_weights=config["grid_search"]["sweep"],
+        settings=grid_decoder_settings(),
+    threads: 2
+    resources:
+        mem_mb=6000,
+    conda:
+        "../../envs/circle.yaml"
+    script:
+        "../scripts/paraphrase_sample.py"
+
+
+rule grid_weights:
+    """The grid's targeting weights from the sweep, by circle.grid_search.WeightRange."""
+    input:
+        distances=lambda wildcards: (
+            f"results/{wildcards.experiment}/grid/sweep/"
+            f"bias{bias_name(config['tuning']['paraphraser_bias'])}.distances.parquet"),
+    output:
+        weights="results/{experiment}/grid/weights.parquet",
+    log:
+        "logs/{experiment}/grid_weights.log",
+    params:
+        weight_count=config["grid_search"]["weights"],
+        effective_share=config["grid_search"]["effective_share"],
+        saturation_share=config["grid_search"]["saturation_share"],
+    conda:
+        "../../envs/circle.yaml"
+    script:
+        "../scripts/grid_weights.py"
+
+
+rule grid_row:
+    """Targeted paraphrases of the sample with the grammar of one bias, for every grid weight
+    (a row of Fig. 5.8)."""
+    input:
+        sample="results/{experiment}/grid/sample.parquet",
+        grammar="results/{experiment}/paraphrase/bias{bias}.parquet",
+        lm=decoding_lm,
+        weights=paraphraser_weights,
+        targeting_weights="results/{experiment}/grid/weights.parquet",
+    output:
+        nbest="results/{experiment}/grid/grid/bias{bias}.nbest.parquet",
+        distances="results/{experiment}/grid/grid/bias{bias}.distances.parquet",
+    log:
+        "logs/{experiment}/grid_row/bias{bias}.log",
+    benchmark:
+        "benchmarks/{experiment}/grid_row/bias{bias}.tsv"
+    params:
+        settings=grid_decoder_settings(),
+    threads: 2
+    resources:
+        mem_mb=6000,
+    conda:
+        "../../envs/circle.yaml"
+    script:
+        "../scripts/paraphrase_sample.py"
+
+
+rule search_grid:
+    """Every point's reference move and D; the chosen point (smallest D among points that
+    moved) beside the argmin of D."""
+    input:
+        sweep=rules.grid_weights.input.distances,
+        rows=grid_rows,
+    output:
+        points="results/{experiment}/grid/points.parquet",
+        choice="results/{experiment}/grid/chosen.parquet",
+    log:
+        "logs/{experiment}/search_grid.log",
+    params:
+        min_ref_move=config["grid_search"]["min_ref_move"],
+        min_mt_move=config["grid_search"]["min_mt_move"],
+    conda:
+        "../../envs/circle.yaml"
+    script:
+        "../scripts/search_grid.py"
+
+
+rule report_grid_search:
+    """Fig. 5.3, 5.6, 5.7 and 5.8 (Markdown, CSV, PNG) with the thesis's numbers beside."""
+    input:
+        points="results/{experiment}/grid/points.parquet",
+        sweep=rules.grid_weights.input.distances,
+        weights="results/{experiment}/grid/weights.parquet",
+        choice="results/{experiment}/grid/chosen.parquet",
+    output:
+        markdown="results/{experiment}/report/grid_search.md",
+        sweep_csv="results/{experiment}/report/fig5_3.csv",
+        grid_csv="results/{experiment}/report/fig5_8.csv",
+        sweep_plot=report(
+            "results/{experiment}/report/fig5_3.png",
+            caption="../report/fig5_3.rst",
+            category="Targeted paraphraser",
+        ),
+        grid_plot=report(
+            "results/{experiment}/report/fig5_8.png",
+            caption="../report/fig5_8.rst",
+            category="Targeted paraphraser",
+        ),
+    log:
+        "logs/{experiment}/report_grid_search.log",
+    conda:
+        "../../envs/circle.yaml"
+    script:
+        "../scripts/report_grid_search.py"
+
+
+rule grid_search:
+    """Named target: the targeted paraphraser's configuration and the figures that show why."""
+    input:
+        f"results/{EXPERIMENT}/grid/chosen.parquet",
+        f"results/{EXPERIMENT}/report/grid_search.md",

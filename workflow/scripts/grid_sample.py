@@ -1,0 +1,9 @@
+from circle.decoder import DecoderSettings
+from circle.grid_search import make_grid_sample
+from circle.jobs import start_job
+
+provenance = start_job(snakemake)
+make_grid_sample(snakemake.input.evalset, snakemake.input.grammar, snakemake.input.lm,
+                 snakemake.input.weights, snakemake.params.size, snakemake.params.seed,
+                 DecoderSettings(**snakemake.params.settings), snakemake.threads,
+                 snakemake.output.sample, provenance)

@@ -1,0 +1,7 @@
+from circle.grid_search import WeightRange, write_grid_weights
+from circle.jobs import start_job
+
+provenance = start_job(snakemake)
+rule = WeightRange(snakemake.params.weight_count, snakemake.params.effective_share,
+                   snakemake.params.saturation_share)
+write_grid_weights(snakemake.input.distances, rule, snakemake.output.weights, provenance)

@@ -1,0 +1,8 @@
+from circle.grid_figures import write_grid_report
+from circle.jobs import start_job
+
+start_job(snakemake)
+write_grid_report(snakemake.input.points, snakemake.input.sweep, snakemake.input.weights,
+                  snakemake.input.choice, snakemake.output.markdown, snakemake.output.sweep_csv,
+                  snakemake.output.grid_csv, snakemake.output.sweep_plot,
+                  snakemake.output.grid_plot)
