@@ -30,3 +30,4 @@ rule all:
         rules.grammars.input,
         rules.untuned_translations.input,
         rules.reference_sparsity.input,
+        rules.grid_search.input,

@@ -107,7 +107,8 @@ def plot_sweep(table: pd.DataFrame, distances: pd.DataFrame, weakest: float, str
     axes.set_xticks(positions, labels, rotation=45)
     axes.set_xlabel("targeting weight")
     axes.set_ylabel("TER(1-best paraphrase, MT output) (%)")
-    axes.set_title("Targeting sweep at bias 0 (thesis Fig. 5.3)")
+    bias = distances["bias"].iloc[0]
+    axes.set_title(f"Targeting sweep at bias {_bias(bias)} (thesis Fig. 5.3)")
     axes.grid(alpha=0.3, axis="y")
     axes.legend(fontsize="small")
     figure.tight_layout()
@@ -191,7 +192,8 @@ def write_grid_report(points_path: str | os.PathLike, sweep_distances_path: str 
         f"d_ref against the original reference, d_mt against the MT output; over the "
         f"paraphrase n-best lists ({int(untargeted['paraphrases'])} paraphrases in all at the "
         "untargeted point) unless marked 1-best.", "",
-        "## Fig. 5.3: targeting sweep at bias 0 (1-best paraphrases against the MT output)", "",
+        f"## Fig. 5.3: targeting sweep at bias {_bias(untargeted['bias'])} (1-best paraphrases "
+        "against the MT output)", "",
         *_markdown(shown), "",
         f"Grid weights by the written rule (circle.grid_search.WeightRange: gain ≥ "
         f"{weight_range['effective_share']:g} of the sweep's largest for the weakest, ≥ "

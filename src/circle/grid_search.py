@@ -4,10 +4,10 @@
 On a seeded sample of tune sentences (:func:`make_grid_sample`: single reference, MT output of
 the 1H-tuned system) the reference is paraphrased towards the MT output:
 
-1. **Sweep** (Fig. 5.3, 5.6): at the untargeted paraphraser's bias, over a wide range of
-   targeting weights including 0 (untargeted). :func:`grid_weights` reads the grid's weight
-   range off it by a written rule (:class:`WeightRange`), since our weights are not on the
-   thesis's scale (its −10…−20 came from its own sweep).
+1. **Sweep** (Fig. 5.3, 5.6): with the unbiased grammar (``grid_search.sweep_bias``), over a
+   wide range of targeting weights including 0 (untargeted). :func:`write_grid_weights` reads
+   the grid's weight range off it by a written rule (:class:`WeightRange`), since our weights
+   are not on the thesis's scale (its −10…−20 came from its own sweep).
 2. **Grid** (Fig. 5.7, 5.8): every configured bias × those weights. Each point's reference
    move (:class:`circle.paraphraser.ReferenceMove`) gives D = |Δd_mt − Δd_ref|;
    :func:`choose_point` picks the smallest D among points that moved (the thesis rejected its
@@ -23,8 +23,10 @@ figures are kept beside them (Fig. 5.3 is over 1-best paraphrases).
 from __future__ import annotations
 
 import json
+import logging
 import math
 import os
+import time
 from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass
 
@@ -47,6 +49,8 @@ from circle.tune.loop import select_references
 
 STAGES: tuple[str, ...] = ("sweep", "grid")
 
+logger = logging.getLogger(__name__)
+
 
 class GridSearchError(ValueError):
     """The sweep or the grid cannot give what the configuration asks for."""
@@ -62,6 +66,7 @@ def check_grid_config(config: Mapping) -> None:
     if 0.0 not in [float(w) for w in grid["sweep"]]:
         raise GridSearchError("grid_search.sweep must include 0, the untargeted paraphraser")
     for name, bias in (("tuning.paraphraser_bias", config["tuning"]["paraphraser_bias"]),
+                       ("grid_search.sweep_bias", grid["sweep_bias"]),
                        ("grid_search.point.bias", (grid.get("point") or {}).get("bias"))):
         if bias is not None and float(bias) not in biases:
             raise GridSearchError(f"{name} {bias} is not one of paraphrase.biases {biases}")
@@ -111,9 +116,11 @@ def paraphrase_sample(sample_path: str | os.PathLike, grammar_path: str | os.Pat
     paraphraser = Paraphraser(grammar_path, lm_path, read_weights(weights_path), settings,
                               workers)
     nbest_rows, distance_frames = [], []
-    for config in configs:
+    for done, config in enumerate(configs, 1):
+        start = time.perf_counter()
         lists = paraphraser.paraphrase(references, outputs if config.targeted else None,
                                        config.targeting_weight)
+        decoded = time.perf_counter()
         for segment, hypotheses in zip(sample["segment_id"], lists, strict=True):
             nbest_rows += [{"bias": bias, "targeting_weight": config.targeting_weight,
                             "segment_id": segment, "rank": rank, "hypothesis": h.text,
@@ -124,6 +131,10 @@ def paraphrase_sample(sample_path: str | os.PathLike, grammar_path: str | os.Pat
         distances.insert(0, "targeting_weight", config.targeting_weight)
         distances.insert(0, "bias", bias)
         distance_frames.append(distances)
+        logger.info("bias %g, targeting weight %g (%d/%d): %d paraphrases decoded in %.1f s, "
+                    "distances in %.1f s", bias, config.targeting_weight, done, len(configs),
+                    int(distances["paraphrases"].sum()), decoded - start,
+                    time.perf_counter() - decoded)
     metadata = {"paraphraser_weights": json.dumps(paraphraser.weights, sort_keys=True),
                 "k": str(settings.k)}
     write_table(pd.DataFrame(nbest_rows), out_nbest, TARGETED_NBEST, provenance, metadata)
@@ -238,7 +249,7 @@ def write_grid_weights(sweep_distances_path: str | os.PathLike, rule: WeightRang
                        out_path: str | os.PathLike,
                        provenance: Mapping[str, str] | None = None) -> list[float]:
     """The grid's targeting weights from the sweep's distances (:func:`paraphrase_sample` at
-    the untargeted paraphraser's bias), as a :data:`~circle.schemas.TARGETING_WEIGHTS` table."""
+    the sweep's bias), as a :data:`~circle.schemas.TARGETING_WEIGHTS` table."""
     distances = read_table(sweep_distances_path, REFERENCE_DISTANCES)
     sweep = point_table(distances, "sweep", PointRule(0.0, 0.0))
     weakest, strongest = rule.bounds(sweep)

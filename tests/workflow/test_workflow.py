@@ -15,6 +15,7 @@ from pathlib import Path
 
 import kenlm
 import numpy as np
+import pandas as pd
 import pytest
 import yaml
 
@@ -26,7 +27,12 @@ from circle.schemas import (
     EVALSET,
     EVALUATION,
     GRAMMAR,
+    GRID_CHOICE,
+    GRID_POINTS,
+    GRID_SAMPLE,
     PARAPHRASE_GRAMMAR,
+    TARGETED_NBEST,
+    TARGETING_WEIGHTS,
 )
 from circle.tables import read_metadata, read_table
 
@@ -170,5 +176,39 @@ def test_tiny_end_to_end_through_grammars_and_decoding(tmp_path):
     assert "| 2 (1H+1) |" in (results / "report/fig4_3.md").read_text()
     assert (results / "report/fig4_3.png").read_bytes()[:4] == b"\x89PNG"
 
+    check_grid_search(results)
+    tables = {name: pd.read_parquet(results / "grid" / name)
+              for name in ("points.parquet", "chosen.parquet", "grid/bias0.5.nbest.parquet")}
+    rerun = snakemake("--cores", "2", "--configfile", str(config), "--directory", str(tmp_path),
+                      "grid_search", "--forcerun", "grid_sample")
+    assert rerun.returncode == 0, rerun.stdout + rerun.stderr
+    for name, table in tables.items():  # the grid search is deterministic
+        pd.testing.assert_frame_equal(pd.read_parquet(results / "grid" / name), table)
+
     again = snakemake("--cores", "2", "--configfile", str(config), "--directory", str(tmp_path))
     assert again.returncode == 0 and "Nothing to be done" in again.stdout + again.stderr
+
+
+def check_grid_search(results: Path) -> None:
+    """The tiny grid search (config: sweep at bias 0.5 over 0, -0.3, -1, -3; 3 grid weights;
+    biases 0 and 0.5): every point present, the choice follows the rule, the report written."""
+    sample = read_table(results / "grid/sample.parquet", GRID_SAMPLE)
+    assert len(sample) == 20 and (sample["mt_output"].str.len() > 0).all()
+    points = read_table(results / "grid/points.parquet", GRID_POINTS)
+    sweep, grid = points[points["stage"] == "sweep"], points[points["stage"] == "grid"]
+    assert sorted(sweep["targeting_weight"]) == [-3.0, -1.0, -0.3, 0.0]
+    weights = read_table(results / "grid/weights.parquet", TARGETING_WEIGHTS)
+    assert len(weights) == 3 and (weights["targeting_weight"] < 0).all()
+    assert len(grid) == 2 * 3 and set(grid["bias"]) == {0.0, 0.5}
+    assert set(grid["targeting_weight"]) == set(weights["targeting_weight"])
+    nbest = read_table(results / "grid/grid/bias0.5.nbest.parquet", TARGETED_NBEST)
+    assert nbest.groupby(["targeting_weight", "segment_id"])["rank"].max().max() == 4  # k = 5
+    choice = read_table(results / "grid/chosen.parquet", GRID_CHOICE).iloc[0]
+    eligible = grid[grid["eligible"]]
+    assert (eligible["delta_ref"] >= 1).all() and (eligible["delta_mt"] >= 1).all()
+    assert choice["balance"] == eligible["balance"].min()
+    assert choice["argmin_balance"] == grid["balance"].min()
+    report = (results / "report/grid_search.md").read_text()
+    assert "## Fig. 5.8" in report and "**Chosen**" in report
+    for figure in ("fig5_3.png", "fig5_8.png"):
+        assert (results / "report" / figure).read_bytes()[:4] == b"\x89PNG"

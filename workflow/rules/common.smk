@@ -5,9 +5,11 @@ from snakemake.utils import validate
 
 from circle.corpus.prepare import EVAL_SETS
 from circle.experiments import Condition, run_seed
+from circle.grid_search import check_grid_config
 
 
 validate(config, schema="../schemas/config.schema.yaml")
+check_grid_config(config)
 
 EXPERIMENT = config["experiment"]
 SPLITS = ("train", *EVAL_SETS)
@@ -109,3 +111,20 @@ def tuning_inputs(wildcards):
             f"results/{wildcards.experiment}/paraphrase/untargeted-bias{bias}/tune.nbest.parquet"
         )
     return inputs
+
+
+def paraphraser_weights(wildcards):
+    """The tuned paraphraser's weights (tuned on the untargeted paraphraser's grammar)."""
+    bias = bias_name(config["tuning"]["paraphraser_bias"])
+    return f"results/{wildcards.experiment}/weights/paraphraser-bias{bias}.txt"
+
+
+def grid_rows(wildcards):
+    """The per-segment distances of every bias's grid row."""
+    return [f"results/{wildcards.experiment}/grid/grid/bias{bias_name(b)}.distances.parquet"
+            for b in config["paraphrase"]["biases"]]
+
+
+def grid_decoder_settings():
+    """The decoder settings, with grid_search.nbest as the paraphrase n-best size."""
+    return {**decoder_settings(), "k": config["grid_search"]["nbest"]}

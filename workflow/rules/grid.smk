@@ -1,26 +1,6 @@
 # Configuring the targeted paraphraser (thesis §5.2.3, Fig. 5.3, 5.6-5.8): the grid sample, the
 # targeting sweep, the grid's weights, one paraphrasing job per bias, the choice and its report.
 # Logic in circle.grid_search, circle.paraphraser and circle.grid_figures.
-from circle.grid_search import check_grid_config
-
-check_grid_config(config)
-
-
-def paraphraser_weights(wildcards):
-    """The tuned paraphraser's weights (tuned on the untargeted paraphraser's grammar)."""
-    bias = bias_name(config["tuning"]["paraphraser_bias"])
-    return f"results/{wildcards.experiment}/weights/paraphraser-bias{bias}.txt"
-
-
-def grid_rows(wildcards):
-    """The per-segment distances of every bias's grid row."""
-    return [f"results/{wildcards.experiment}/grid/grid/bias{bias_name(b)}.distances.parquet"
-            for b in config["paraphrase"]["biases"]]
-
-
-def grid_decoder_settings():
-    """The decoder settings, with grid_search.nbest as the paraphrase n-best size."""
-    return {**decoder_settings(), "k": config["grid_search"]["nbest"]}
 
 
 rule grid_sample:
@@ -49,7 +29,7 @@ rule grid_sample:
 
 
 rule targeting_sweep:
-    """Targeted paraphrases of the sample at the untargeted paraphraser's bias for every
+    """Targeted paraphrases of the sample with the grammar of grid_search.sweep_bias for every
     weight of grid_search.sweep (Fig. 5.3, 5.6)."""
     input:
         sample="results/{experiment}/grid/sample.parquet",
@@ -80,7 +60,7 @@ rule grid_weights:
     input:
         distances=lambda wildcards: (
             f"results/{wildcards.experiment}/grid/sweep/"
-            f"bias{bias_name(config['tuning']['paraphraser_bias'])}.distances.parquet"),
+            f"bias{bias_name(config['grid_search']['sweep_bias'])}.distances.parquet"),
     output:
         weights="results/{experiment}/grid/weights.parquet",
     log:
