@@ -10,13 +10,15 @@ from __future__ import annotations
 
 import io
 import os
+from collections.abc import Sequence
 
 import numpy as np
 import pandas as pd
 
 from circle.grid_search import weight_range_of
+from circle.metrics import ter_from_stats, ter_stats
 from circle.report import write_text_atomically
-from circle.schemas import GRID_CHOICE, GRID_POINTS, REFERENCE_DISTANCES
+from circle.schemas import GRID_CHOICE, GRID_POINTS, REFERENCE_DISTANCES, TARGETED_NBEST
 from circle.tables import atomic_path, read_table
 
 THESIS_FIG_5_6 = {"reference": (0.0, 65.0), "untargeted": (55.0, 74.0)}
@@ -150,6 +152,27 @@ def plot_grid(grid: pd.DataFrame, choice: pd.Series, path: str | os.PathLike) ->
     _save(figure, path)
 
 
+def compare_points(nbest: pd.DataFrame, points: dict[str, tuple[float, float]]
+                   ) -> pd.DataFrame:
+    """How far apart the 1-best paraphrases of named grid points are: per pair of points, the
+    share of sentences with identical 1-best paraphrases and the corpus TER of the first's
+    against the second's (a check of D as a proxy, beyond the thesis)."""
+    best = nbest[nbest["rank"] == 0]
+    outputs = {name: best[(best["bias"] == bias) & (best["targeting_weight"] == weight)]
+               .sort_values("segment_id")["hypothesis"].tolist()
+               for name, (bias, weight) in points.items()}
+    rows = []
+    names = list(points)
+    for i, first in enumerate(names):
+        for second in names[i + 1:]:
+            a, b = outputs[first], outputs[second]
+            stats = ter_stats(a, [[text] for text in b]).sum(axis=0)
+            rows.append({"first": first, "second": second,
+                         "identical": float(np.mean([x == y for x, y in zip(a, b, strict=True)])),
+                         "ter": 100.0 * float(ter_from_stats(stats))})
+    return pd.DataFrame(rows)
+
+
 def _markdown(frame: pd.DataFrame) -> list[str]:
     lines = ["| " + " | ".join(frame.columns) + " |", "|" + "---|" * len(frame.columns)]
     lines += ["| " + " | ".join(str(v) for v in row) + " |"
@@ -159,11 +182,13 @@ def _markdown(frame: pd.DataFrame) -> list[str]:
 
 def write_grid_report(points_path: str | os.PathLike, sweep_distances_path: str | os.PathLike,
                       weights_path: str | os.PathLike, choice_path: str | os.PathLike,
+                      grid_nbest_paths: Sequence[str | os.PathLike],
                       out_markdown: str | os.PathLike, out_sweep_csv: str | os.PathLike,
                       out_grid_csv: str | os.PathLike, out_sweep_plot: str | os.PathLike,
                       out_grid_plot: str | os.PathLike) -> str:
-    """One Markdown page with Fig. 5.3, 5.6, 5.7 and 5.8 and the choice, CSVs of the sweep
-    and the grid, and the two plots."""
+    """One Markdown page with Fig. 5.3, 5.6, 5.7 and 5.8, the choice, and how far apart the
+    paraphrases of the chosen point, the argmin of D and the point of largest D are; CSVs of
+    the sweep and the grid, and the two plots."""
     points = read_table(points_path, GRID_POINTS)
     distances = read_table(sweep_distances_path, REFERENCE_DISTANCES)
     choice = read_table(choice_path, GRID_CHOICE).iloc[0]
@@ -209,7 +234,7 @@ def write_grid_report(points_path: str | os.PathLike, sweep_distances_path: str 
         f"| untargeted paraphrase (1-best) | {untargeted['best_d_ref']:.2f} | "
         f"{untargeted['best_d_mt']:.2f} | | |", "",
         f"## Fig. 5.7: each bias at the weakest grid weight ({_weight(weakest)})", "",
-        "| bias | d_ref (Δd_ref) | d_mt (Δd_mt) |", "|---|---|---|"]
+        "| bias | d_ref (change) | d_mt (change) |", "|---|---|---|"]
     at_weakest = grid[grid["targeting_weight"] == grid["targeting_weight"].max()]
     lines += [f"| {_bias(p.bias)} | {p.d_ref:.2f} (+{p.delta_ref:.2f}) | {p.d_mt:.2f} "
               f"({-p.delta_mt:+.2f}) |" for p in at_weakest.itertuples()]
@@ -236,6 +261,19 @@ def write_grid_report(points_path: str | os.PathLike, sweep_distances_path: str 
               "Thesis (NIST MT03 Chinese): chosen ({:g} %, −{:g}), argmin ({:g} %, −{:g}) "
               "rejected because its paraphrases hardly differed from the references.".format(
                   *THESIS_FIG_5_8["chosen"], *THESIS_FIG_5_8["argmin"])]
+    worst = grid.loc[grid["balance"].idxmax()]
+    compared = {"chosen": (choice["bias"], choice["targeting_weight"]),
+                "argmin": (choice["argmin_bias"], choice["argmin_weight"]),
+                "largest D": (worst["bias"], worst["targeting_weight"])}
+    nbest = pd.concat([read_table(path, TARGETED_NBEST) for path in grid_nbest_paths])
+    comparison = compare_points(nbest, compared)
+    lines += ["", "## Is D a good proxy? The 1-best paraphrases of three grid points", "",
+              "| points | 1-best identical | TER(first, second) |", "|---|---|---|"]
+    lines += [f"| {row.first} ({_bias(compared[row.first][0])}, "
+              f"{_weight(compared[row.first][1])}) vs {row.second} "
+              f"({_bias(compared[row.second][0])}, {_weight(compared[row.second][1])}) | "
+              f"{100 * row.identical:.0f} % | {row.ter:.2f} |"
+              for row in comparison.itertuples()]
     text = "\n".join(lines) + "\n"
     write_text_atomically(text, out_markdown)
     return text

@@ -125,6 +125,12 @@ def grid_rows(wildcards):
             for b in config["paraphrase"]["biases"]]
 
 
+def grid_nbest(wildcards):
+    """The paraphrase n-best lists of every bias's grid row."""
+    return [f"results/{wildcards.experiment}/grid/grid/bias{bias_name(b)}.nbest.parquet"
+            for b in config["paraphrase"]["biases"]]
+
+
 def grid_decoder_settings():
     """The decoder settings, with grid_search.nbest as the paraphrase n-best size."""
     return {**decoder_settings(), "k": config["grid_search"]["nbest"]}

@@ -129,6 +129,7 @@ rule report_grid_search:
         sweep=rules.grid_weights.input.distances,
         weights="results/{experiment}/grid/weights.parquet",
         choice="results/{experiment}/grid/chosen.parquet",
+        nbest=grid_nbest,
     output:
         markdown="results/{experiment}/report/grid_search.md",
         sweep_csv="results/{experiment}/report/fig5_3.csv",
