@@ -1,9 +1,10 @@
-"""Builds the decoder's compiled engine (search loop, k-best, matcher),
-:mod:`circle.decoder._cube`, at install time.
+"""Builds the compiled extensions at install time: the decoder's engine (search loop, k-best,
+matcher), :mod:`circle.decoder._cube`, and the exact TER of Snover et al. (2006),
+:mod:`circle._ter`.
 
-All metadata is in pyproject.toml; ``pip install -e .`` compiles the extension in place.
-``-ffp-contract=off`` keeps the compiler from fusing multiply-adds, so the compiled loop rounds
-exactly as the pure-Python reference does.
+All metadata is in pyproject.toml; ``pip install -e .`` compiles the extensions in place.
+``-ffp-contract=off`` keeps the compiler from fusing multiply-adds, so the compiled code rounds
+exactly as its pure-Python reference (the Python decoder, sacrebleu's TER) does.
 """
 
 from Cython.Build import cythonize
@@ -11,5 +12,6 @@ from setuptools import Extension, setup
 
 setup(ext_modules=cythonize(
     [Extension("circle.decoder._cube", ["src/circle/decoder/_cube.pyx"], language="c++",
-               extra_compile_args=["-ffp-contract=off"])],
+               extra_compile_args=["-ffp-contract=off"]),
+     Extension("circle._ter", ["src/circle/_ter.pyx"], extra_compile_args=["-ffp-contract=off"])],
     compiler_directives={"language_level": 3}))

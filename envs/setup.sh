@@ -2,7 +2,8 @@
 # Bootstrap everything circle needs on a fresh Debian machine; safe to run again (it only does
 # what is missing). Usage: envs/setup.sh [--bible]
 #   system packages via apt (when run as root; otherwise it names what to install),
-#   .venv with the pinned PyPI packages of envs/requirements.lock.txt and circle itself,
+#   .venv with the pinned PyPI packages of envs/requirements.lock.txt and circle itself
+#   (reinstalled when a lock file, pyproject.toml, setup.py or a src/**/*.pyx changes),
 #   KenLM's lmplz and build_binary compiled from the kenlm source distribution on PyPI
 #   (the same version as the pinned Python module) into .venv/bin.
 #   --bible also installs the sources of the Bible corpus builder (Debian SWORD modules and
@@ -40,7 +41,8 @@ python=${PYTHON:-python3}
 
 locks=(envs/requirements.lock.txt)
 $with_bible && locks+=(envs/requirements-bible.lock.txt)
-stamp=$(cat "${locks[@]}" pyproject.toml | sha256sum | cut -c1-16)
+shopt -s globstar
+stamp=$(cat "${locks[@]}" pyproject.toml setup.py src/**/*.pyx | sha256sum | cut -c1-16)
 stamp_file=.venv/.circle-installed-${stamp}
 if [[ ! -e "$stamp_file" ]]; then
     echo "setup: installing pinned Python packages (${locks[*]})"

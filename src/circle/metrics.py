@@ -35,6 +35,8 @@ from typing import ClassVar
 import numpy as np
 from sacrebleu.metrics import TER
 
+from circle._ter import ter_statistics
+
 MAX_ORDER = 4
 BLEU_STATS = 2 * MAX_ORDER + 2
 TER_STATS = 2
@@ -175,18 +177,27 @@ def bleu_from_stats(stats: np.ndarray) -> np.ndarray | float:
 def ter_stats(hypotheses: Sequence[str], references: Sequence[Sequence[str]]) -> np.ndarray:
     """TER statistics, shape ``(n, 2)``: fewest edits over the references, mean reference length.
 
-    Computed by sacrebleu's TER (Snover et al. 2006, with shifts) one segment at a time.
+    Exact sacrebleu TER (Snover et al. 2006, with shifts), compiled in :mod:`circle._ter`; tests
+    check agreement with :func:`ter_stats_reference`.  Identical (hypothesis, references) pairs
+    are scored once.
     """
+    _check_inputs(hypotheses, references)
+    pairs: dict[tuple[str, tuple[str, ...]], int] = {}
+    index = np.fromiter((pairs.setdefault((hyp, tuple(refs)), len(pairs))
+                         for hyp, refs in zip(hypotheses, references, strict=True)),
+                        np.int64, len(hypotheses))
+    return ter_statistics([hyp for hyp, _ in pairs], [refs for _, refs in pairs])[index]
+
+
+def ter_stats_reference(hypotheses: Sequence[str],
+                        references: Sequence[Sequence[str]]) -> np.ndarray:
+    """:func:`ter_stats` by sacrebleu's own TER, one segment at a time (slow; for tests)."""
     _check_inputs(hypotheses, references)
     ter = TER(case_sensitive=True)
     out = np.zeros((len(hypotheses), TER_STATS), dtype=np.float64)
-    cache: dict[tuple[str, tuple[str, ...]], tuple[float, float]] = {}
     for i, (hyp, refs) in enumerate(zip(hypotheses, references, strict=True)):
-        key = (hyp, tuple(refs))
-        if key not in cache:
-            seg = ter.sentence_score(hyp, list(refs))
-            cache[key] = (seg.num_edits, seg.ref_length)
-        out[i] = cache[key]
+        segment = ter.sentence_score(hyp, list(refs))
+        out[i] = segment.num_edits, segment.ref_length
     return out
 
 
