@@ -9,7 +9,6 @@ import pytest
 from circle.schemas import ALL_SCHEMAS, BITEXT, EVALSET
 from circle.tables import SchemaError, provenance, read_metadata, read_table, write_table
 
-
 TINY = Path(__file__).resolve().parents[1] / "data" / "tiny"
 
 
