@@ -54,7 +54,7 @@ def tiny_config(tmp_path: Path, **changes) -> Path:
         node = config
         *parents, leaf = dotted.split(".")
         for key in parents:
-            node = node[key]
+            node = node.setdefault(key, {})
         node[leaf] = value
     path = tmp_path / "config.yaml"
     path.write_text(yaml.safe_dump(config))
