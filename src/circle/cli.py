@@ -12,7 +12,7 @@ import sys
 from collections.abc import Callable, Sequence
 
 from circle.align import AlignmentError
-from circle.corpus.validate import CorpusError, read_parallel
+from circle.corpus.validate import CorpusError, decode_lines, limit_problems, read_parallel
 from circle.preprocess import normalize
 from circle.tables import SchemaError, read_metadata
 
@@ -67,9 +67,12 @@ def _decode_lines(args: argparse.Namespace, lines: list[str]) -> None:
 
 
 def _decode(args: argparse.Namespace) -> None:
-    stream = open(args.input, encoding="utf-8") if args.input else sys.stdin  # noqa: SIM115
+    name = args.input or "<stdin>"
+    stream = open(args.input, "rb") if args.input else sys.stdin.buffer  # noqa: SIM115
     with stream:
-        lines = [line.rstrip("\n") for line in stream]
+        lines, problems = decode_lines(stream, name)
+    if problems:
+        raise CorpusError(limit_problems(name, problems))
     _decode_lines(args, lines)
 
 
@@ -103,7 +106,7 @@ def build_parser() -> argparse.ArgumentParser:
         return sub
 
     sub = command("validate", _validate, "check line-parallel corpus files (UTF-8, empty lines, "
-                  "line counts, line length)")
+                  "lines without a token after tokenisation, line counts, line length)")
     sub.add_argument("files", nargs="+")
     sub.add_argument("--max-line-chars", type=int, default=2000)
 

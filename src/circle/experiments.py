@@ -20,7 +20,13 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from circle.decoder import DecoderSettings, decode_corpus, read_weights, write_weights
+from circle.decoder import (
+    DecoderSettings,
+    LanguageModel,
+    decode_corpus,
+    read_weights,
+    write_weights,
+)
 from circle.decoder.grammar import load_grammar
 from circle.decoder.model import Model
 from circle.decoder.nbest import NBEST
@@ -133,10 +139,11 @@ def paraphrase_references(tune_path: str | os.PathLike, grammar_path: str | os.P
     table = read_table(tune_path, EVALSET)
     singles = [select_references(refs, order, 1)[0]
                for refs, order in zip(table["references"], table["ref_order"], strict=True)]
-    grammar = load_grammar(grammar_path)
     weights = read_weights(weights_path)
+    lm = LanguageModel(lm_path)
+    grammar = load_grammar(grammar_path)
     names = Model(grammar.feature_names, weights).names
-    outputs = decode_corpus(singles, grammar, lm_path, weights, settings, workers=workers, k=k)
+    outputs = decode_corpus(singles, grammar, lm, weights, settings, workers=workers, k=k)
     write_nbest(table["segment_id"].tolist(), outputs, names, out_path, provenance,
                 {"weights": json.dumps(weights, sort_keys=True), "input": "single reference"})
 

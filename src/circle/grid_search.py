@@ -56,22 +56,6 @@ class GridSearchError(ValueError):
     """The sweep or the grid cannot give what the configuration asks for."""
 
 
-def check_grid_config(config: Mapping) -> None:
-    """Refuse, before any job runs, a grid search the rest of the config cannot serve."""
-    grid, biases = config["grid_search"], [float(b) for b in config["paraphrase"]["biases"]]
-    if grid["mt_replicate"] >= config["tuning"]["replicates"]:
-        raise GridSearchError(f"grid_search.mt_replicate {grid['mt_replicate']} needs at least "
-                              f"{grid['mt_replicate'] + 1} tuning replicates, the config has "
-                              f"{config['tuning']['replicates']}")
-    if 0.0 not in [float(w) for w in grid["sweep"]]:
-        raise GridSearchError("grid_search.sweep must include 0, the untargeted paraphraser")
-    for name, bias in (("tuning.paraphraser_bias", config["tuning"]["paraphraser_bias"]),
-                       ("grid_search.sweep_bias", grid["sweep_bias"]),
-                       ("grid_search.point.bias", (grid.get("point") or {}).get("bias"))):
-        if bias is not None and float(bias) not in biases:
-            raise GridSearchError(f"{name} {bias} is not one of paraphrase.biases {biases}")
-
-
 def make_grid_sample(tune_path: str | os.PathLike, grammar_path: str | os.PathLike,
                      lm_path: str | os.PathLike, weights_path: str | os.PathLike, size: int,
                      seed: int, settings: DecoderSettings, workers: int,

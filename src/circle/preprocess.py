@@ -29,6 +29,12 @@ def normalize(text: str, lang: str, lowercase: bool = True) -> str:
     return tokens.lower() if lowercase else tokens
 
 
+def has_tokens(text: str) -> bool:
+    """Whether tokenising ``text`` leaves a token. The tokeniser deletes ASCII control characters
+    and whitespace and nothing else, in every language, so the language does not matter here."""
+    return bool(_tokenizer("en").tokenize(text, escape=False))
+
+
 def normalize_all(texts: list[str], lang: str, lowercase: bool = True) -> list[str]:
     return [normalize(text, lang, lowercase) for text in texts]
 

@@ -13,7 +13,8 @@ import hashlib
 import json
 import os
 import tempfile
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
+from contextlib import contextmanager
 from importlib import metadata
 from pathlib import Path
 from typing import Any
@@ -30,7 +31,17 @@ TRACKED_PACKAGES = ("circle", "numpy", "pandas", "pyarrow", "sacrebleu", "sacrem
 
 
 class SchemaError(ValueError):
-    """A table does not have the schema its reader or writer expects."""
+    """A table is unreadable or does not have the schema its reader or writer expects."""
+
+
+@contextmanager
+def parquet_errors(path: str | os.PathLike) -> Iterator[None]:
+    """Turn the errors of reading ``path`` with pyarrow (truncated, corrupt, not Parquet) into a
+    :class:`SchemaError` naming the file."""
+    try:
+        yield
+    except (pa.ArrowException, OSError) as error:
+        raise SchemaError(f"{path}: not a readable Parquet file ({error})") from None
 
 
 def config_hash(config: Mapping[str, Any]) -> str:
@@ -121,7 +132,8 @@ def write_table(frame: pd.DataFrame, path: str | os.PathLike, schema: TableSchem
 
 def read_metadata(path: str | os.PathLike) -> dict[str, str]:
     """The ``circle.*`` metadata of a table, keys without the prefix."""
-    raw = pq.read_schema(path).metadata or {}
+    with parquet_errors(path):
+        raw = pq.read_schema(path).metadata or {}
     return {k.decode()[len(META_PREFIX):]: v.decode() for k, v in raw.items()
             if k.decode().startswith(META_PREFIX)}
 
@@ -136,7 +148,8 @@ def read_table(path: str | os.PathLike, schema: TableSchema,
     if found != (schema.name, str(schema.version)):
         raise SchemaError(f"{path}: expected schema '{schema.name}' version {schema.version}, "
                           f"found '{found[0]}' version {found[1]}")
-    return pq.read_table(path, columns=columns).to_pandas()
+    with parquet_errors(path):
+        return pq.read_table(path, columns=columns).to_pandas()
 
 
 def schema_by_name(name: str) -> TableSchema:

@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import codecs
 import json
 import math
+import re
 
 import numpy as np
 import pandas as pd
@@ -17,6 +19,7 @@ from circle.decoder import (
     Grammar,
     GrammarError,
     LanguageModel,
+    LanguageModelError,
     decode_corpus,
     format_nbest,
     load_grammar,
@@ -145,6 +148,48 @@ def test_weights_round_trip_and_errors(tmp_path):
         path.write_text(bad, encoding="utf-8")
         with pytest.raises(ValueError):
             read_weights(path)
+
+
+@pytest.mark.parametrize("value", ["nan", "inf", "-inf", "NaN"])
+def test_a_weight_that_is_not_finite_is_refused_with_file_and_line(tmp_path, value):
+    path = tmp_path / "weights.txt"
+    path.write_text(f"# tuned\noov -1\nlm {value}\n", encoding="utf-8")
+    with pytest.raises(ValueError, match=re.escape(
+            f"{path}:3: weight 'lm' is not a finite number: '{value}'")):
+        read_weights(path)
+
+
+def test_a_byte_order_mark_before_the_first_weight_is_dropped(tmp_path):
+    path = tmp_path / "weights.txt"
+    path.write_bytes(codecs.BOM_UTF8 + b"lm 0.5\noov -1\n")
+    assert read_weights(path) == {"lm": 0.5, "oov": -1.0}
+
+
+@pytest.mark.parametrize("value", [math.nan, math.inf, -math.inf])
+def test_a_grammar_with_non_finite_features_is_refused_naming_file_and_column(
+        tmp_path, monkeypatch, value):
+    monkeypatch.setitem(ALL_SCHEMAS, TEST_SCHEMA.name, TEST_SCHEMA)
+    path = tmp_path / "grammar.parquet"
+    rules = RULES.copy()
+    rules.loc[[2, 5], "log_lex"] = value
+    write_table(rules, path, TEST_SCHEMA)
+    with pytest.raises(GrammarError, match=re.escape(
+            f"{path}: column log_lex has 2 non-finite values")):
+        load_grammar(path)
+
+
+@pytest.mark.parametrize("content, problem", [
+    (None, "language model does not exist"),
+    ("la casa es pequeña\n", "not a KenLM model"),
+])
+def test_the_language_model_is_checked_before_the_grammar_is_loaded(tmp_path, content,
+                                                                     problem):
+    lm = tmp_path / "lm.bin"
+    if content is not None:
+        lm.write_text(content, encoding="utf-8")
+    missing_grammar = tmp_path / "no-grammar.parquet"
+    with pytest.raises(LanguageModelError, match=re.escape(f"{lm}: {problem}")):
+        decode_corpus(["la casa"], missing_grammar, lm, WEIGHTS)
 
 
 def test_weights_must_fit_the_features(grammar_path, lm_path):

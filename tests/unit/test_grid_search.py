@@ -5,11 +5,11 @@ import numpy as np
 import pandas as pd
 import pytest
 
+from circle.config import grid_problems
 from circle.grid_search import (
     GridSearchError,
     PointRule,
     WeightRange,
-    check_grid_config,
     choose_point,
     paraphraser_configuration,
     point_table,
@@ -176,10 +176,10 @@ def test_grid_config_checks_run_before_any_job():
                               "point": None},
               "paraphrase": {"biases": [0, 0.25]}, "tuning": {"replicates": 1,
                                                               "paraphraser_bias": 0}}
-    check_grid_config(config)
+    assert grid_problems(config) == []
     for change, message in [({"mt_replicate": 1}, "replicates"), ({"sweep": [-1, -2]}, "0"),
                             ({"point": {"bias": 0.3, "weight": -1}}, "0.3"),
                             ({"sweep_bias": 0.5}, "sweep_bias")]:
         broken = {**config, "grid_search": {**config["grid_search"], **change}}
-        with pytest.raises(GridSearchError, match=message):
-            check_grid_config(broken)
+        (problem,) = grid_problems(broken)
+        assert message in problem

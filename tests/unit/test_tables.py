@@ -1,10 +1,15 @@
 """Schema round trips, provenance and the checks of the table module."""
 
+import re
+from pathlib import Path
+
 import pandas as pd
 import pytest
 
 from circle.schemas import ALL_SCHEMAS, BITEXT, EVALSET
 from circle.tables import SchemaError, provenance, read_metadata, read_table, write_table
+
+TINY = Path(__file__).resolve().parents[1] / "data" / "tiny"
 
 
 def bitext():
@@ -68,3 +73,23 @@ def test_writer_rejects_wrong_columns_and_types(tmp_path):
 
 def test_every_schema_is_registered_under_its_name():
     assert all(name == schema.name for name, schema in ALL_SCHEMAS.items())
+
+
+def tiny_bitext() -> pd.DataFrame:
+    source = (TINY / "train.es.txt").read_text(encoding="utf-8").splitlines()
+    target = (TINY / "train.en.txt").read_text(encoding="utf-8").splitlines()
+    return pd.DataFrame({"segment_id": range(len(source)), "document": "train",
+                         "source": source, "target": target})
+
+
+@pytest.mark.parametrize("damage", [
+    lambda data: data[:len(data) // 2],  # truncated
+    lambda data: b"",  # emptied
+    lambda data: b"0-0 1-1 2-3\n1-0\n",  # a Pharaoh alignment text, not Parquet
+], ids=["truncated", "empty", "text"])
+def test_a_broken_table_is_reported_with_its_path(tmp_path, damage):
+    path = tmp_path / "train.parquet"
+    write_table(tiny_bitext(), path, BITEXT)
+    path.write_bytes(damage(path.read_bytes()))
+    with pytest.raises(SchemaError, match=re.escape(f"{path}: not a readable Parquet file (")):
+        read_table(path, BITEXT)

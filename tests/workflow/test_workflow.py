@@ -60,7 +60,7 @@ def tiny_config(tmp_path: Path, **changes) -> Path:
         node = config
         *parents, leaf = dotted.split(".")
         for key in parents:
-            node = node[key]
+            node = node.setdefault(key, {})
         node[leaf] = value
     path = tmp_path / "config.yaml"
     path.write_text(yaml.safe_dump(config))
@@ -88,11 +88,36 @@ def test_tiny_config_dry_run(tmp_path):
     assert "results/tiny/lm/5gram.binary" in result.stdout
 
 
-def test_unknown_config_key_is_rejected(tmp_path):
+def test_unknown_config_key_is_rejected_in_a_short_message(tmp_path):
     result = snakemake("-n", "--config", "alignmnet={}")
     assert result.returncode != 0
-    assert "Additional properties are not allowed ('alignmnet' was unexpected)" in (
-        result.stdout + result.stderr)
+    output = result.stdout + result.stderr
+    assert "config: Additional properties are not allowed ('alignmnet' was unexpected)" in output
+    assert len(output.splitlines()) < 10  # not the whole schema
+
+
+@pytest.mark.parametrize("changes, problem", [
+    ({"tuning.conditions": ["2H", "1H+1P"]}, "lacks 1H"),
+    ({"tuning.conditions": ["1H", "7H"]},
+     "7H needs 7 references but the tune set has 2 (corpus.files.tune.references)"),
+    ({"decoder.translation_weights": {
+        "log_p_e_given_f": 0.2, "log_p_f_given_e": 0.2, "log_lex_e_given_f": 0.2,
+        "log_lex_f_given_e": 0.2, "lm": float("nan"), "word_penalty": -0.5,
+        "phrase_penalty": 0.0, "glue": 0.0, "oov": -10.0}},
+     "decoder.translation_weights: weight 'lm' is not a finite number: nan"),
+    ({"decoder.paraphrase_weights": {
+        "log_p_e2_given_e1": 0.3, "log_p_e1_given_e2": 0.3, "log_p_e1_e2": 0.1,
+        "neg_target_terminals": 0.0, "lmm": 0.5, "word_penalty": -0.5, "phrase_penalty": 0.0,
+        "glue": 0.0, "oov": -10.0}},
+     "unknown ['lmm'], missing ['lm']"),
+], ids=["no-1H", "7H-of-2", "nan-weight", "misspelt-weight"])
+def test_an_infeasible_config_is_refused_when_the_workflow_is_built(tmp_path, changes, problem):
+    result = snakemake("-n", "--configfile", str(tiny_config(tmp_path, **changes)),
+                       "--directory", str(tmp_path))
+    output = result.stdout + result.stderr
+    assert result.returncode != 0
+    assert problem in output and "Traceback" not in output
+    assert not (tmp_path / "results").exists()
 
 
 def test_slurm_profile_dry_run_resolves_per_rule_resources(tmp_path):

@@ -1,15 +1,20 @@
 # Validation, helpers and wildcard constraints shared by every rule file (no rules here).
 import re
 
+from snakemake.exceptions import WorkflowError
 from snakemake.utils import validate
 
+from circle.config import ConfigError, config_problems, schema_problem
 from circle.corpus.prepare import EVAL_SETS
 from circle.experiments import Condition, run_seed
-from circle.grid_search import check_grid_config
 
 
-validate(config, schema="../schemas/config.schema.yaml")
-check_grid_config(config)
+try:
+    validate(config, schema="../schemas/config.schema.yaml")
+except WorkflowError as error:
+    raise ConfigError([schema_problem(error)]) from None
+if problems := config_problems(config):
+    raise ConfigError(problems)
 
 EXPERIMENT = config["experiment"]
 SPLITS = ("train", *EVAL_SETS)

@@ -1,18 +1,23 @@
 """Validation of user-supplied corpus files before any work is done.
 
 Every problem is reported as ``path:line: problem`` so that a user can open the file at the right
-place; all problems of all files are collected and raised together as one :class:`CorpusError`.
+place; all problems of all files are collected and raised together as one :class:`CorpusError`,
+at most :data:`MAX_PROBLEMS_PER_FILE` per file.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from pathlib import Path
 
 import pyarrow.parquet as pq
 
+from circle.preprocess import has_tokens
+from circle.tables import SchemaError, parquet_errors
+
 MAX_PROBLEMS_PER_FILE = 10
 PARQUET_TEXT_COLUMN = "text"
+BYTE_ORDER_MARK = "\ufeff"
 
 
 class CorpusError(ValueError):
@@ -26,9 +31,10 @@ class CorpusError(ValueError):
 def read_lines(path: str | Path, max_chars: int) -> tuple[list[str], list[str]]:
     """Read one sentence per line from a text or Parquet file; return (lines, problems).
 
-    Text files must be UTF-8; Parquet files must have a string column named ``text``. Lines are
-    stripped of the trailing newline only. Problems: missing file, invalid UTF-8, empty or
-    whitespace-only line, line longer than ``max_chars`` characters.
+    Text files must be UTF-8 (a byte-order mark at the start is dropped); Parquet files must have
+    a string column named ``text``. Lines are stripped of the trailing newline only. Problems:
+    missing file, invalid UTF-8, empty or whitespace-only line, line longer than ``max_chars``
+    characters, line that tokenises to nothing (only control characters).
     """
     path = Path(path)
     if not path.is_file():
@@ -36,36 +42,49 @@ def read_lines(path: str | Path, max_chars: int) -> tuple[list[str], list[str]]:
     if path.suffix == ".parquet":
         lines, problems = _read_parquet_lines(path)
     else:
-        lines, problems = _read_text_lines(path)
+        with path.open("rb") as handle:
+            lines, problems = decode_lines(handle, path)
     for number, line in enumerate(lines, start=1):
-        if len(problems) >= MAX_PROBLEMS_PER_FILE:
-            problems.append(f"{path}: (further problems not shown)")
-            break
         if line is None or not line.strip():
             problems.append(f"{path}:{number}: empty or whitespace-only line")
         elif len(line) > max_chars:
             problems.append(f"{path}:{number}: line has {len(line)} characters, more than the "
                             f"limit of {max_chars} (validation.max_line_chars)")
-    return lines, problems
+        elif not has_tokens(line):
+            problems.append(f"{path}:{number}: no token left after tokenisation (the line holds "
+                            "only control characters)")
+    return lines, limit_problems(path, problems)
 
 
-def _read_text_lines(path: Path) -> tuple[list[str], list[str]]:
+def decode_lines(raw_lines: Iterable[bytes], path: str | Path) -> tuple[list[str], list[str]]:
+    """UTF-8 lines of ``path`` without their line ends (and without a byte-order mark at the
+    start); return (lines, problems), a problem per line that is not UTF-8."""
     lines, problems = [], []
-    with path.open("rb") as handle:
-        for number, raw in enumerate(handle, start=1):
-            try:
-                lines.append(raw.decode("utf-8").rstrip("\r\n"))
-            except UnicodeDecodeError as error:
-                problems.append(f"{path}:{number}: invalid UTF-8 at byte {error.start} of the line")
-                lines.append("<invalid>")
+    for number, raw in enumerate(raw_lines, start=1):
+        try:
+            lines.append(raw.decode("utf-8").rstrip("\r\n"))
+        except UnicodeDecodeError as error:
+            problems.append(f"{path}:{number}: invalid UTF-8 at byte {error.start} of the line")
+            lines.append("<invalid>")
+    if lines and lines[0].startswith(BYTE_ORDER_MARK):
+        lines[0] = lines[0][len(BYTE_ORDER_MARK):]
     return lines, problems
+
+
+def limit_problems(path: str | Path, problems: list[str]) -> list[str]:
+    """The first :data:`MAX_PROBLEMS_PER_FILE` problems of a file and a count of the others."""
+    if len(problems) <= MAX_PROBLEMS_PER_FILE:
+        return problems
+    hidden = len(problems) - MAX_PROBLEMS_PER_FILE
+    return [*problems[:MAX_PROBLEMS_PER_FILE], f"{path}: {hidden} more problem(s) not shown"]
 
 
 def _read_parquet_lines(path: Path) -> tuple[list[str], list[str]]:
     try:
-        table = pq.read_table(path)
-    except Exception as error:  # pyarrow raises several unrelated types for unreadable files
-        return [], [f"{path}: not a readable Parquet file ({error})"]
+        with parquet_errors(path):
+            table = pq.read_table(path)
+    except SchemaError as error:
+        return [], [str(error)]
     if PARQUET_TEXT_COLUMN not in table.column_names:
         return [], [f"{path}: Parquet file has no '{PARQUET_TEXT_COLUMN}' column "
                     f"(columns: {table.column_names})"]

@@ -11,7 +11,7 @@ grammar; nothing else changes.
 
 from circle.decoder.corpus import decode_corpus
 from circle.decoder.grammar import Grammar, GrammarError, Rule, load_grammar
-from circle.decoder.lm import LanguageModel
+from circle.decoder.lm import LanguageModel, LanguageModelError
 from circle.decoder.model import (
     DECODER_FEATURES,
     DecoderSettings,
@@ -23,5 +23,6 @@ from circle.decoder.nbest import NBEST, Hypothesis, format_nbest, nbest_rows
 from circle.decoder.search import Decoder, SentencePlan
 
 __all__ = ["DECODER_FEATURES", "NBEST", "Decoder", "DecoderSettings", "Grammar", "GrammarError",
-           "Hypothesis", "LanguageModel", "Model", "Rule", "SentencePlan", "decode_corpus",
-           "format_nbest", "load_grammar", "nbest_rows", "read_weights", "write_weights"]
+           "Hypothesis", "LanguageModel", "LanguageModelError", "Model", "Rule", "SentencePlan",
+           "decode_corpus", "format_nbest", "load_grammar", "nbest_rows", "read_weights",
+           "write_weights"]

@@ -1,10 +1,12 @@
 """Decoding a list of inputs with a pool of worker processes.
 
-Each worker loads the grammar and the language model once (pool initializer). With the ``fork``
-start method a :class:`~circle.decoder.grammar.Grammar` object passed in is inherited by the
-workers (copy-on-write) instead of being pickled. Inputs that repeat (the same reference
-paraphrased towards many targets, thesis §5.3) are sent to one worker together, which matches
-the grammar against them once (:meth:`~circle.decoder.search.Decoder.prepare`).
+The language model is loaded first, in the calling process, so that a missing or broken model is
+reported before a grammar is loaded; the workers inherit it (``fork`` start method), as they
+inherit a :class:`~circle.decoder.grammar.Grammar` object passed in (copy-on-write, not pickled).
+A grammar given as a path is loaded once by each worker (pool initializer). Inputs that repeat
+(the same reference paraphrased towards many targets, thesis §5.3) are sent to one worker
+together, which matches the grammar against them once
+(:meth:`~circle.decoder.search.Decoder.prepare`).
 """
 
 from __future__ import annotations
@@ -25,11 +27,11 @@ Task = tuple[str, list[tuple[int, str | None]]]
 """An input with the (position in the corpus, target) pairs to decode it for."""
 
 
-def _make_decoder(grammar: Grammar | str | os.PathLike, lm_path: str | os.PathLike,
+def _make_decoder(grammar: Grammar | str | os.PathLike, lm: LanguageModel,
                   weights: Mapping[str, float], settings: DecoderSettings) -> Decoder:
     if not isinstance(grammar, Grammar):
         grammar = load_grammar(grammar)
-    return Decoder(grammar, LanguageModel(lm_path), weights, settings)
+    return Decoder(grammar, lm, weights, settings)
 
 
 def _decode_task(decoder: Decoder, task: Task, k: int) -> list[tuple[int, list[Hypothesis]]]:
@@ -49,20 +51,24 @@ def _worker_task(task: Task, k: int) -> list[tuple[int, list[Hypothesis]]]:
 
 
 def decode_corpus(sentences: Sequence[str], grammar: Grammar | str | os.PathLike,
-                  lm_path: str | os.PathLike, weights: Mapping[str, float] | str | os.PathLike,
+                  lm: LanguageModel | str | os.PathLike,
+                  weights: Mapping[str, float] | str | os.PathLike,
                   settings: DecoderSettings | None = None, workers: int = 1,
                   k: int | None = None, targets: Sequence[str | None] | None = None
                   ) -> list[list[Hypothesis]]:
     """Unique k-best lists for ``sentences`` (tokenised, space-separated), in input order.
 
-    ``grammar`` is a :class:`Grammar` or the path of a grammar table, ``weights`` a mapping or
-    the path of a weight file. ``targets``, if given, holds per input its targeting string T
+    ``grammar`` is a :class:`Grammar` or the path of a grammar table, ``lm`` a
+    :class:`LanguageModel` or the path of a KenLM model, ``weights`` a mapping or the path of a
+    weight file. ``targets``, if given, holds per input its targeting string T
     (thesis eq. 5.1) or None; to target one input to several strings, repeat the input.
     ``k`` defaults to ``settings.k``. ``workers`` > 1 decodes in that many processes.
     """
     if targets is not None and len(targets) != len(sentences):
         raise ValueError(f"{len(targets)} targets for {len(sentences)} sentences")
     settings = settings or DecoderSettings()
+    if not isinstance(lm, LanguageModel):
+        lm = LanguageModel(lm)
     if not isinstance(weights, Mapping):
         weights = read_weights(weights)
     k = settings.k if k is None else k
@@ -71,7 +77,7 @@ def decode_corpus(sentences: Sequence[str], grammar: Grammar | str | os.PathLike
         grouped.setdefault(sentence, []).append(
             (position, None if targets is None else targets[position]))
     tasks = list(grouped.items())
-    decoder_args = (grammar, lm_path, weights, settings)
+    decoder_args = (grammar, lm, weights, settings)
     if workers <= 1:
         decoder = _make_decoder(*decoder_args)
         done = [_decode_task(decoder, task, k) for task in tasks]

@@ -270,9 +270,15 @@ def _tokenise(targets: np.ndarray) -> tuple[np.ndarray, np.ndarray, tuple[str, .
 
 
 def load_grammar(path: str | os.PathLike) -> Grammar:
-    """Load a grammar Parquet table; its schema (table metadata) names the feature columns."""
+    """Load a grammar Parquet table; its schema (table metadata) names the feature columns,
+    whose values must all be finite."""
     schema = schema_by_name(read_metadata(path).get("schema", ""))
     if not schema.features:
         raise GrammarError(f"{path}: table schema '{schema.name}' is not a grammar schema")
     frame = read_table(path, schema, columns=["lhs", "source", "target", *schema.features])
+    non_finite = (~np.isfinite(frame[list(schema.features)].to_numpy(np.float64))).sum(axis=0)
+    problems = [f"column {name} has {count} non-finite values"
+                for name, count in zip(schema.features, non_finite, strict=True) if count]
+    if problems:
+        raise GrammarError(f"{path}: " + "; ".join(problems))
     return Grammar.from_frame(frame, schema.features)

@@ -34,11 +34,23 @@ class Summary(Protocol):
     length: int
 
 
+class LanguageModelError(ValueError):
+    """A language model file that KenLM cannot read; the message names the file."""
+
+
 class LanguageModel:
     """A KenLM model with the state bookkeeping of the decoder."""
 
     def __init__(self, model: kenlm.Model | str | os.PathLike):
-        self.model = model if isinstance(model, kenlm.Model) else kenlm.Model(os.fspath(model))
+        if isinstance(model, kenlm.Model):
+            self.model = model
+        elif not os.path.isfile(model):
+            raise LanguageModelError(f"{model}: language model does not exist")
+        else:
+            try:
+                self.model = kenlm.Model(os.fspath(model))
+            except OSError as error:
+                raise LanguageModelError(f"{model}: not a KenLM model ({error})") from None
         self.order: int = self.model.order
         self._null = kenlm.State()
         self.model.NullContextWrite(self._null)

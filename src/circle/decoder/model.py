@@ -105,9 +105,10 @@ class Model:
 
 
 def read_weights(path: str | os.PathLike) -> dict[str, float]:
-    """Read a weight file: ``name value`` per line, ``#`` comments and blank lines ignored."""
+    """Read a weight file: ``name value`` per line, ``#`` comments and blank lines ignored, every
+    value a finite number; a byte-order mark at the start is dropped."""
     weights: dict[str, float] = {}
-    for number, line in enumerate(Path(path).read_text(encoding="utf-8").splitlines(), 1):
+    for number, line in enumerate(Path(path).read_text(encoding="utf-8-sig").splitlines(), 1):
         line = line.strip()
         if not line or line.startswith("#"):
             continue
@@ -117,12 +118,20 @@ def read_weights(path: str | os.PathLike) -> dict[str, float]:
         name, value = fields
         if name in weights:
             raise ValueError(f"{path}:{number}: weight '{name}' given twice")
-        try:
-            weights[name] = float(value)
-        except ValueError:
-            raise ValueError(f"{path}:{number}: weight '{name}' is not a number: {value!r}") \
-                from None
+        weights[name] = finite_weight(value, f"{path}:{number}: weight '{name}'")
     return weights
+
+
+def finite_weight(value: str | float, where: str) -> float:
+    """``value`` as a float; a ValueError naming ``where`` if it is not a finite number (a NaN
+    or infinite weight would make every score NaN or infinite)."""
+    try:
+        number = float(value)
+    except (TypeError, ValueError):
+        number = math.nan
+    if not math.isfinite(number):
+        raise ValueError(f"{where} is not a finite number: {value!r}")
+    return number
 
 
 def write_weights(path: str | os.PathLike, weights: Mapping[str, float]) -> None:

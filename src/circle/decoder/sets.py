@@ -17,6 +17,7 @@ import pandas as pd
 
 from circle.decoder.corpus import decode_corpus
 from circle.decoder.grammar import load_grammar
+from circle.decoder.lm import LanguageModel
 from circle.decoder.model import DecoderSettings, Model, read_weights
 from circle.decoder.nbest import NBEST, Hypothesis, format_nbest, nbest_rows
 from circle.schemas import EVALSET
@@ -39,10 +40,11 @@ def decode_shard(evalset_path: str | os.PathLike, grammar_path: str | os.PathLik
     """Decode one shard of an evaluation set's source side into an ``NBEST`` table."""
     table = read_table(evalset_path, EVALSET, columns=["segment_id", "source"])
     block = table.iloc[list(shard_rows(len(table), shard, shards))]
-    grammar = load_grammar(grammar_path)
     weights = read_weights(weights_path)
+    lm = LanguageModel(lm_path)
+    grammar = load_grammar(grammar_path)
     names = Model(grammar.feature_names, weights).names  # checks the weights before decoding
-    outputs = decode_corpus(list(block["source"]), grammar, lm_path, weights, settings,
+    outputs = decode_corpus(list(block["source"]), grammar, lm, weights, settings,
                             workers=workers)
     write_nbest(block["segment_id"].tolist(), outputs, names, out_path, provenance,
                 {"weights": json.dumps(weights, sort_keys=True), "shard": f"{shard}/{shards}"})

@@ -1,0 +1,107 @@
+"""Checks of an experiment's configuration when the workflow is built, before any job runs.
+
+The JSON schema (``workflow/schemas/config.schema.yaml``) checks each key on its own; these
+checks need several keys together: tuning conditions against the references the data has, and
+the untuned weights against the features of the grammars they score.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from circle.corpus.prepare import reference_names
+from circle.decoder.model import Model, finite_weight
+from circle.experiments import Condition
+from circle.schemas import GRAMMAR, PARAPHRASE_GRAMMAR, PARAPHRASE_GRAMMAR_LEX
+
+BASELINE_CONDITION = "1H"
+
+
+class ConfigError(ValueError):
+    """The configuration cannot run; the message lists every problem found."""
+
+    def __init__(self, problems: Sequence[str]):
+        self.problems = list(problems)
+        super().__init__("invalid configuration:\n  " + "\n  ".join(self.problems))
+
+
+def schema_problem(error: Exception) -> str:
+    """One line for a failed schema validation: the key and what is wrong with it, without the
+    whole schema that Snakemake's message quotes."""
+    cause = error.__context__
+    if cause is None or not hasattr(cause, "absolute_path"):  # not a jsonschema ValidationError
+        return str(error)
+    key = ".".join(str(part) for part in cause.absolute_path)
+    return f"config{' ' + key if key else ''}: {cause.message}"
+
+
+def config_problems(config: Mapping[str, Any]) -> list[str]:
+    """Every problem of a schema-valid configuration (defaults filled in) that would stop a
+    job later: see :func:`condition_problems`, :func:`weight_problems` and
+    :func:`grid_problems`."""
+    return condition_problems(config) + weight_problems(config) + grid_problems(config)
+
+
+def condition_problems(config: Mapping[str, Any]) -> list[str]:
+    """The tuning conditions must include the baseline 1H and ask for no more human references
+    than the tune set has; the paraphraser-tuning set needs two references (one is the
+    paraphraser's input)."""
+    corpus = config["corpus"]
+    counts = {name: len(names) for name, names in reference_names(corpus).items()}
+
+    def key(evalset: str) -> str:
+        return ("corpus.bible.references" if corpus["kind"] == "bible"
+                else f"corpus.files.{evalset}.references")
+
+    conditions = config["tuning"]["conditions"]
+    problems = []
+    if BASELINE_CONDITION not in conditions:
+        problems.append(f"tuning.conditions {conditions} lacks {BASELINE_CONDITION}, the "
+                        "baseline every condition is compared with")
+    for name in conditions:
+        human = Condition.parse(name).human
+        if human > counts["tune"]:
+            problems.append(f"tuning.conditions: {name} needs {human} references but the tune "
+                            f"set has {counts['tune']} ({key('tune')})")
+    if counts["paratune"] < 2:
+        problems.append(f"the paraphraser-tuning set has {counts['paratune']} reference "
+                        f"({key('paratune')}); paraphraser tuning needs 2 (one is its input)")
+    return problems
+
+
+def weight_problems(config: Mapping[str, Any]) -> list[str]:
+    """The untuned weights must be finite and name exactly the features of their grammar."""
+    paraphrase = (PARAPHRASE_GRAMMAR_LEX if config["paraphrase"]["lexical_feature"]
+                  else PARAPHRASE_GRAMMAR)
+    problems = []
+    for model, schema in (("translation", GRAMMAR), ("paraphrase", paraphrase)):
+        key = f"decoder.{model}_weights"
+        weights = config["decoder"][f"{model}_weights"]
+        try:
+            for name, value in weights.items():
+                finite_weight(value, f"weight '{name}'")
+            Model(schema.features, weights)
+        except ValueError as error:
+            problems.append(f"{key}: {error}")
+    return problems
+
+
+def grid_problems(config: Mapping[str, Any]) -> list[str]:
+    """The grid search (circle.grid_search) translates its sample with an existing 1H
+    replicate, sweeps from the untargeted weight 0, and uses only biases whose grammars the
+    pipeline builds (paraphrase.biases)."""
+    grid, biases = config["grid_search"], [float(b) for b in config["paraphrase"]["biases"]]
+    problems = []
+    if grid["mt_replicate"] >= config["tuning"]["replicates"]:
+        problems.append(f"grid_search.mt_replicate {grid['mt_replicate']} needs "
+                        f"{grid['mt_replicate'] + 1} tuning replicates, tuning.replicates is "
+                        f"{config['tuning']['replicates']}")
+    if 0.0 not in [float(w) for w in grid["sweep"]]:
+        problems.append("grid_search.sweep must include 0, the untargeted paraphraser")
+    for key, bias in (("tuning.paraphraser_bias", config["tuning"]["paraphraser_bias"]),
+                      ("grid_search.sweep_bias", grid["sweep_bias"]),
+                      ("grid_search.point.bias", (grid.get("point") or {}).get("bias"))):
+        if bias is not None and float(bias) not in biases:
+            problems.append(f"{key} {bias} is not one of paraphrase.biases {biases}")
+    return problems
