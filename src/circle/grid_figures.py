@@ -251,16 +251,24 @@ def write_grid_report(points_path: str | os.PathLike, sweep_distances_path: str 
             mark = "**" if (bias, weight) == (choice["bias"], choice["targeting_weight"]) else ""
             row.append(f"{mark}{p.balance:.2f} [{p.delta_ref:.2f}, {p.delta_mt:.2f}]{mark}")
         lines.append(f"| {_bias(bias)} | " + " | ".join(row) + " |")
-    lines += ["", f"**Chosen**: bias {_bias(choice['bias'])}, targeting weight "
+    lines += ["", f"- **Chosen**: bias {_bias(choice['bias'])}, targeting weight "
               f"{_weight(choice['targeting_weight'])} (D {choice['balance']:.2f}, Δd_ref "
               f"{choice['delta_ref']:.2f}, Δd_mt {choice['delta_mt']:.2f}): the smallest D "
               f"among the points that moved at least {choice['min_ref_move']:g} TER points "
               f"away from the reference and {choice['min_mt_move']:g} towards the MT output.",
-              f"**Argmin of D**: bias {_bias(choice['argmin_bias'])}, targeting weight "
+              f"- **Argmin of D**: bias {_bias(choice['argmin_bias'])}, targeting weight "
               f"{_weight(choice['argmin_weight'])} (D {choice['argmin_balance']:.2f}).",
-              "Thesis (NIST MT03 Chinese): chosen ({:g} %, −{:g}), argmin ({:g} %, −{:g}) "
+              "- Thesis (NIST MT03 Chinese): chosen ({:g} %, −{:g}), argmin ({:g} %, −{:g}) "
               "rejected because its paraphrases hardly differed from the references.".format(
                   *THESIS_FIG_5_8["chosen"], *THESIS_FIG_5_8["argmin"])]
+    edges = [name for name, value, ends in (
+        ("bias", choice["bias"], (biases[0], biases[-1])),
+        ("targeting weight", choice["targeting_weight"], (weights[0], weights[-1])))
+        if value in ends and len(set(ends)) > 1]
+    if edges:
+        lines.append(f"- The chosen point lies on the edge of the grid ({' and '.join(edges)}): D "
+                     "may keep falling beyond it; widen paraphrase.biases or grid_search.sweep "
+                     "to look.")
     worst = grid.loc[grid["balance"].idxmax()]
     compared = {"chosen": (choice["bias"], choice["targeting_weight"]),
                 "argmin": (choice["argmin_bias"], choice["argmin_weight"]),
