@@ -47,7 +47,9 @@ from circle.schemas import EVALSET, TUNING_LOG
 from circle.tables import read_metadata, read_table, write_table
 from circle.tune.loop import TuningSettings, select_references, tune, write_tuning_log
 
-_CONDITION = re.compile(r"^(?:(\d+)H|1H\+(\d+)P)$")
+CONDITION_PATTERN = r"(\d+)H|1H\+(\d+)P"
+"""Tuning condition names: ``kH`` or ``1H+kP`` (also the Snakemake wildcard constraint)."""
+_CONDITION = re.compile(f"^(?:{CONDITION_PATTERN})$")
 
 TUNING_FIXED: tuple[str, ...] = ("target", "oov")
 """Weights MERT leaves at their initial values in these experiments: the targeting feature
@@ -77,6 +79,40 @@ class Condition:
     @property
     def reference_type(self) -> str:
         return "paraphrase" if self.paraphrases else "human"
+
+
+@dataclass(frozen=True)
+class TuningRun:
+    """One tuning run of the MT system: a reference condition and a replicate. Its name,
+    ``<condition>.rep<replicate>`` (e.g. ``1H+2P.rep0``), names its weight file, tuning log,
+    decodes and seed."""
+
+    condition: Condition
+    replicate: int
+
+    SEPARATOR = ".rep"
+
+    def __post_init__(self) -> None:
+        if self.replicate < 0:
+            raise ValueError(f"replicate numbers start at 0, got {self.replicate}")
+
+    @property
+    def name(self) -> str:
+        return f"{self.condition.name}{self.SEPARATOR}{self.replicate}"
+
+    @classmethod
+    def of(cls, condition: str, replicate: int | str) -> TuningRun:
+        return cls(Condition.parse(condition), int(replicate))
+
+    @classmethod
+    def parse(cls, name: str) -> TuningRun:
+        condition, separator, replicate = name.rpartition(cls.SEPARATOR)
+        if not separator or not replicate.isdigit():
+            raise ValueError(f"tuning run name '{name}' is not <condition>.rep<replicate>")
+        return cls.of(condition, replicate)
+
+    def seed(self, base: int) -> int:
+        return run_seed(base, self.name)
 
 
 def run_seed(base: int, run: str) -> int:
@@ -218,7 +254,7 @@ def tune_condition(tune_path: str | os.PathLike, grammar_path: str | os.PathLike
 
 
 def evaluate_runs(experiment: str, test_path: str | os.PathLike,
-                  runs: Sequence[tuple[str, int, int, str, str]], baseline: str,
+                  runs: Sequence[tuple[TuningRun, int, str, str]], baseline: str,
                   samples: int, seed: int, out_path: str | os.PathLike,
                   provenance: Mapping[str, str] | None = None, *,
                   conditions_path: str | os.PathLike | None = None,
@@ -227,7 +263,7 @@ def evaluate_runs(experiment: str, test_path: str | os.PathLike,
     """BLEU/TER of every tuning run's test output against all test references (sacrebleu), with
     a paired bootstrap p-value against the ``baseline`` condition of the same replicate.
 
-    ``runs`` holds (condition, replicate, seed, test n-best table, tuning log) per run. Every
+    ``runs`` holds (run, seed, test n-best table, tuning log) per run. Every
     tuning log is checked first (:func:`circle.evaluate.check_tuning_log`): a run that returned
     weights scoring worse on the tune set than its untuned start is refused before anything is
     scored. With ``conditions_path``, the per-condition summary over replicates
@@ -236,24 +272,24 @@ def evaluate_runs(experiment: str, test_path: str | os.PathLike,
     at ``significance_level``) is written there too.
     """
     logs = {}
-    for condition, replicate, _, _, log_path in runs:
+    for run, _, _, log_path in runs:
         log = read_table(log_path, TUNING_LOG)
-        check_tuning_log(log, log_path, f"{condition}.rep{replicate}")
-        logs[condition, replicate] = log
-    if conditions_path is not None and baseline not in {run[0] for run in runs}:
+        check_tuning_log(log, log_path, run.name)
+        logs[run.condition.name, run.replicate] = log
+    if conditions_path is not None and baseline not in {run.condition.name for run, *_ in runs}:
         raise ValueError(f"the baseline condition {baseline} is not among the evaluated runs")
     table = read_table(test_path, EVALSET)
     references = [list(refs) for refs in table["references"]]
     outputs = {}
-    for condition, replicate, _, nbest_path, _ in runs:
+    for run, _, nbest_path, _ in runs:
         nbest = read_table(nbest_path, NBEST)
         best = nbest[nbest["rank"] == 0].set_index("segment_id")["hypothesis"]
-        outputs[condition, replicate] = [best.get(s, "") for s in table["segment_id"]]
+        outputs[run.condition.name, run.replicate] = [best.get(s, "") for s in table["segment_id"]]
     stats = {metric: {run: get_metric(metric).stats(hypotheses, references)
                       for run, hypotheses in outputs.items()} for metric in SUMMARY_METRICS}
     rows = []
-    for condition, replicate, tuning_seed, _, _ in runs:
-        parsed = Condition.parse(condition)
+    for run, tuning_seed, _, _ in runs:
+        parsed, condition, replicate = run.condition, run.condition.name, run.replicate
         base = outputs.get((baseline, replicate)) if condition != baseline else None
         log = logs[condition, replicate]
         row = evaluate_system(outputs[condition, replicate], references, base, samples,

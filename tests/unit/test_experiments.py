@@ -11,9 +11,11 @@ from circle.decoder.nbest import NBEST
 from circle.evaluate import approximate_randomisation, corpus_bleu
 from circle.experiments import (
     Condition,
+    TuningRun,
     condition_references,
     evaluate_runs,
     paraphraser_report,
+    run_seed,
     select_segments,
 )
 from circle.metrics import get_metric
@@ -116,16 +118,17 @@ def evaluation_inputs(tmp_path, scores=None):
     write_table(test, tmp_path / "test.parquet", EVALSET)
     runs = []
     for (condition, replicate), hypotheses in OUTPUTS.items():
+        run = TuningRun.of(condition, replicate)
         nbest = pd.DataFrame({"segment_id": np.arange(1, 7), "target": None,
                               "rank": np.zeros(6, dtype=np.int32), "hypothesis": hypotheses,
                               "score": -1.0, "features": [[0.0, 1.0]] * 6})
-        nbest_path = tmp_path / f"{condition}.rep{replicate}.nbest.parquet"
+        nbest_path = tmp_path / f"{run.name}.nbest.parquet"
         write_table(nbest, nbest_path, NBEST)
-        log_path = tmp_path / f"{condition}.rep{replicate}.parquet"
+        log_path = tmp_path / f"{run.name}.parquet"
         run_scores = (scores or {}).get((condition, replicate), [0.1, 0.2, 0.15])
         write_table(tuning_log_frame(run_scores, int(np.argmax(run_scores)) + 1), log_path,
                     TUNING_LOG)
-        runs.append((condition, replicate, 100 + replicate, str(nbest_path), str(log_path)))
+        runs.append((run, 100 + replicate, str(nbest_path), str(log_path)))
     return tmp_path / "test.parquet", runs
 
 
@@ -166,11 +169,11 @@ def test_evaluate_runs_writes_runs_and_the_condition_summary(tmp_path):
 
 def test_evaluate_runs_refuses_a_run_worse_than_its_start_before_scoring(tmp_path):
     test_path, runs = evaluation_inputs(tmp_path, {("2H", 1): [0.30, 0.25, 0.28]})
-    log = read_table(runs[3][4], TUNING_LOG)
+    log = read_table(runs[3][3], TUNING_LOG)
     log["returned"] = [False, False, True]  # the run returned iteration 3: 0.28 < 0.30
-    write_table(log, runs[3][4], TUNING_LOG)
+    write_table(log, runs[3][3], TUNING_LOG)
     # n-best tables that do not exist: the guard must stop the job before reading them
-    runs = [(c, r, s, str(tmp_path / "missing.parquet"), log) for c, r, s, _, log in runs]
+    runs = [(run, seed, str(tmp_path / "missing.parquet"), log) for run, seed, _, log in runs]
     out = tmp_path / "results.parquet"
     with pytest.raises(ValueError, match=r"2H\.rep1\.parquet: tuning run 2H\.rep1 returned the "
                                          r"weights of iteration 3"):
@@ -215,3 +218,16 @@ def test_paraphraser_report_shows_the_curve_and_seeded_samples(tmp_path):
     assert "Warning: tuning did not improve" in paraphraser_report(
         tmp_path / "flat.parquet", tmp_path / "nbest.parquet", tmp_path / "tune.parquet",
         tmp_path / "flat.md")
+
+
+@pytest.mark.parametrize("name", ["1H.rep0", "1H+3P.rep2", "4H.rep10"])
+def test_a_tuning_run_name_round_trips(name):
+    run = TuningRun.parse(name)
+    assert run.name == name and TuningRun.of(run.condition.name, run.replicate) == run
+    assert run.seed(13) == run_seed(13, name)
+
+
+@pytest.mark.parametrize("name", ["1H", "1H.rep", "1H.repx", "0H.rep0", "2H+1P.rep0"])
+def test_a_malformed_tuning_run_name_is_refused(name):
+    with pytest.raises(ValueError, match="condition|rep"):
+        TuningRun.parse(name)

@@ -6,7 +6,7 @@ from snakemake.utils import validate
 
 from circle.config import ConfigError, config_problems, schema_problem
 from circle.corpus.prepare import EVAL_SETS
-from circle.experiments import Condition, run_seed
+from circle.experiments import CONDITION_PATTERN, Condition, TuningRun, run_seed
 
 
 try:
@@ -28,7 +28,7 @@ wildcard_constraints:
     bias=r"0|0?\.\d+",
     shard=r"\d+",
     replicate=r"\d+",
-    condition=r"\d+H|1H\+\d+P",
+    condition=CONDITION_PATTERN,
     model="translation|paraphrase",
     weights=r"[A-Za-z0-9_.+-]+",
     grammar_table=r"grammar/bilingual|paraphrase/bias(?:0|0?\.\d+)",
@@ -94,12 +94,17 @@ def max_paraphrases():
 
 
 def tuning_runs():
-    """'<condition>.rep<r>' for every condition and replicate of the config."""
+    """The name of every tuning run (condition x replicate) of the config, '1H+2P.rep0'."""
     return [
-        f"{condition}.rep{replicate}"
+        TuningRun.of(condition, replicate).name
         for condition in config["tuning"]["conditions"]
         for replicate in range(config["tuning"]["replicates"])
     ]
+
+
+def run_name(wildcards):
+    """The name of the tuning run a job's wildcards name."""
+    return TuningRun.of(wildcards.condition, wildcards.replicate).name
 
 
 def tuning_inputs(wildcards):

@@ -85,7 +85,7 @@ rule tune_translation:
     params:
         settings=decoder_settings(),
         tuning=config["tuning"],
-        seed=lambda wildcards: tuning_seed(f"{wildcards.condition}.rep{wildcards.replicate}"),
+        seed=lambda wildcards: tuning_seed(run_name(wildcards)),
     threads: 2
     resources:
         mem_mb=6000,

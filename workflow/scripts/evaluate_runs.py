@@ -1,12 +1,11 @@
-from circle.experiments import evaluate_runs
+from circle.experiments import TuningRun, evaluate_runs
 from circle.jobs import start_job
 
 provenance = start_job(snakemake)
 runs = []
 for run, seed, nbest, log in zip(snakemake.params.runs, snakemake.params.seeds,
                                  snakemake.input.nbest, snakemake.input.logs, strict=True):
-    condition, replicate = run.rsplit(".rep", 1)
-    runs.append((condition, int(replicate), seed, nbest, log))
+    runs.append((TuningRun.parse(run), seed, nbest, log))
 evaluate_runs(snakemake.wildcards.experiment, snakemake.input.test, runs, "1H",
               snakemake.params.samples, snakemake.params.seed, snakemake.output.table,
               provenance, conditions_path=snakemake.output.conditions,

@@ -1,3 +1,4 @@
+from circle.experiments import TuningRun
 from circle.jobs import start_job
 from circle.report import plot_tuning_curves, write_report
 
@@ -7,7 +8,7 @@ write_report(snakemake.input.table, snakemake.output.markdown, snakemake.output.
              conditions=snakemake.input.conditions)
 logs = {}
 for run, path in zip(snakemake.params.runs, snakemake.input.logs, strict=True):
-    condition, replicate = run.rsplit(".rep", 1)
-    logs[condition, int(replicate)] = path
+    parsed = TuningRun.parse(run)
+    logs[parsed.condition.name, parsed.replicate] = path
 plot_tuning_curves(logs, snakemake.output.curves,
                    title=f"Tune-set score per tuning iteration ({snakemake.wildcards.experiment})")
