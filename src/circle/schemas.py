@@ -393,9 +393,26 @@ GRID_CHOICE = _schema(
     ],
 )
 
+TARGETED_CACHE = _schema(
+    "targeted_cache",
+    1,
+    "A part of the targeted-paraphrase cache (circle.targeted.ParaphraseCache, thesis §5.3): per "
+    "(original reference, MT hypothesis), the reranked paraphrases of the reference targeted to "
+    "the hypothesis, best first (`rank` 0), with their reranking `score`; metadata "
+    "`circle.cache_key` names the paraphraser set-up (configuration, weights, n-best size, "
+    "reranker) the lists belong to.",
+    [
+        pa.field("reference", pa.string(), nullable=False),
+        pa.field("hypothesis", pa.string(), nullable=False),
+        pa.field("rank", pa.int32(), nullable=False),
+        pa.field("paraphrase", pa.string(), nullable=False),
+        pa.field("score", pa.float64(), nullable=False),
+    ],
+)
+
 ALL_SCHEMAS: dict[str, TableSchema] = {
     s.name: s for s in (VERSES, BITEXT, EVALSET, ALIGNMENT, GRAMMAR, PARAPHRASE_GRAMMAR,
                         PARAPHRASE_GRAMMAR_LEX, SELF_PARAPHRASE, TUNING_LOG, EVALUATION,
                         CONDITION_SUMMARY, GRID_SAMPLE, TARGETED_NBEST, REFERENCE_DISTANCES,
-                        TARGETING_WEIGHTS, GRID_POINTS, GRID_CHOICE)
+                        TARGETING_WEIGHTS, GRID_POINTS, GRID_CHOICE, TARGETED_CACHE)
 }
