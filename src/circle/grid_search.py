@@ -216,9 +216,8 @@ class WeightRange:
             strongest = float(stronger[0])
         return weakest, strongest
 
-    def weights(self, sweep: pd.DataFrame) -> list[float]:
-        """The grid's targeting weights, weakest first."""
-        weakest, strongest = self.bounds(sweep)
+    def weights(self, weakest: float, strongest: float) -> list[float]:
+        """The grid's targeting weights between the bounds, weakest first."""
         spaced = np.linspace(weakest, strongest, self.count)
         return list(dict.fromkeys(_significant(float(w), 3) for w in spaced))
 
@@ -237,7 +236,7 @@ def write_grid_weights(sweep_distances_path: str | os.PathLike, rule: WeightRang
     distances = read_table(sweep_distances_path, REFERENCE_DISTANCES)
     sweep = point_table(distances, "sweep", PointRule(0.0, 0.0))
     weakest, strongest = rule.bounds(sweep)
-    weights = rule.weights(sweep)
+    weights = rule.weights(weakest, strongest)
     write_table(pd.DataFrame({"targeting_weight": weights}), out_path, TARGETING_WEIGHTS,
                 provenance, {"weight_range": json.dumps({**asdict(rule), "weakest": weakest,
                                                          "strongest": strongest})})

@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import hashlib
 import json
-import math
 import os
 from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass
@@ -26,13 +25,11 @@ import numpy as np
 import pandas as pd
 
 from circle.decoder import Hypothesis
-from circle.decoder.lm import LanguageModel
+from circle.decoder.lm import LN10, LanguageModel
 from circle.metrics import ter_stats
 from circle.paraphraser import Paraphraser, ParaphraserConfig
 from circle.schemas import TARGETED_CACHE
 from circle.tables import read_metadata, read_table, write_table
-
-LN10 = math.log(10.0)
 
 
 @dataclass(frozen=True)

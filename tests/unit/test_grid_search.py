@@ -120,14 +120,14 @@ def test_weight_range_from_the_sweep():
     rule = WeightRange(count=6, effective_share=0.5, saturation_share=0.9)
     # gain = (56 - T) / (56 - 47.7): -0.3 -> 0.45, -0.5 -> 0.72, -1 -> 0.92
     assert rule.bounds(_sweep(SWEEP)) == (-0.5, -1.0)
-    assert rule.weights(_sweep(SWEEP)) == [-0.5, -0.6, -0.7, -0.8, -0.9, -1.0]
+    assert rule.weights(*rule.bounds(_sweep(SWEEP))) == [-0.5, -0.6, -0.7, -0.8, -0.9, -1.0]
 
 
 def test_weight_range_widens_when_one_weight_does_everything():
     rule = WeightRange(count=3, effective_share=0.5, saturation_share=0.9)
     jump = {0.0: 65.0, -0.1: 60.0, -1.0: 48.0, -2.0: 47.9}
     assert rule.bounds(_sweep(jump)) == (-1.0, -2.0)
-    assert rule.weights(_sweep(jump)) == [-1.0, -1.5, -2.0]
+    assert rule.weights(*rule.bounds(_sweep(jump))) == [-1.0, -1.5, -2.0]
 
 
 def test_weight_range_needs_a_weight_that_beats_the_untargeted_paraphraser():
