@@ -45,10 +45,12 @@ from circle.metrics import get_metric
 from circle.report import write_text_atomically
 from circle.schemas import EVALSET, TUNING_LOG
 from circle.tables import read_metadata, read_table, write_table
+from circle.targeted import TargetedSetup
 from circle.tune.loop import TuningSettings, select_references, tune, write_tuning_log
 
-CONDITION_PATTERN = r"(\d+)H|1H\+(\d+)P"
-"""Tuning condition names: ``kH`` or ``1H+kP`` (also the Snakemake wildcard constraint)."""
+CONDITION_PATTERN = r"(\d+)H|1H\+(\d+)P|1H\+(\d+)T"
+"""Tuning condition names: ``kH``, ``1H+kP`` or ``1H+kT`` (the thesis's 1H+kP′, targeted); also
+the Snakemake wildcard constraint."""
 _CONDITION = re.compile(f"^(?:{CONDITION_PATTERN})$")
 
 TUNING_FIXED: tuple[str, ...] = ("target", "oov")
@@ -61,23 +63,31 @@ self-paraphrase bias, the knob of the thesis for how much the paraphraser copies
 
 @dataclass(frozen=True)
 class Condition:
-    """A tuning reference condition: how many human and paraphrased references."""
+    """A tuning reference condition: how many human and paraphrased references, and whether
+    the paraphrases are untargeted (1H+kP, §4.3.2) or targeted to each hypothesis (1H+kT, the
+    thesis's 1H+kP′, §5.3)."""
 
     name: str
     human: int
     paraphrases: int
+    targeted: bool = False
 
     @classmethod
     def parse(cls, name: str) -> Condition:
         match = _CONDITION.match(name)
         if not match or (match.group(1) and int(match.group(1)) < 1):
-            raise ValueError(f"unknown tuning condition '{name}': use kH (k >= 1) or 1H+kP")
+            raise ValueError(f"unknown tuning condition '{name}': use kH (k >= 1), 1H+kP or "
+                             "1H+kT")
         if match.group(1):
             return cls(name, int(match.group(1)), 0)
-        return cls(name, 1, int(match.group(2)))
+        if match.group(2):
+            return cls(name, 1, int(match.group(2)))
+        return cls(name, 1, int(match.group(3)), targeted=True)
 
     @property
     def reference_type(self) -> str:
+        if self.targeted:
+            return "targeted"
         return "paraphrase" if self.paraphrases else "human"
 
 
@@ -222,10 +232,11 @@ def paraphraser_report(log_path: str | os.PathLike, nbest_path: str | os.PathLik
 
 def condition_references(table: pd.DataFrame, condition: Condition,
                          paraphrases: pd.DataFrame | None) -> list[list[str]]:
-    """Each tune segment's reference set under ``condition``."""
+    """Each tune segment's reference set under ``condition`` (for 1H+kT the single reference:
+    the targeted paraphrases are per hypothesis, :class:`circle.targeted.TargetedReferences`)."""
     references = [select_references(refs, order, condition.human)
                   for refs, order in zip(table["references"], table["ref_order"], strict=True)]
-    if condition.paraphrases:
+    if condition.paraphrases and not condition.targeted:
         if paraphrases is None:
             raise ValueError(f"condition {condition.name} needs the paraphrased references")
         best = paraphrases[paraphrases["rank"] < condition.paraphrases]
@@ -237,17 +248,27 @@ def condition_references(table: pd.DataFrame, condition: Condition,
 
 def tune_condition(tune_path: str | os.PathLike, grammar_path: str | os.PathLike,
                    lm_path: str | os.PathLike, weights_path: str | os.PathLike,
-                   condition: str, paraphrases_path: str | os.PathLike | None,
+                   run: TuningRun, paraphrases_path: str | os.PathLike | None,
                    settings: DecoderSettings, tuning: TuningSettings, workers: int,
                    out_weights: str | os.PathLike, out_log: str | os.PathLike,
-                   provenance: Mapping[str, str] | None = None) -> dict[str, float]:
-    """MERT of the translation model with the references of ``condition`` (thesis ch. 4)."""
-    parsed = Condition.parse(condition)
+                   provenance: Mapping[str, str] | None = None,
+                   targeted: TargetedSetup | None = None) -> dict[str, float]:
+    """MERT of the translation model with the references of the run's condition (thesis ch. 4;
+    for 1H+kT, ``targeted`` makes each hypothesis's references, §5.3, starting from the weights
+    ``weights_path`` the pipeline gives it: the 1H-tuned ones)."""
+    parsed = run.condition
     table = read_table(tune_path, EVALSET)
     paraphrases = None if paraphrases_path is None else read_table(paraphrases_path, NBEST)
     references = condition_references(table, parsed, paraphrases)
+    hook = None
+    if parsed.targeted:
+        if targeted is None:
+            raise ValueError(f"condition {parsed.name} needs the targeted paraphraser set-up")
+        hook = targeted.references([refs[0] for refs in references], parsed.paraphrases,
+                                   run.name, workers)
     result = tune(list(table["source"]), references, grammar_path, lm_path,
-                  read_weights(weights_path), settings, tuning, workers, fixed=TUNING_FIXED)
+                  read_weights(weights_path), settings, tuning, workers, fixed=TUNING_FIXED,
+                  references_for=hook)
     write_weights(out_weights, result.weights)
     write_tuning_log(result, out_log, provenance)
     return result.weights

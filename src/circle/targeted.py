@@ -17,15 +17,16 @@ import hashlib
 import json
 import os
 from collections.abc import Mapping, Sequence
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 
 import kenlm
 import numpy as np
 import pandas as pd
 
-from circle.decoder import Hypothesis
+from circle.decoder import DecoderSettings, Hypothesis, read_weights
 from circle.decoder.lm import LN10, LanguageModel
+from circle.grid_search import paraphraser_configuration
 from circle.metrics import ter_stats
 from circle.paraphraser import Paraphraser, ParaphraserConfig
 from circle.schemas import TARGETED_CACHE
@@ -163,3 +164,54 @@ class TargetedReferences:
         if (reference, hypothesis) not in self.cache:
             self.prepare([(index, hypothesis)])
         return [reference, *self.cache.get(reference, hypothesis)[:self.count]]
+
+
+@dataclass(frozen=True)
+class TargetedSetup:
+    """What the 1H+kT tuning runs share (thesis §5.3): the targeted paraphraser's configuration
+    and grammar (of that bias), the decoding LM, the tuned paraphraser's weights, its search
+    settings (``settings.k``: the paraphrase n-best size), the reranker (None: the ablation
+    without reranking) and its LM, the cache directory and the entries kept per list
+    (``depth``: the largest k of the targeted conditions, so one list serves every k)."""
+
+    config: ParaphraserConfig
+    grammar_path: str | os.PathLike
+    lm_path: str | os.PathLike
+    paraphraser_weights: Mapping[str, float]
+    settings: DecoderSettings
+    reranker: Reranker | None
+    reranking_lm_path: str | os.PathLike
+    cache_directory: str | os.PathLike
+    depth: int
+
+    def references(self, references: Sequence[str], count: int, writer: str,
+                   workers: int) -> TargetedReferences:
+        """The reference hook of one run: ``count`` targeted paraphrases per hypothesis."""
+        paraphraser = Paraphraser(self.grammar_path, self.lm_path, self.paraphraser_weights,
+                                  self.settings, workers)
+        key = cache_key(self.config, self.paraphraser_weights, self.settings.k, self.reranker)
+        return TargetedReferences(references, paraphraser, self.config, count,
+                                  ParaphraseCache(self.cache_directory, key, self.depth),
+                                  self.reranker, self.reranking_lm_path, writer)
+
+
+def targeted_setup(params: Mapping, choice_path: str | os.PathLike | None,
+                   grammar_paths: Sequence[str | os.PathLike], lm_path: str | os.PathLike,
+                   paraphraser_weights_path: str | os.PathLike,
+                   reranking_lm_path: str | os.PathLike,
+                   settings: DecoderSettings) -> TargetedSetup:
+    """The set-up of the pipeline's 1H+kT runs: ``params`` holds the config's biases (in the
+    order of ``grammar_paths``), ``point`` (grid_search.point or None), ``nbest``, ``rerank``
+    (weights or None), ``depth`` and the ``cache`` directory; the configuration is the grid's
+    choice (``choice_path``) unless ``point`` overrides it."""
+    config = paraphraser_configuration(choice_path, params["point"])
+    grammars = dict(zip(params["biases"], grammar_paths, strict=True))
+    if config.bias not in grammars:
+        raise ValueError(f"the targeted paraphraser's bias {config.bias} has no grammar "
+                         f"(paraphrase.biases {sorted(grammars)})")
+    rerank = params["rerank"]
+    return TargetedSetup(config, grammars[config.bias], lm_path,
+                         read_weights(paraphraser_weights_path),
+                         replace(settings, k=params["nbest"]),
+                         None if rerank is None else Reranker(**rerank), reranking_lm_path,
+                         params["cache"], params["depth"])

@@ -34,15 +34,23 @@ def evalset() -> pd.DataFrame:
     })
 
 
-@pytest.mark.parametrize(("name", "human", "paraphrases"),
-                         [("1H", 1, 0), ("4H", 4, 0), ("1H+1P", 1, 1), ("1H+3P", 1, 3)])
-def test_condition_names_parse(name, human, paraphrases):
+@pytest.mark.parametrize(("name", "human", "paraphrases", "kind"),
+                         [("1H", 1, 0, "human"), ("4H", 4, 0, "human"),
+                          ("1H+1P", 1, 1, "paraphrase"), ("1H+3P", 1, 3, "paraphrase"),
+                          ("1H+2T", 1, 2, "targeted")])
+def test_condition_names_parse(name, human, paraphrases, kind):
     condition = Condition.parse(name)
     assert (condition.human, condition.paraphrases) == (human, paraphrases)
-    assert condition.reference_type == ("paraphrase" if paraphrases else "human")
+    assert condition.reference_type == kind and condition.targeted == (kind == "targeted")
 
 
-@pytest.mark.parametrize("name", ["0H", "2H+1P", "1P", "H", "1H+P"])
+def test_targeted_conditions_tune_from_the_single_reference_and_the_hook():
+    # the targeted paraphrases are per hypothesis (circle.targeted); the fixed set is 1H's
+    assert condition_references(evalset(), Condition.parse("1H+2T"), None) == \
+        condition_references(evalset(), Condition.parse("1H"), None)
+
+
+@pytest.mark.parametrize("name", ["0H", "2H+1P", "1P", "H", "1H+P", "2H+1T", "1H+T"])
 def test_bad_condition_names_are_refused(name):
     with pytest.raises(ValueError, match="unknown tuning condition"):
         Condition.parse(name)

@@ -31,8 +31,10 @@ from circle.schemas import (
     GRID_POINTS,
     GRID_SAMPLE,
     PARAPHRASE_GRAMMAR,
+    TARGETED_CACHE,
     TARGETED_NBEST,
     TARGETING_WEIGHTS,
+    TUNING_LOG,
 )
 from circle.tables import read_metadata, read_table
 
@@ -194,11 +196,19 @@ def test_tiny_end_to_end_through_grammars_and_decoding(tmp_path):
         assert weights["oov"] == untuned["oov"] and weights["target"] == 0.0  # kept fixed
 
     evaluation = read_table(results / "evaluation/results.parquet", EVALUATION)
-    assert sorted(evaluation["condition"]) == sorted(["1H", "2H", "1H+1P", "1H+2P"])
+    assert sorted(evaluation["condition"]) == sorted(["1H", "2H", "1H+1P", "1H+2P", "1H+1T"])
+    targeted = evaluation[evaluation["condition"] == "1H+1T"].iloc[0]
+    assert targeted["reference_type"] == "targeted" and targeted["references_used"] == 2
+    # 1H+1T starts from the 1H-tuned weights and pools hypotheses with their own references
+    start = read_table(results / "tune/1H+1T.rep0.parquet", TUNING_LOG)["weights"].iloc[0]
+    assert list(start) == list(read_weights(results / "weights/1H.rep0.txt").values())
+    cache = list((results / "targeted/cache").glob("*-1H+1T.rep0-*.parquet"))
+    assert cache and sum(len(read_table(part, TARGETED_CACHE)) for part in cache) > 0
     assert evaluation["bleu_signature"].str.contains("nrefs:2").all()
     paraphrases = read_table(results / "paraphrase/untargeted-bias0/tune.nbest.parquet", NBEST)
     assert paraphrases["rank"].max() == 1  # k = 2 for 1H+2P
     assert "| 2 (1H+1) |" in (results / "report/fig4_3.md").read_text()
+    assert "Targeted" in (results / "report/fig4_3.md").read_text()
     assert (results / "report/fig4_3.png").read_bytes()[:4] == b"\x89PNG"
 
     check_grid_search(results)

@@ -89,8 +89,8 @@ def tuning_seed(run):
 
 def max_paraphrases():
     """The largest k of the config's 1H+kP conditions (0 if none)."""
-    return max((Condition.parse(c).paraphrases for c in config["tuning"]["conditions"]),
-               default=0)
+    return max((c.paraphrases for c in map(Condition.parse, config["tuning"]["conditions"])
+                if not c.targeted), default=0)
 
 
 def tuning_runs():
@@ -115,12 +115,29 @@ def tuning_inputs(wildcards):
         "lm": decoding_lm(wildcards),
         "weights": f"results/{wildcards.experiment}/weights/untuned-translation.txt",
     }
-    if "+" in wildcards.condition:
+    condition = Condition.parse(wildcards.condition)
+    if condition.targeted:
+        # thesis §5.3: start from the 1H-tuned weights; the paraphraser of the grid's choice
+        inputs["weights"] = (f"results/{wildcards.experiment}/weights/"
+                             f"1H.rep{wildcards.replicate}.txt")
+        inputs["paraphrase_grammars"] = paraphrase_grammars()
+        inputs["paraphraser_weights"] = paraphraser_weights(wildcards)
+        inputs["reranking_lm"] = (f"results/{wildcards.experiment}/lm/"
+                                  f"{config['lm']['reranking_order']}gram.binary")
+        if config["grid_search"]["point"] is None:
+            inputs["choice"] = f"results/{wildcards.experiment}/grid/chosen.parquet"
+    elif condition.paraphrases:
         bias = bias_name(config["tuning"]["paraphraser_bias"])
         inputs["paraphrases"] = (
             f"results/{wildcards.experiment}/paraphrase/untargeted-bias{bias}/tune.nbest.parquet"
         )
     return inputs
+
+
+def max_targeted_paraphrases():
+    """The largest k of the config's 1H+kT conditions (0 if none)."""
+    return max((c.paraphrases for c in map(Condition.parse, config["tuning"]["conditions"])
+                if c.targeted), default=0)
 
 
 def paraphraser_weights(wildcards):
@@ -144,3 +161,17 @@ def grid_nbest(wildcards):
 def grid_decoder_settings():
     """The decoder settings, with grid_search.nbest as the paraphrase n-best size."""
     return {**decoder_settings(), "k": config["grid_search"]["nbest"]}
+
+
+def targeted_params(wildcards):
+    """What a 1H+kT run's script needs besides its inputs (None for other conditions)."""
+    if not Condition.parse(wildcards.condition).targeted:
+        return None
+    return {
+        "biases": [float(b) for b in config["paraphrase"]["biases"]],
+        "point": config["grid_search"]["point"],
+        "nbest": config["targeted"]["nbest"],
+        "rerank": config["targeted"]["rerank"],
+        "depth": max_targeted_paraphrases(),
+        "cache": f"results/{wildcards.experiment}/targeted/cache",
+    }

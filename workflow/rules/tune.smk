@@ -86,6 +86,7 @@ rule tune_translation:
         settings=decoder_settings(),
         tuning=config["tuning"],
         seed=lambda wildcards: tuning_seed(run_name(wildcards)),
+        targeted=targeted_params,
     threads: 2
     resources:
         mem_mb=6000,
