@@ -15,7 +15,6 @@ Symmetrisation heuristics follow Koehn, Och & Marcu (2003) and the Moses ``symal
 from __future__ import annotations
 
 import logging
-import tempfile
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -24,7 +23,7 @@ import pandas as pd
 
 from circle.external import run_tool
 from circle.schemas import ALIGNMENT, BITEXT
-from circle.tables import read_table, write_table
+from circle.tables import read_table, scratch_directory, write_table
 
 logger = logging.getLogger(__name__)
 Link = tuple[int, int]
@@ -174,8 +173,7 @@ def align_table(bitext_path: str | Path, out_path: str | Path, samplers: int, mo
                 provenance: Mapping[str, str]) -> AlignmentStats:
     """Align a tokenised BITEXT table with eflomal and write the symmetrised ALIGNMENT table."""
     bitext = read_table(bitext_path, BITEXT)
-    with tempfile.TemporaryDirectory(dir=Path(out_path).parent) as tmp:
-        tmp_dir = Path(tmp)
+    with scratch_directory(out_path) as tmp_dir:
         files = {name: tmp_dir / name for name in ("source", "target", "forward", "reverse")}
         for side in ("source", "target"):
             files[side].write_text("\n".join(bitext[side]) + "\n", encoding="utf-8")

@@ -1,10 +1,12 @@
 """Test-set evaluation: corpus BLEU and TER with sacrebleu, significance tests, tuning checks.
 
 Inputs are tokenised (and, by default, lowercased) already, so BLEU uses
-``BLEU(tokenize="none")`` and TER ``TER(case_sensitive=True)``: neither metric changes the text,
-and both agree with the tuning statistics of :mod:`circle.metrics`, so TER computed once per
-system serves the corpus score and the significance test. Every score comes with sacrebleu's
-signature (Post 2018). The
+``BLEU(tokenize="none")``: neither metric changes the tokens, and both agree with the tuning
+statistics of :mod:`circle.metrics`, so TER computed once per system serves the corpus score and
+the significance test. Every score comes with sacrebleu's signature (Post 2018), which says
+``case:lc`` when the pipeline lowercased the text (``lowercased``): sacrebleu then lowercases
+again, which changes nothing, so the signature states how the text was compared and the score
+is the same as without. The
 thesis reports BLEU and TER in percent against all references of the test set (§4.3.1, footnote
 4) and marks BLEU scores significantly better than the baseline by Koehn (2004)'s paired
 bootstrap resampling (p < 0.05), implemented here on the additive BLEU statistics of
@@ -67,19 +69,22 @@ def _check(hypotheses: Sequence[str], references: Sequence[Sequence[str]]) -> No
         raise ValueError("nothing to evaluate")
 
 
-def corpus_bleu(hypotheses: Sequence[str], references: Sequence[Sequence[str]]) -> Score:
-    """sacrebleu corpus BLEU-4 (percent), ``tokenize="none"``, against all references."""
+def corpus_bleu(hypotheses: Sequence[str], references: Sequence[Sequence[str]],
+                lowercased: bool = False) -> Score:
+    """sacrebleu corpus BLEU-4 (percent), ``tokenize="none"``, against all references;
+    ``lowercased``: the text was lowercased (signature ``case:lc``)."""
     _check(hypotheses, references)
-    metric = BLEU(tokenize="none")
+    metric = BLEU(tokenize="none", lowercase=lowercased)
     score = metric.corpus_score(list(hypotheses), reference_streams(references))
     return Score(float(score.score), str(metric.get_signature()))
 
 
-def corpus_ter(hypotheses: Sequence[str], references: Sequence[Sequence[str]]) -> Score:
-    """sacrebleu corpus TER (percent, Snover et al. 2006) against all references, without
-    case folding (the text is as preprocessing left it)."""
+def corpus_ter(hypotheses: Sequence[str], references: Sequence[Sequence[str]],
+               lowercased: bool = False) -> Score:
+    """sacrebleu corpus TER (percent, Snover et al. 2006) against all references; without
+    ``lowercased`` (signature ``case:lc``) case-sensitive, as preprocessing left the text."""
     _check(hypotheses, references)
-    metric = TER(case_sensitive=True)
+    metric = TER(case_sensitive=not lowercased)
     score = metric.corpus_score(list(hypotheses), reference_streams(references))
     return Score(float(score.score), str(metric.get_signature()))
 
@@ -205,7 +210,8 @@ def approximate_randomisation(stats_a: np.ndarray, stats_b: np.ndarray, metric: 
 
 def evaluate_system(hypotheses: Sequence[str], references: Sequence[Sequence[str]],
                     baseline: Sequence[str] | None = None, samples: int = BOOTSTRAP_SAMPLES,
-                    seed: int = 0, ter_statistics: np.ndarray | None = None) -> dict:
+                    seed: int = 0, ter_statistics: np.ndarray | None = None,
+                    lowercased: bool = False) -> dict:
     """BLEU, TER, their signatures and (given a baseline's outputs) the bootstrap p-value.
 
     The keys are :data:`~circle.schemas.EVALUATION` columns: ``bleu``, ``ter``,
@@ -213,14 +219,16 @@ def evaluate_system(hypotheses: Sequence[str], references: Sequence[Sequence[str
     ``segments``, ``eval_references`` (the most references any segment has).
     ``ter_statistics`` (the hypotheses' :meth:`circle.metrics.Ter.stats`, if the caller has
     them) spares recomputing TER, the slow part: the score is the same as :func:`corpus_ter`'s.
+    ``lowercased`` says that the text was lowercased (signatures ``case:lc``).
     """
-    bleu = corpus_bleu(hypotheses, references)
+    bleu = corpus_bleu(hypotheses, references, lowercased)
     if ter_statistics is None:
-        ter = corpus_ter(hypotheses, references)
+        ter = corpus_ter(hypotheses, references, lowercased)
     else:
         _check(hypotheses, references)
-        signer = TER(case_sensitive=True)  # sacrebleu signs a metric once it has scored:
-        streams = reference_streams(references)  # one segment sets the reference count
+        # sacrebleu signs a metric once it has scored; one segment sets the reference count
+        signer = TER(case_sensitive=not lowercased)
+        streams = reference_streams(references)
         signer.corpus_score(list(hypotheses[:1]), [stream[:1] for stream in streams])
         ter = Score(100.0 * float(get_metric("ter").value(np.sum(ter_statistics, axis=0))),
                     str(signer.get_signature()))

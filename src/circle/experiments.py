@@ -280,9 +280,11 @@ def evaluate_runs(experiment: str, test_path: str | os.PathLike,
                   provenance: Mapping[str, str] | None = None, *,
                   conditions_path: str | os.PathLike | None = None,
                   shuffles: int = AR_SHUFFLES,
-                  significance_level: float = SIGNIFICANCE_LEVEL) -> pd.DataFrame:
+                  significance_level: float = SIGNIFICANCE_LEVEL,
+                  lowercased: bool = False) -> pd.DataFrame:
     """BLEU/TER of every tuning run's test output against all test references (sacrebleu), with
-    a paired bootstrap p-value against the ``baseline`` condition of the same replicate.
+    a paired bootstrap p-value against the ``baseline`` condition of the same replicate;
+    ``lowercased``: the text was lowercased (the signatures say ``case:lc``).
 
     ``runs`` holds (run, seed, test n-best table, tuning log) per run. Every
     tuning log is checked first (:func:`circle.evaluate.check_tuning_log`): a run that returned
@@ -314,7 +316,7 @@ def evaluate_runs(experiment: str, test_path: str | os.PathLike,
         base = outputs.get((baseline, replicate)) if condition != baseline else None
         log = logs[condition, replicate]
         row = evaluate_system(outputs[condition, replicate], references, base, samples,
-                              seed + replicate, stats["ter"][condition, replicate])
+                              seed + replicate, stats["ter"][condition, replicate], lowercased)
         row.update(experiment=experiment, condition=condition,
                    reference_type=parsed.reference_type, human_references=parsed.human,
                    paraphrase_references=parsed.paraphrases,

@@ -9,7 +9,6 @@ references would inflate every BLEU score downstream.
 from __future__ import annotations
 
 import logging
-import tempfile
 from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 
@@ -17,7 +16,7 @@ from circle.corpus.validate import CorpusError, read_lines
 from circle.external import run_tool
 from circle.preprocess import normalize_all
 from circle.schemas import BITEXT, EVALSET
-from circle.tables import atomic_path, read_table
+from circle.tables import atomic_path, read_table, scratch_directory
 
 logger = logging.getLogger(__name__)
 
@@ -102,10 +101,7 @@ def estimate_lm(text_paths: Sequence[str | Path], order: int, binary_path: str |
     scratch files and the ARPA model live in a temporary directory next to the output.
     """
     binary_path = Path(binary_path)
-    binary_path.parent.mkdir(parents=True, exist_ok=True)
-    with tempfile.TemporaryDirectory(prefix=f".{binary_path.name}.",
-                                     dir=binary_path.parent) as tmp:
-        tmp_dir = Path(tmp)
+    with scratch_directory(binary_path) as tmp_dir:
         joined = tmp_dir / "lm_text.txt"
         with open(joined, "wb") as out:
             for path in text_paths:

@@ -1,8 +1,10 @@
-"""Tokenisation and lowercasing, applied identically to every text the pipeline reads.
+"""Tokenisation and lowercasing, applied identically to every text the pipeline reads, and
+detokenisation of its output.
 
 The Moses tokeniser (sacremoses) with its default escaping, so that ``[``, ``]`` and ``|`` become
 ``&#91;``, ``&#93;`` and ``&#124;`` and can never be mistaken for the grammar's ``[X,1]``
 nonterminals or ``|||`` separators (the convention of Moses, Joshua and cdec).
+:func:`detokenize` undoes the escaping and the tokenisation, not the lowercasing.
 """
 
 from __future__ import annotations
@@ -12,7 +14,7 @@ from functools import cache
 from pathlib import Path
 
 import pandas as pd
-from sacremoses import MosesTokenizer
+from sacremoses import MosesDetokenizer, MosesTokenizer
 
 from circle.schemas import BITEXT, EVALSET
 from circle.tables import read_metadata, read_table, write_table
@@ -27,6 +29,17 @@ def normalize(text: str, lang: str, lowercase: bool = True) -> str:
     """Tokenise one sentence (space-separated tokens) and lowercase it."""
     tokens = _tokenizer(lang).tokenize(text, escape=True, return_str=True)
     return tokens.lower() if lowercase else tokens
+
+
+@cache
+def _detokenizer(lang: str) -> MosesDetokenizer:
+    return MosesDetokenizer(lang=lang)
+
+
+def detokenize(tokens: str, lang: str) -> str:
+    """Plain text of a tokenised, escaped sentence (Moses detokeniser; XML escapes such as
+    ``&apos;`` and ``&#91;`` undone). The case stays as it is."""
+    return _detokenizer(lang).detokenize(tokens.split(), unescape=True)
 
 
 def has_tokens(text: str) -> bool:

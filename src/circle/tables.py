@@ -4,14 +4,23 @@ Every table is written through :func:`write_table`: it is cast to its schema fro
 :mod:`circle.schemas` (a wrong column or type is an error, not a silent conversion), stamped with
 provenance in the Parquet key/value metadata, and written atomically (a temporary file in the same
 directory, then ``os.replace``), so that an interrupted job never leaves a half-written table that a
-rerun would trust. :func:`read_table` checks the schema name and version before returning data.
+rerun would trust. Every data page carries a CRC-32 checksum (:data:`PARQUET_WRITE_OPTIONS`), which
+:func:`read_table` verifies, as it checks the schema name and version, before returning data.
+
+Temporaries live next to their output and are named after it: ``.<name>.XXXXXXXX`` for the file
+that :func:`atomic_path` renames into place, ``.<name>.scratch-XXXXXXXX`` for a step's
+:func:`scratch_directory`. A killed job leaves them behind; the next write of the same output
+removes its own leftovers first, and nothing else.
 """
 
 from __future__ import annotations
 
 import hashlib
 import json
+import logging
 import os
+import re
+import shutil
 import tempfile
 from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
@@ -25,7 +34,12 @@ import pyarrow.parquet as pq
 
 from circle.schemas import ALL_SCHEMAS, TableSchema
 
+logger = logging.getLogger(__name__)
+
 META_PREFIX = "circle."
+PARQUET_WRITE_OPTIONS: dict[str, Any] = {"compression": "zstd", "write_page_checksum": True}
+"""How pyarrow writes every pipeline table: zstd pages, each with its CRC-32 checksum."""
+_RANDOM_PART = "[a-z0-9_]{8}"  # the random part of :mod:`tempfile`'s names
 TRACKED_PACKAGES = ("circle", "numpy", "pandas", "pyarrow", "sacrebleu", "sacremoses", "kenlm",
                     "eflomal", "snakemake")
 
@@ -75,8 +89,35 @@ def provenance(rule: str, config: Mapping[str, Any] | None = None,
     return entries
 
 
+def remove_leftovers(path: Path, infix: str = "") -> None:
+    """Remove the temporaries ``.<name>.<infix>XXXXXXXX`` of output ``path`` that a killed job
+    left next to it (files or directories); other names, the neighbours' included, are kept."""
+    pattern = re.compile(re.escape(f".{path.name}.{infix}") + _RANDOM_PART)
+    if not path.parent.is_dir():
+        return
+    for leftover in path.parent.iterdir():
+        if pattern.fullmatch(leftover.name):
+            logger.info("removing %s, left behind by an interrupted job", leftover)
+            if leftover.is_dir() and not leftover.is_symlink():
+                shutil.rmtree(leftover)
+            else:
+                leftover.unlink()
+
+
+@contextmanager
+def scratch_directory(path: str | os.PathLike) -> Iterator[Path]:
+    """A temporary directory next to output ``path`` for a step's scratch files (shards, DuckDB
+    spill), removed at the end; the scratch directories of earlier, killed runs go first."""
+    path = Path(path)
+    remove_leftovers(path, "scratch-")
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with tempfile.TemporaryDirectory(prefix=f".{path.name}.scratch-", dir=path.parent) as tmp:
+        yield Path(tmp)
+
+
 def atomic_path(path: str | os.PathLike) -> _AtomicPath:
-    """Context manager yielding a temporary path that replaces ``path`` on success."""
+    """Context manager yielding a temporary path that replaces ``path`` on success; the
+    temporary files of earlier, killed writes of ``path`` are removed first."""
     return _AtomicPath(Path(path))
 
 
@@ -87,6 +128,7 @@ class _AtomicPath:
 
     def __enter__(self) -> Path:
         self.path.parent.mkdir(parents=True, exist_ok=True)
+        remove_leftovers(self.path)
         fd, tmp = tempfile.mkstemp(prefix=f".{self.path.name}.", dir=self.path.parent)
         os.close(fd)
         self.tmp = Path(tmp)
@@ -127,7 +169,7 @@ def write_table(frame: pd.DataFrame, path: str | os.PathLike, schema: TableSchem
         meta[f"{META_PREFIX}{key}"] = value
     table = table.replace_schema_metadata(meta)
     with atomic_path(path) as tmp:
-        pq.write_table(table, tmp, compression="zstd")
+        pq.write_table(table, tmp, **PARQUET_WRITE_OPTIONS)
 
 
 def read_metadata(path: str | os.PathLike) -> dict[str, str]:
@@ -140,7 +182,8 @@ def read_metadata(path: str | os.PathLike) -> dict[str, str]:
 
 def read_table(path: str | os.PathLike, schema: TableSchema,
                columns: list[str] | None = None) -> pd.DataFrame:
-    """Read a table written by :func:`write_table`, checking its schema name and version."""
+    """Read a table written by :func:`write_table`, checking its schema name and version and
+    its pages' checksums."""
     if not Path(path).exists():
         raise FileNotFoundError(f"{path}: table '{schema.name}' does not exist")
     meta = read_metadata(path)
@@ -149,7 +192,8 @@ def read_table(path: str | os.PathLike, schema: TableSchema,
         raise SchemaError(f"{path}: expected schema '{schema.name}' version {schema.version}, "
                           f"found '{found[0]}' version {found[1]}")
     with parquet_errors(path):
-        return pq.read_table(path, columns=columns).to_pandas()
+        return pq.read_table(path, columns=columns,
+                             page_checksum_verification=True).to_pandas()
 
 
 def schema_by_name(name: str) -> TableSchema:

@@ -22,8 +22,8 @@ def test_missing_sword_module_names_the_debian_packages(tmp_path):
         bible.read_sword_module(tmp_path, "spaRV1909eb")
 
 
-def test_missing_python_package_names_the_extra():
-    with pytest.raises(bible.BibleSourceError, match=re.escape("pip install 'circle[bible]'")):
+def test_missing_python_package_names_the_project_set_up():
+    with pytest.raises(bible.BibleSourceError, match=re.escape("bash envs/setup.sh --bible")):
         bible._import("pythonbible_no_such_version.plain_text_bible", bible.PYTHON_INSTALL_HINT)
 
 

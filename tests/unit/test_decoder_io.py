@@ -28,6 +28,7 @@ from circle.decoder import (
     write_weights,
 )
 from circle.decoder.grammar import NT, concatenated_ranges
+from circle.decoder.sets import gather_nbest
 from circle.schemas import ALL_SCHEMAS, TableSchema
 from circle.tables import read_metadata, read_table, write_table
 
@@ -210,11 +211,12 @@ def test_nbest_text_and_rows(tmp_path, grammar_path, lm_path):
     assert len(lines) == len(hypotheses) > 1
     for line, h in zip(lines, hypotheses, strict=True):
         segment, text, features, total = line.split(" ||| ")
-        values = dict(pair.split("=") for pair in features.split())
+        values = moses_features(features)
         assert (segment, text) == ("7", h.text)
         assert list(values) == list(decoder.feature_names)
+        assert all(len(v) == 1 for v in values.values())
         assert float(total) == h.score
-        assert math.isclose(sum(WEIGHTS[n] * float(v) for n, v in values.items()), h.score,
+        assert math.isclose(sum(WEIGHTS[n] * v[0] for n, v in values.items()), h.score,
                             abs_tol=1e-9)
     path = tmp_path / "nbest.parquet"
     rows = nbest_rows(7, hypotheses, target="the house")
@@ -225,6 +227,46 @@ def test_nbest_text_and_rows(tmp_path, grammar_path, lm_path):
     assert table["hypothesis"].tolist() == [h.text for h in hypotheses]
     assert table["rank"].tolist() == list(range(len(hypotheses)))
     assert list(table["features"][0]) == list(hypotheses[0].features.values())
+
+
+def moses_features(field: str) -> dict[str, list[float]]:
+    """Moses n-best features (``name= v1 v2 name2= v3``) by name, as Moses' mert reads them."""
+    features: dict[str, list[float]] = {}
+    for token in field.split():
+        if token.endswith("="):
+            name = token[:-1]
+            features[name] = []
+        else:
+            features[name].append(float(token))
+    return features
+
+
+def test_gathered_text_numbers_lines_from_zero_and_detokenises_the_1best(tmp_path):
+    names = ["lm", "count"]
+    hypotheses = {40: ["&quot; don &apos;t , &quot; he said &#91; to them &#93; .", "no ."],
+                  41: ["bread &amp; wine &#124; oil"], 39: ["it &apos;s 5 &lt; 6 ."]}
+    shards = []
+    for number, segments in enumerate([[40, 41], [39]]):
+        rows = [{"segment_id": segment, "target": None, "rank": rank, "hypothesis": text,
+                 "score": -1.5 * rank, "features": [-1.25 - rank, float(rank)]}
+                for segment in segments for rank, text in enumerate(hypotheses[segment])]
+        shards.append(tmp_path / f"shard{number}.parquet")
+        write_table(pd.DataFrame(rows), shards[-1], NBEST,
+                    metadata={"feature_names": json.dumps(names)})
+    out = {name: tmp_path / f"test.{name}" for name in ("nbest.parquet", "nbest.txt",
+                                                        "1best.txt", "1best.detok.txt")}
+    assert gather_nbest(shards, *out.values(), "en") == 3
+    lines = [line.split(" ||| ") for line in out["nbest.txt"].read_text().splitlines()]
+    assert [line[0] for line in lines] == ["0", "0", "1", "2"]  # positions in the set
+    assert [line[1] for line in lines] == hypotheses[40] + hypotheses[41] + hypotheses[39]
+    assert [moses_features(line[2]) for line in lines[:2]] == [
+        {"lm": [-1.25], "count": [0.0]}, {"lm": [-2.25], "count": [1.0]}]
+    assert out["1best.txt"].read_text().splitlines() == [
+        hypotheses[40][0], hypotheses[41][0], hypotheses[39][0]]
+    assert out["1best.detok.txt"].read_text().splitlines() == [
+        '"don\'t," he said [to them].', "bread & wine | oil", "it's 5 < 6."]
+    table = read_table(out["nbest.parquet"], NBEST)
+    assert table["segment_id"].drop_duplicates().tolist() == [40, 41, 39]
 
 
 def test_decode_corpus_parallel_equals_serial(grammar_path, lm_path):

@@ -53,6 +53,20 @@ def test_corpus_scores_equal_sacrebleu_and_carry_signatures():
     assert "version:" in bleu.signature and "nrefs:2" in ter.signature
 
 
+def test_lowercased_text_is_signed_case_lc_with_the_same_scores():
+    rng, references = corpus(8, n=60, refs=3)
+    hypotheses = [degrade(rng, refs[0], 0.3) for refs in references]
+    stats = get_metric("ter").stats(hypotheses, references)
+    mixed = evaluate_system(hypotheses, references, ter_statistics=stats)
+    lowered = evaluate_system(hypotheses, references, ter_statistics=stats, lowercased=True)
+    assert (lowered["bleu"], lowered["ter"]) == (mixed["bleu"], mixed["ter"])
+    for key in ("bleu_signature", "ter_signature"):
+        assert "case:mixed" in mixed[key]
+        assert lowered[key] == mixed[key].replace("case:mixed", "case:lc")
+    assert corpus_ter(hypotheses, references, lowercased=True).signature == \
+        lowered["ter_signature"]
+
+
 def test_variable_reference_counts():
     references = [["a b c d"], ["x y z", "x y w"]]
     assert reference_streams(references) == [["a b c d", "x y z"], [None, "x y w"]]

@@ -243,6 +243,22 @@ def test_extract_grammar_features(tmp_path):
     assert list(grammar["source"]) == sorted(grammar["source"])
 
 
+def test_extraction_removes_what_a_killed_extraction_left_and_only_that(tmp_path):
+    bitext, alignment = write_inputs(tmp_path, CORPUS)
+    out = tmp_path / "grammar" / "bilingual.parquet"
+    out.parent.mkdir()
+    stale_table = out.parent / ".bilingual.parquet.x1y2z3w4"
+    stale_table.write_bytes(b"PAR1 half a grammar")
+    stale_scratch = out.parent / ".bilingual.parquet.scratch-x1y2z3w4"
+    stale_scratch.mkdir()
+    (stale_scratch / "shard-000000.parquet").write_bytes(b"PAR1")
+    other = out.parent / ".other.parquet.scratch-x1y2z3w4"
+    other.mkdir()
+    extract_grammar(bitext, alignment, out, workers=2, shard_size=2)
+    assert sorted(p.name for p in out.parent.iterdir()) == [other.name, out.name]
+    assert len(read_table(out, GRAMMAR)) > 0
+
+
 def test_workers_and_shards_give_the_same_table(tmp_path):
     rng = random.Random(7)
     rows = []

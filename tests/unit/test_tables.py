@@ -3,11 +3,22 @@
 import re
 from pathlib import Path
 
+import numpy as np
 import pandas as pd
+import pyarrow.parquet as pq
 import pytest
 
+from circle.decoder.nbest import NBEST
 from circle.schemas import ALL_SCHEMAS, BITEXT, EVALSET
-from circle.tables import SchemaError, provenance, read_metadata, read_table, write_table
+from circle.tables import (
+    SchemaError,
+    atomic_path,
+    provenance,
+    read_metadata,
+    read_table,
+    scratch_directory,
+    write_table,
+)
 
 TINY = Path(__file__).resolve().parents[1] / "data" / "tiny"
 
@@ -93,3 +104,51 @@ def test_a_broken_table_is_reported_with_its_path(tmp_path, damage):
     path.write_bytes(damage(path.read_bytes()))
     with pytest.raises(SchemaError, match=re.escape(f"{path}: not a readable Parquet file (")):
         read_table(path, BITEXT)
+
+
+def test_a_flipped_bit_in_a_data_page_is_refused_naming_the_file(tmp_path):
+    path = tmp_path / "test.nbest.parquet"
+    hypotheses = (TINY / "test.ref0.txt").read_text(encoding="utf-8").splitlines()
+    scores = np.random.default_rng(0).normal(size=len(hypotheses))  # incompressible pages
+    write_table(pd.DataFrame({"segment_id": range(len(hypotheses)), "target": None, "rank": 0,
+                              "hypothesis": hypotheses, "score": scores,
+                              "features": [[s] for s in scores]}), path, NBEST)
+    column = pq.ParquetFile(path).metadata.row_group(0).column(NBEST.arrow.names.index("score"))
+    start = column.dictionary_page_offset or column.data_page_offset
+    data = bytearray(path.read_bytes())
+    data[start + column.total_compressed_size // 2] ^= 0x10
+    path.write_bytes(bytes(data))
+    damaged = pq.read_table(path)["score"].to_numpy()  # unchecked, the damage goes unseen
+    assert (damaged != scores).sum() == 1
+    with pytest.raises(SchemaError, match=re.escape(f"{path}: not a readable Parquet file (")
+                       + ".*CRC checksum verification failed"):
+        read_table(path, NBEST)
+
+
+def test_a_write_removes_the_temporaries_a_killed_write_of_its_output_left(tmp_path):
+    stale = [tmp_path / ".t.parquet.k3_9zq0a", tmp_path / ".t.parquet.0123abcd"]
+    stale[0].write_bytes(b"half a table")
+    stale[1].mkdir()  # an older scratch directory named like a temporary file
+    kept = [tmp_path / name for name in (".u.parquet.k3_9zq0a", ".t.parquet.k3_9zq0a.x",
+                                         ".t.parquet.scratch-k3_9zq0a", "t.parquet.k3_9zq0a")]
+    for path in kept:
+        path.write_bytes(b"another output's")
+    write_table(bitext(), tmp_path / "t.parquet", BITEXT)
+    assert not any(path.exists() for path in stale)
+    assert all(path.exists() for path in kept)
+    assert sorted(p.name for p in tmp_path.iterdir()) == sorted(["t.parquet",
+                                                                 *(p.name for p in kept)])
+    with atomic_path(tmp_path / "u.parquet"):  # also for the other files written atomically
+        assert not kept[0].exists()
+
+
+def test_a_scratch_directory_replaces_the_ones_killed_runs_left(tmp_path):
+    stale = tmp_path / ".g.parquet.scratch-ab_12cd3"
+    (stale / "spill").mkdir(parents=True)
+    (stale / "spill" / "shard-000001.parquet").write_bytes(b"shard")
+    neighbour = tmp_path / ".h.parquet.scratch-ab_12cd3"  # a job running beside this one
+    neighbour.mkdir()
+    with scratch_directory(tmp_path / "g.parquet") as scratch:
+        assert scratch.is_dir() and scratch.name.startswith(".g.parquet.scratch-")
+        assert not stale.exists() and neighbour.is_dir()
+    assert not scratch.exists()

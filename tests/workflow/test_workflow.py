@@ -9,6 +9,7 @@ reference condition, test evaluation and the Fig. 4.3 report.
 
 from __future__ import annotations
 
+import json
 import subprocess
 import sys
 from pathlib import Path
@@ -21,6 +22,7 @@ import yaml
 
 from circle.decoder import read_weights
 from circle.decoder.nbest import NBEST
+from circle.preprocess import detokenize
 from circle.schemas import (
     ALIGNMENT,
     BITEXT,
@@ -187,8 +189,16 @@ def test_tiny_end_to_end_through_grammars_and_decoding(tmp_path):
     assert nbest.groupby("segment_id")["hypothesis"].apply(lambda h: h.is_unique).all()
     onebest = (results / "decode/untuned-translation/test.1best.txt").read_text().splitlines()
     assert onebest == list(nbest[nbest["rank"] == 0]["hypothesis"])
+    detokenized = (results / "decode/untuned-translation/test.1best.detok.txt").read_text()
+    assert detokenized.splitlines() == [detokenize(line, "en") for line in onebest]
     text = (results / "decode/untuned-translation/test.nbest.txt").read_text().splitlines()
     assert len(text) == len(nbest) and all(line.count(" ||| ") == 3 for line in text)
+    positions = {segment: line for line, segment in enumerate(test["segment_id"])}
+    assert [int(line.split(" ||| ")[0]) for line in text] == \
+        [positions[segment] for segment in nbest["segment_id"]]  # Moses: 0-based input lines
+    names = json.loads(read_metadata(
+        results / "decode/untuned-translation/test.nbest.parquet")["feature_names"])
+    assert text[0].split(" ||| ")[2].split()[0::2] == [f"{name}=" for name in names]
 
     untuned = read_weights(results / "weights/untuned-paraphrase.txt")
     for tuned in ("paraphraser-bias0", "1H.rep0", "1H+2P.rep0"):
@@ -205,6 +215,8 @@ def test_tiny_end_to_end_through_grammars_and_decoding(tmp_path):
     cache = list((results / "targeted/cache").glob("*-1H+1T.rep0-*.parquet"))
     assert cache and sum(len(read_table(part, TARGETED_CACHE)) for part in cache) > 0
     assert evaluation["bleu_signature"].str.contains("nrefs:2").all()
+    for metric in ("bleu", "ter"):  # the tiny config lowercases, and the signatures say so
+        assert evaluation[f"{metric}_signature"].str.contains("|case:lc|", regex=False).all()
     paraphrases = read_table(results / "paraphrase/untargeted-bias0/tune.nbest.parquet", NBEST)
     assert paraphrases["rank"].max() == 1  # k = 2 for 1H+2P
     assert "| 2 (1H+1) |" in (results / "report/fig4_3.md").read_text()

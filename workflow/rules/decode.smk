@@ -42,7 +42,8 @@ rule decode_shard:
 
 
 rule gather_nbest:
-    """A set's n-best lists (Parquet and Moses/Joshua text) and 1-best output from its shards."""
+    """A set's n-best lists (Parquet and Moses text) and 1-best output (tokenised and
+    detokenised) from its shards."""
     input:
         shards=expand(
             "results/{{experiment}}/decode/{{weights}}/{{evalset}}/shard{shard}.parquet",
@@ -52,8 +53,11 @@ rule gather_nbest:
         nbest="results/{experiment}/decode/{weights}/{evalset}.nbest.parquet",
         text="results/{experiment}/decode/{weights}/{evalset}.nbest.txt",
         onebest="results/{experiment}/decode/{weights}/{evalset}.1best.txt",
+        detokenized="results/{experiment}/decode/{weights}/{evalset}.1best.detok.txt",
     log:
         "logs/{experiment}/gather_nbest/{weights}/{evalset}.log",
+    params:
+        lang=config["preprocess"]["target_lang"],
     conda:
         "../../envs/circle.yaml"
     script:

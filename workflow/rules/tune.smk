@@ -117,6 +117,7 @@ rule evaluate_runs:
         shuffles=config["evaluation"]["shuffles"],
         significance_level=config["evaluation"]["significance_level"],
         seed=config["seed"],
+        lowercased=config["preprocess"]["lowercase"],
     conda:
         "../../envs/circle.yaml"
     script:

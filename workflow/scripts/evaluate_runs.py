@@ -10,4 +10,5 @@ evaluate_runs(snakemake.wildcards.experiment, snakemake.input.test, runs, "1H",
               snakemake.params.samples, snakemake.params.seed, snakemake.output.table,
               provenance, conditions_path=snakemake.output.conditions,
               shuffles=snakemake.params.shuffles,
-              significance_level=snakemake.params.significance_level)
+              significance_level=snakemake.params.significance_level,
+              lowercased=snakemake.params.lowercased)

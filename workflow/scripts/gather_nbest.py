@@ -3,4 +3,5 @@ from circle.jobs import start_job
 
 provenance = start_job(snakemake)
 gather_nbest(snakemake.input.shards, snakemake.output.nbest, snakemake.output.text,
-             snakemake.output.onebest, provenance=provenance)
+             snakemake.output.onebest, snakemake.output.detokenized, snakemake.params.lang,
+             provenance=provenance)

@@ -82,7 +82,7 @@ WEB_MERGES: Mapping[VerseKey, tuple[VerseKey, ...]] = {
 """WEB (NRSVA versification) verses that make up one KJV verse; elsewhere the keys coincide."""
 
 SWORD_INSTALL_HINT = "apt-get install sword-text-sparv sword-text-kjv sword-text-web"
-PYTHON_INSTALL_HINT = "pip install 'circle[bible]'"
+PYTHON_INSTALL_HINT = "bash envs/setup.sh --bible (from the repository's root)"
 
 
 class BibleSourceError(RuntimeError):

@@ -4,7 +4,7 @@ CKY+ rule matching (:mod:`~circle.decoder.chart`), cube pruning with an integrat
 language model (:mod:`~circle.decoder.search`, :mod:`~circle.decoder.lm`; the search loop
 compiled in :mod:`~circle.decoder._cube`, with the pure-Python reference
 :mod:`~circle.decoder.cube`), lazy unique k-best extraction (:mod:`~circle.decoder.kbest`), the
-targeting feature of thesis eq. 5.1, and n-best output in the Moses/Joshua text format and as
+targeting feature of thesis eq. 5.1, and n-best output in the Moses text format and as
 table rows (:mod:`~circle.decoder.nbest`). Paraphrasing is decoding with an English-to-English
 grammar; nothing else changes.
 """

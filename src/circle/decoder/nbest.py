@@ -1,7 +1,9 @@
-"""Decoder output: hypotheses, the Moses/Joshua n-best text format, and n-best table rows.
+"""Decoder output: hypotheses, the Moses n-best text format, and n-best table rows.
 
-Text lines are ``id ||| hypothesis ||| name=value ... ||| total`` (Moses ``OutputNBestList``,
-Joshua ``%i ||| %s ||| %f ||| %c``); numbers are written with Python's shortest round-trip
+Text lines are Moses' (``OutputNBestList``, read by Moses' ``mert`` tools):
+``line ||| hypothesis ||| name= value name= value ... ||| total``, where ``line`` is the 0-based
+position of the sentence in the decoder's input and every feature name carries a trailing ``=``
+and is followed by its value. Numbers are written with Python's shortest round-trip
 representation, so a reader recovers the exact values. Table rows follow :data:`NBEST`, whose
 ``features`` list is in the order of the table metadata ``circle.feature_names`` (a JSON list).
 """
@@ -43,10 +45,11 @@ NBEST = TableSchema(
 )
 
 
-def format_nbest(segment_id: int | str, hypotheses: Sequence[Hypothesis]) -> list[str]:
-    """Moses/Joshua n-best lines (without newlines) for one segment."""
-    return [f"{segment_id} ||| {h.text} ||| "
-            + " ".join(f"{name}={value!r}" for name, value in h.features.items())
+def format_nbest(line: int, hypotheses: Sequence[Hypothesis]) -> list[str]:
+    """Moses n-best lines (without newlines) for the sentence at 0-based input position
+    ``line``."""
+    return [f"{line} ||| {h.text} ||| "
+            + " ".join(f"{name}= {value!r}" for name, value in h.features.items())
             + f" ||| {h.score!r}" for h in hypotheses]
 
 

@@ -2,8 +2,11 @@
 
 A set (schema ``EVALSET``) is cut into ``shards`` contiguous, nearly equal blocks of rows, in
 segment order, so that each block is one Snakemake job; :func:`gather_nbest` concatenates the
-blocks' ``NBEST`` tables in the same order and also writes the Moses/Joshua n-best text and the
-1-best text, one line per segment.
+blocks' ``NBEST`` tables in the same order and also writes the Moses n-best text and the 1-best
+text, tokenised and detokenised, one line per segment. The text files number sentences by their
+0-based position in the set (Moses' convention); the set table's row order, which is also the
+order of the first appearance of each ``segment_id`` in the ``NBEST`` table, maps a line number
+to its segment.
 """
 
 from __future__ import annotations
@@ -20,6 +23,7 @@ from circle.decoder.grammar import load_grammar
 from circle.decoder.lm import LanguageModel
 from circle.decoder.model import DecoderSettings, Model, read_weights
 from circle.decoder.nbest import NBEST, Hypothesis, format_nbest, nbest_rows
+from circle.preprocess import detokenize
 from circle.schemas import EVALSET
 from circle.tables import atomic_path, read_metadata, read_table, write_table
 
@@ -68,8 +72,10 @@ def write_nbest(segment_ids: Sequence[int], outputs: Sequence[Sequence[Hypothesi
 
 def gather_nbest(shard_paths: Sequence[str | os.PathLike], out_path: str | os.PathLike,
                  nbest_text_path: str | os.PathLike, onebest_path: str | os.PathLike,
+                 detokenized_path: str | os.PathLike, lang: str,
                  provenance: Mapping[str, str] | None = None) -> int:
-    """Concatenate shard ``NBEST`` tables (in shard order); write n-best and 1-best text too."""
+    """Concatenate shard ``NBEST`` tables (in shard order); write the Moses n-best text, the
+    1-best text and the 1-best text detokenised for language ``lang`` too."""
     frames = [read_table(path, NBEST) for path in shard_paths]
     names = {read_metadata(path)["feature_names"] for path in shard_paths}
     if len(names) != 1:
@@ -80,15 +86,18 @@ def gather_nbest(shard_paths: Sequence[str | os.PathLike], out_path: str | os.Pa
                 if key in ("weights", "feature_names")}
     write_table(frame, out_path, NBEST, provenance, metadata)
     with atomic_path(nbest_text_path) as tmp, open(tmp, "w", encoding="utf-8") as out:
-        for segment, group in frame.groupby("segment_id", sort=False):
+        groups = frame.groupby("segment_id", sort=False)
+        for position, (_, group) in enumerate(groups):
             vectors = [values.tolist() for values in group["features"]]
             hypotheses = [Hypothesis(text, score, dict(zip(feature_names, values, strict=True)))
                           for text, score, values in zip(group["hypothesis"].tolist(),
                                                          group["score"].tolist(), vectors,
                                                          strict=True)]
-            out.writelines(line + "\n" for line in format_nbest(segment, hypotheses))
+            out.writelines(line + "\n" for line in format_nbest(position, hypotheses))
     best = frame[frame["rank"] == 0].set_index("segment_id")["hypothesis"]
-    segments = frame["segment_id"].drop_duplicates()
-    with atomic_path(onebest_path) as tmp, open(tmp, "w", encoding="utf-8") as out:
-        out.writelines(best.get(segment, "") + "\n" for segment in segments)
-    return len(segments)
+    outputs = [best.get(segment, "") for segment in frame["segment_id"].drop_duplicates()]
+    for path, texts in ((onebest_path, outputs),
+                        (detokenized_path, [detokenize(text, lang) for text in outputs])):
+        with atomic_path(path) as tmp, open(tmp, "w", encoding="utf-8") as out:
+            out.writelines(text + "\n" for text in texts)
+    return len(outputs)

@@ -24,9 +24,7 @@ from __future__ import annotations
 
 import math
 import os
-import tempfile
 from collections.abc import Mapping
-from pathlib import Path
 
 import duckdb
 
@@ -39,6 +37,7 @@ from circle.grammar.io import (
     write_relation,
 )
 from circle.schemas import PARAPHRASE_GRAMMAR, PARAPHRASE_GRAMMAR_LEX, SELF_PARAPHRASE
+from circle.tables import scratch_directory
 
 
 def bias_grammar(paraphrase_path: str | os.PathLike, self_paraphrase_path: str | os.PathLike,
@@ -55,8 +54,7 @@ def bias_grammar(paraphrase_path: str | os.PathLike, self_paraphrase_path: str |
         raise GrammarInputError(f"{paraphrase_path}: already biased (bias "
                                 f"{metadata['bias']}); bias the unbiased pivot output")
     metadata["bias"] = repr(bias)
-    Path(out_path).parent.mkdir(parents=True, exist_ok=True)
-    with tempfile.TemporaryDirectory(prefix=".bias-", dir=Path(out_path).parent) as spill:
+    with scratch_directory(out_path) as spill:
         con = connect(threads, memory_limit, spill)
         relation = _biased_rules(con, paraphrase_path, self_paraphrase_path, bias)
         return write_relation(relation, out_path, schema, provenance, metadata)

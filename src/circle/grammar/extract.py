@@ -37,7 +37,6 @@ import json
 import logging
 import multiprocessing
 import os
-import tempfile
 import time
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import asdict, dataclass
@@ -50,7 +49,7 @@ from circle.align import AlignmentError, parse_links
 from circle.grammar.io import GrammarInputError, connect, sql_string, write_relation
 from circle.grammar.lexical import LexicalTable, Link, lexical_table, word_factors
 from circle.schemas import ALIGNMENT, BITEXT, GRAMMAR
-from circle.tables import read_table
+from circle.tables import read_table, scratch_directory
 
 logger = logging.getLogger(__name__)
 
@@ -373,17 +372,16 @@ def extract_grammar(bitext_path: str | os.PathLike, alignment_path: str | os.Pat
     table = lexical_table(sentences)
     tasks = [(k, sentences[start:start + shard_size])
              for k, start in enumerate(range(0, len(sentences), shard_size))]
-    Path(out_path).parent.mkdir(parents=True, exist_ok=True)
-    with tempfile.TemporaryDirectory(prefix=".extract-", dir=Path(out_path).parent) as shard_dir:
+    with scratch_directory(out_path) as shard_dir:
         if workers > 1:
             # fork, not spawn/forkserver: those re-import __main__, which for a Snakemake
             # script wrapper refers to the injected `snakemake` object and fails
             context = multiprocessing.get_context(
                 "fork" if "fork" in multiprocessing.get_all_start_methods() else None)
-            with context.Pool(workers, _init_worker, (limits, table, shard_dir)) as pool:
+            with context.Pool(workers, _init_worker, (limits, table, str(shard_dir))) as pool:
                 results = pool.map(_count_shard, tasks, chunksize=1)
         else:
-            _init_worker(limits, table, shard_dir)
+            _init_worker(limits, table, str(shard_dir))
             results = [_count_shard(task) for task in tasks]
         shard_paths = [path for path, _, _ in results]
         metadata = {"limits": json.dumps(asdict(limits), sort_keys=True)}

@@ -13,17 +13,16 @@ streamed to the output, so memory stays bounded for grammars of any size.
 from __future__ import annotations
 
 import os
-import tempfile
 from collections import defaultdict
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from pathlib import Path
 
 import duckdb
 import pyarrow as pa
 
 from circle.grammar.io import carried_metadata, connect, grammar_schema, sql_string, write_relation
 from circle.schemas import GRAMMAR, PARAPHRASE_GRAMMAR, PARAPHRASE_GRAMMAR_LEX
+from circle.tables import scratch_directory
 
 GRAMMAR_SCHEMAS = (GRAMMAR, PARAPHRASE_GRAMMAR, PARAPHRASE_GRAMMAR_LEX)
 
@@ -149,8 +148,7 @@ def filter_grammar(grammar_path: str | os.PathLike, sentences: Iterable[str],
     schema = grammar_schema(grammar_path, GRAMMAR_SCHEMAS)
     metadata = carried_metadata(grammar_path)
     metadata["filter_span_limit"] = str(span_limit)
-    Path(out_path).parent.mkdir(parents=True, exist_ok=True)
-    with tempfile.TemporaryDirectory(prefix=".filter-", dir=Path(out_path).parent) as spill:
+    with scratch_directory(out_path) as spill:
         con = connect(threads, memory_limit, spill)
         grammar = f"read_parquet({sql_string(grammar_path)})"
         kept = matching_phrases(con, f"SELECT source AS phrase FROM {grammar}", sentences,

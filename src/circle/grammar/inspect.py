@@ -10,6 +10,7 @@ import pyarrow.parquet as pq
 
 from circle.grammar.io import grammar_schema
 from circle.schemas import PARAPHRASE_GRAMMAR, PARAPHRASE_GRAMMAR_LEX
+from circle.tables import parquet_errors
 
 
 def top_paraphrases(grammar_path: str | os.PathLike, phrase: str, n: int = 10) -> pd.DataFrame:
@@ -21,7 +22,9 @@ def top_paraphrases(grammar_path: str | os.PathLike, phrase: str, n: int = 10) -
     """
     grammar_schema(grammar_path, (PARAPHRASE_GRAMMAR, PARAPHRASE_GRAMMAR_LEX))
     source = " ".join(phrase.split())
-    frame = pq.read_table(grammar_path, filters=[("source", "=", source)]).to_pandas()
+    with parquet_errors(grammar_path):
+        frame = pq.read_table(grammar_path, filters=[("source", "=", source)],
+                              page_checksum_verification=True).to_pandas()
     frame = frame.sort_values(["log_p_e2_given_e1", "target"], ascending=[False, True]).head(n)
     frame["p_e2_given_e1"] = np.exp(frame["log_p_e2_given_e1"])
     frame["p_e1_given_e2"] = np.exp(frame["log_p_e1_given_e2"])

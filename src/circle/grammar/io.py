@@ -18,7 +18,14 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from circle.schemas import TableSchema
-from circle.tables import META_PREFIX, SchemaError, atomic_path, read_metadata, schema_by_name
+from circle.tables import (
+    META_PREFIX,
+    PARQUET_WRITE_OPTIONS,
+    SchemaError,
+    atomic_path,
+    read_metadata,
+    schema_by_name,
+)
 
 
 class GrammarInputError(ValueError):
@@ -95,7 +102,8 @@ def write_relation(relation: duckdb.DuckDBPyRelation, path: str | os.PathLike,
     """Stream a DuckDB relation into a table of ``schema``; returns the number of rows.
 
     The streaming counterpart of :func:`circle.tables.write_table` (same strict cast, same
-    ``circle.*`` metadata, same atomic replace) for tables too large to hold as one frame.
+    ``circle.*`` metadata, same page checksums, same atomic replace) for tables too large to hold
+    as one frame.
     """
     meta = {f"{META_PREFIX}schema": schema.name,
             f"{META_PREFIX}schema_version": str(schema.version)}
@@ -104,7 +112,7 @@ def write_relation(relation: duckdb.DuckDBPyRelation, path: str | os.PathLike,
     rows = 0
     reader = relation.to_arrow_reader(batch_size)
     with atomic_path(path) as tmp, pq.ParquetWriter(tmp, schema.arrow.with_metadata(meta),
-                                                    compression="zstd") as writer:
+                                                    **PARQUET_WRITE_OPTIONS) as writer:
         for batch in reader:
             try:
                 table = pa.Table.from_batches([batch]).cast(schema.arrow)

@@ -59,11 +59,9 @@ from __future__ import annotations
 
 import logging
 import os
-import tempfile
 import time
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
-from pathlib import Path
 
 import duckdb
 
@@ -71,6 +69,7 @@ from circle.grammar.extract import LHS
 from circle.grammar.filter import matching_phrases
 from circle.grammar.io import GrammarInputError, connect, grammar_schema, sql_string, write_relation
 from circle.schemas import GRAMMAR, PARAPHRASE_GRAMMAR, PARAPHRASE_GRAMMAR_LEX, SELF_PARAPHRASE
+from circle.tables import scratch_directory
 
 logger = logging.getLogger(__name__)
 
@@ -113,7 +112,6 @@ def pivot_grammar(grammar_path: str | os.PathLike, out_path: str | os.PathLike,
         raise ValueError("top_pivots must be at least 1")
     grammar_schema(grammar_path, (GRAMMAR,))
     started = time.perf_counter()
-    Path(out_path).parent.mkdir(parents=True, exist_ok=True)
     metadata = {"method": method, "top_pivots": str(top_pivots),
                 "keep_identity": str(keep_identity).lower(), "min_count": repr(min_count),
                 "min_probability": repr(min_probability), "bias": "0"}
@@ -121,7 +119,7 @@ def pivot_grammar(grammar_path: str | os.PathLike, out_path: str | os.PathLike,
         sentences = list(sentences)
         metadata.update(phrases_from_sentences=str(len(sentences)),
                         phrase_span_limit=str(span_limit))
-    with tempfile.TemporaryDirectory(prefix=".pivot-", dir=Path(out_path).parent) as spill:
+    with scratch_directory(out_path) as spill:
         con = connect(threads, memory_limit, spill)
         _load_bilingual(con, grammar_path, top_pivots, min_count, min_probability)
         _phrase_statistics(con, method)

@@ -27,7 +27,8 @@ def export_thrax(grammar_path: str | os.PathLike, out_path: str | os.PathLike,
     with atomic_path(out_path) as tmp:
         opener = gzip.open if Path(out_path).suffix == ".gz" else open
         with opener(tmp, "wt", encoding="utf-8") as out:
-            for batch in pq.ParquetFile(grammar_path).iter_batches(batch_size, columns=columns):
+            grammar = pq.ParquetFile(grammar_path, page_checksum_verification=True)
+            for batch in grammar.iter_batches(batch_size, columns=columns):
                 rows = batch.to_pydict()
                 for k, (lhs, source, target) in enumerate(
                         zip(rows["lhs"], rows["source"], rows["target"], strict=True)):

@@ -1,0 +1,102 @@
+"""The circle command's interface: version, argument checks, info, help text, pipes, defaults."""
+
+from __future__ import annotations
+
+import re
+import subprocess
+import sys
+from importlib import metadata
+from pathlib import Path
+
+import pytest
+from test_tables import tiny_bitext
+
+from circle.cli import build_parser
+from circle.schemas import BITEXT
+from circle.tables import provenance, write_table
+
+
+def circle(*args: str, **options) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "circle.cli", *args], capture_output=True,
+                          text=True, timeout=120, **options)
+
+
+def test_version():
+    result = circle("--version")
+    assert result.returncode == 0
+    assert result.stdout.strip() == f"circle {metadata.version('circle')}"
+
+
+@pytest.mark.parametrize("args", [
+    ["paraphrases", "-n", "-1", "the house"],
+    ["paraphrases", "-n", "0", "the house"],
+    ["decode", "--grammar", "g", "--weights", "w", "-k", "0"],
+    ["paraphrase", "--pop-limit", "-5", "the house"],
+    ["paraphrase", "--workers", "0", "the house"],
+    ["validate", "--max-line-chars", "ten", "a.txt"],
+])
+def test_counts_below_one_are_refused_with_a_message(args):
+    result = circle(*args)
+    assert result.returncode == 2 and "Traceback" not in result.stderr
+    assert re.search(r"error: argument \S+: must be a whole number of at least 1, not '",
+                     result.stderr)
+
+
+def test_info_shows_rows_columns_with_types_and_provenance(tmp_path):
+    path = tmp_path / "train.parquet"
+    table = tiny_bitext()
+    write_table(table, path, BITEXT, provenance("prepare_corpus", {"seed": 13}))
+    result = circle("info", str(path))
+    assert result.returncode == 0, result.stderr
+    lines = result.stdout.splitlines()
+    assert lines[0] == f"{path}: {len(table)} rows"
+    assert lines[1:5] == ["  segment_id: int64 not null", "  document: string not null",
+                          "  source: string not null", "  target: string not null"]
+    assert '"rule": "prepare_corpus"' in result.stdout and '"schema": "bitext"' in result.stdout
+
+
+def test_help_has_no_docstring_markup():
+    parser = build_parser()
+    commands = parser._subparsers._group_actions[0].choices  # every subcommand's own help
+    for text in [parser.format_help(), *(sub.format_help() for sub in commands.values())]:
+        assert not re.search(r"``|:func:|:mod:|:data:|:class:", text), text
+
+
+def test_a_closed_pipe_ends_the_output_quietly(tmp_path):
+    text = tmp_path / "in.txt"  # more than a pipe holds
+    text.write_text("".join(f"The house of God's people, verse {k}.\n" for k in range(50_000)))
+    with open(text) as lines:
+        process = subprocess.Popen([sys.executable, "-m", "circle.cli", "tokenize"],
+                                   stdin=lines, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                                   text=True)
+    assert process.stdout.readline() == "the house of god &apos;s people , verse 0 .\n"
+    process.stdout.close()  # as `| head -1` does
+    stderr = process.stderr.read()
+    assert process.wait(timeout=120) == 1
+    assert "Traceback" not in stderr and "BrokenPipeError" not in stderr
+
+
+def test_paraphrase_says_which_weights_and_finds_tables_under_results(tmp_path):
+    results = tmp_path / "results" / "mine"
+    (results / "weights").mkdir(parents=True)
+    untuned = results / "weights/untuned-paraphrase.txt"
+    untuned.write_text("lm 1\n")
+    result = circle("paraphrase", "--results", str(results), "the house")
+    assert (f"decoding with the untuned weights {untuned} (there are no tuned ones at "
+            f"{results / 'weights/paraphraser-bias0.txt'})") in result.stderr
+    # the next problem is the language model, looked for in the results directory given
+    assert result.returncode == 2
+    assert f"{results / 'lm/3gram.binary'}: language model does not exist" in result.stderr
+    tuned = results / "weights/paraphraser-bias0.txt"
+    tuned.write_text("lm 1\n")
+    result = circle("paraphrase", "--results", str(results), "the house")
+    assert f"decoding with the tuned paraphraser weights {tuned}\n" in result.stderr
+    given = tmp_path / "w.txt"
+    result = circle("paraphrase", "--results", str(results), "--weights", str(given), "x")
+    assert f"decoding with the weights {given}\n" in result.stderr
+
+
+def test_the_defaults_are_the_default_experiment_relative_to_the_current_directory(tmp_path):
+    result = circle("paraphrases", "the house", cwd=tmp_path)
+    assert result.returncode == 2
+    assert str(Path("results/default/paraphrase/bias0.parquet")) in result.stderr
