@@ -8,7 +8,6 @@ and its choice. All distances are TER in percent.
 
 from __future__ import annotations
 
-import io
 import os
 from collections.abc import Sequence
 
@@ -17,7 +16,7 @@ import pandas as pd
 
 from circle.grid_search import weight_range_of
 from circle.metrics import ter_from_stats, ter_stats
-from circle.report import write_text_atomically
+from circle.report import csv_text, write_text_atomically
 from circle.schemas import GRID_CHOICE, GRID_POINTS, REFERENCE_DISTANCES, TARGETED_NBEST
 from circle.tables import atomic_path, read_table
 
@@ -43,12 +42,6 @@ def _save(figure, path: str | os.PathLike) -> None:
         figure.savefig(tmp, format="png", metadata={"Software": None})
 
 
-def _csv(frame: pd.DataFrame) -> str:
-    buffer = io.StringIO()
-    frame.to_csv(buffer, index=False, lineterminator="\n")
-    return buffer.getvalue()
-
-
 def sweep_table(points: pd.DataFrame, distances: pd.DataFrame) -> pd.DataFrame:
     """Fig. 5.3 as a table: per row (the original reference, then each swept weight, 0 =
     untargeted) the corpus TER of the 1-best against the MT output and the distribution of
@@ -69,8 +62,7 @@ def sweep_table(points: pd.DataFrame, distances: pd.DataFrame) -> pd.DataFrame:
 
 def _per_sentence(segments: pd.DataFrame, edits: str) -> np.ndarray:
     ordered = segments.sort_values("segment_id")
-    length = ordered["mt_length"].to_numpy()
-    return 100.0 * ordered[edits].to_numpy() / np.where(length > 0, length, 1.0)
+    return 100.0 * ter_from_stats(ordered[[edits, "mt_length"]].to_numpy())
 
 
 def _distribution(paraphraser: str, weight: float | None, corpus: float, values: np.ndarray,
@@ -200,8 +192,8 @@ def write_grid_report(points_path: str | os.PathLike, sweep_distances_path: str 
 
     fig5_3 = sweep_table(points, distances)
     plot_sweep(fig5_3, distances, weakest, strongest, out_sweep_plot)
-    write_text_atomically(_csv(fig5_3), out_sweep_csv)
-    write_text_atomically(_csv(grid), out_grid_csv)
+    write_text_atomically(csv_text(fig5_3), out_sweep_csv)
+    write_text_atomically(csv_text(grid), out_grid_csv)
     plot_grid(grid, choice, out_grid_plot)
 
     shown = fig5_3.assign(

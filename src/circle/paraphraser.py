@@ -22,7 +22,7 @@ import numpy as np
 import pandas as pd
 
 from circle.decoder import DecoderSettings, Grammar, Hypothesis, decode_corpus, load_grammar
-from circle.metrics import ter_stats
+from circle.metrics import ter_from_stats, ter_stats
 
 
 @dataclass(frozen=True)
@@ -161,7 +161,5 @@ class ReferenceMove:
 
 
 def _percent(edits: float, length: float) -> float:
-    """Corpus TER in percent, as sacrebleu: edits / reference length (1 if there is none)."""
-    if length > 0:
-        return 100.0 * float(edits) / length
-    return 100.0 if edits > 0 else 0.0
+    """Corpus TER in percent (:func:`circle.metrics.ter_from_stats`)."""
+    return 100.0 * float(ter_from_stats(np.array([edits, length])))

@@ -207,9 +207,14 @@ def write_table_files(table: pd.DataFrame, markdown_path: str | os.PathLike,
                       significance: Significance | None = None) -> None:
     """Write the table as Markdown and as CSV (full precision, p-values included)."""
     write_text_atomically(markdown_table(table, labels, significance), markdown_path)
+    write_text_atomically(csv_text(table), csv_path)
+
+
+def csv_text(table: pd.DataFrame) -> str:
+    """A table as CSV text (full precision, no index, ``\\n`` line ends)."""
     buffer = io.StringIO()
     table.to_csv(buffer, index=False, lineterminator="\n")
-    write_text_atomically(buffer.getvalue(), csv_path)
+    return buffer.getvalue()
 
 
 def plot_references(table: pd.DataFrame, path: str | os.PathLike, metric: str = "bleu",

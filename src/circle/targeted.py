@@ -27,7 +27,7 @@ import pandas as pd
 from circle.decoder import DecoderSettings, Hypothesis, read_weights
 from circle.decoder.lm import LN10, LanguageModel
 from circle.grid_search import paraphraser_configuration
-from circle.metrics import ter_stats
+from circle.metrics import ter_from_stats, ter_stats
 from circle.paraphraser import Paraphraser, ParaphraserConfig
 from circle.schemas import TARGETED_CACHE
 from circle.tables import read_metadata, read_table, write_table
@@ -52,8 +52,7 @@ class Reranker:
         texts = [h.text for h in paraphrases]
         fluency = np.array([LN10 * model.score(text, bos=True, eos=True)
                             / (len(text.split()) + 1) for text in texts])
-        stats = ter_stats(texts, [[target]] * len(texts))
-        distance = stats[:, 0] / np.where(stats[:, 1] > 0, stats[:, 1], 1.0)
+        distance = ter_from_stats(ter_stats(texts, [[target]] * len(texts)))
         model_scores = np.array([h.score for h in paraphrases])
         return self.lm * fluency - self.distance * distance + self.paraphraser * model_scores
 
