@@ -87,10 +87,11 @@ def tuning_seed(run):
     return run_seed(config["seed"], run)
 
 
-def max_paraphrases():
-    """The largest k of the config's 1H+kP conditions (0 if none)."""
+def max_paraphrases(targeted=False):
+    """The largest k of the config's 1H+kP conditions, or with ``targeted`` of its 1H+kT
+    conditions (0 if none)."""
     return max((c.paraphrases for c in map(Condition.parse, config["tuning"]["conditions"])
-                if not c.targeted), default=0)
+                if c.targeted == targeted), default=0)
 
 
 def tuning_runs():
@@ -108,7 +109,8 @@ def run_name(wildcards):
 
 
 def tuning_inputs(wildcards):
-    """Inputs of one MT tuning run; 1H+kP conditions also need the paraphrased references."""
+    """Inputs of one MT tuning run; 1H+kP conditions also need the paraphrased references,
+    1H+kT conditions the 1H weights they start from and the targeted paraphraser's parts."""
     inputs = {
         "evalset": f"results/{wildcards.experiment}/sets/tune.parquet",
         "grammar": f"results/{wildcards.experiment}/grammar/filtered/tune.parquet",
@@ -134,28 +136,19 @@ def tuning_inputs(wildcards):
     return inputs
 
 
-def max_targeted_paraphrases():
-    """The largest k of the config's 1H+kT conditions (0 if none)."""
-    return max((c.paraphrases for c in map(Condition.parse, config["tuning"]["conditions"])
-                if c.targeted), default=0)
-
-
 def paraphraser_weights(wildcards):
     """The tuned paraphraser's weights (tuned on the untargeted paraphraser's grammar)."""
     bias = bias_name(config["tuning"]["paraphraser_bias"])
     return f"results/{wildcards.experiment}/weights/paraphraser-bias{bias}.txt"
 
 
-def grid_rows(wildcards):
-    """The per-segment distances of every bias's grid row."""
-    return [f"results/{wildcards.experiment}/grid/grid/bias{bias_name(b)}.distances.parquet"
-            for b in config["paraphrase"]["biases"]]
-
-
-def grid_nbest(wildcards):
-    """The paraphrase n-best lists of every bias's grid row."""
-    return [f"results/{wildcards.experiment}/grid/grid/bias{bias_name(b)}.nbest.parquet"
-            for b in config["paraphrase"]["biases"]]
+def grid_rows(kind):
+    """An input function: the ``kind`` table ('distances' or 'nbest') of every bias's grid
+    row."""
+    return lambda wildcards: [
+        f"results/{wildcards.experiment}/grid/grid/bias{bias_name(b)}.{kind}.parquet"
+        for b in config["paraphrase"]["biases"]
+    ]
 
 
 def grid_decoder_settings():
@@ -172,6 +165,6 @@ def targeted_params(wildcards):
         "point": config["grid_search"]["point"],
         "nbest": config["targeted"]["nbest"],
         "rerank": config["targeted"]["rerank"],
-        "depth": max_targeted_paraphrases(),
+        "depth": max_paraphrases(targeted=True),
         "cache": f"results/{wildcards.experiment}/targeted/cache",
     }

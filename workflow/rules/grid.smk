@@ -107,7 +107,7 @@ rule search_grid:
     moved) beside the argmin of D."""
     input:
         sweep=rules.grid_weights.input.distances,
-        rows=grid_rows,
+        rows=grid_rows("distances"),
     output:
         points="results/{experiment}/grid/points.parquet",
         choice="results/{experiment}/grid/chosen.parquet",
@@ -129,7 +129,7 @@ rule report_grid_search:
         sweep=rules.grid_weights.input.distances,
         weights="results/{experiment}/grid/weights.parquet",
         choice="results/{experiment}/grid/chosen.parquet",
-        nbest=grid_nbest,
+        nbest=grid_rows("nbest"),
     output:
         markdown="results/{experiment}/report/grid_search.md",
         sweep_csv="results/{experiment}/report/fig5_3.csv",
