@@ -22,12 +22,9 @@ import pandas as pd
 
 from circle.decoder import (
     DecoderSettings,
-    LanguageModel,
-    decode_corpus,
     read_weights,
     write_weights,
 )
-from circle.decoder.grammar import load_grammar
 from circle.decoder.model import Model
 from circle.decoder.nbest import NBEST
 from circle.decoder.sets import write_nbest
@@ -42,6 +39,7 @@ from circle.evaluate import (
     write_evaluation,
 )
 from circle.metrics import get_metric
+from circle.paraphraser import Paraphraser
 from circle.report import write_text_atomically
 from circle.schemas import EVALSET, TUNING_LOG
 from circle.tables import read_metadata, read_table, write_table
@@ -185,13 +183,13 @@ def paraphrase_references(tune_path: str | os.PathLike, grammar_path: str | os.P
     table = read_table(tune_path, EVALSET)
     singles = [select_references(refs, order, 1)[0]
                for refs, order in zip(table["references"], table["ref_order"], strict=True)]
-    weights = read_weights(weights_path)
-    lm = LanguageModel(lm_path)
-    grammar = load_grammar(grammar_path)
-    names = Model(grammar.feature_names, weights).names
-    outputs = decode_corpus(singles, grammar, lm, weights, settings, workers=workers, k=k)
+    paraphraser = Paraphraser(grammar_path, lm_path, read_weights(weights_path), settings,
+                              workers)
+    outputs = paraphraser.paraphrase(singles, k=k)
+    names = Model(paraphraser.grammar.feature_names, paraphraser.weights).names
     write_nbest(table["segment_id"].tolist(), outputs, names, out_path, provenance,
-                {"weights": json.dumps(weights, sort_keys=True), "input": "single reference"})
+                {"weights": json.dumps(paraphraser.weights, sort_keys=True),
+                 "input": "single reference"})
 
 
 def paraphraser_report(log_path: str | os.PathLike, nbest_path: str | os.PathLike,

@@ -21,7 +21,14 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from circle.decoder import DecoderSettings, Grammar, Hypothesis, decode_corpus, load_grammar
+from circle.decoder import (
+    DecoderSettings,
+    Grammar,
+    Hypothesis,
+    LanguageModel,
+    decode_corpus,
+    load_grammar,
+)
 from circle.metrics import ter_from_stats, ter_stats
 
 
@@ -51,15 +58,16 @@ class Paraphraser:
     """Untargeted and targeted k-best paraphrases with one paraphrase grammar, loaded once.
 
     ``weights`` are the tuned paraphraser's (§3.2.3); their ``target`` entry is replaced by the
-    targeting weight of each call. With ``workers`` > 1, each call decodes in that many forked
-    processes that share the loaded grammar.
+    targeting weight of each call. The language model is loaded (and checked) before the
+    grammar. With ``workers`` > 1, each call decodes in that many forked processes that share
+    the loaded grammar and language model.
     """
 
-    def __init__(self, grammar: Grammar | str | os.PathLike, lm_path: str | os.PathLike,
-                 weights: Mapping[str, float], settings: DecoderSettings | None = None,
-                 workers: int = 1):
+    def __init__(self, grammar: Grammar | str | os.PathLike,
+                 lm: LanguageModel | str | os.PathLike, weights: Mapping[str, float],
+                 settings: DecoderSettings | None = None, workers: int = 1):
+        self.lm = lm if isinstance(lm, LanguageModel) else LanguageModel(lm)
         self.grammar = grammar if isinstance(grammar, Grammar) else load_grammar(grammar)
-        self.lm_path = lm_path
         self.weights = dict(weights)
         self.settings = settings or DecoderSettings()
         self.workers = workers
@@ -72,7 +80,7 @@ class Paraphraser:
         if targets is None and targeting_weight != 0.0:
             raise ValueError("a targeting weight needs targets")
         weights = dict(self.weights, target=targeting_weight)
-        return decode_corpus(inputs, self.grammar, self.lm_path, weights, self.settings,
+        return decode_corpus(inputs, self.grammar, self.lm, weights, self.settings,
                              workers=self.workers, k=k, targets=targets)
 
 
