@@ -485,3 +485,72 @@ def test_targeted_options_are_the_best_rules_with_the_targeting_term(kenlm_model
     assert max(len(ranked.rows) for ranked in plan.rule_sets.values()) > 3  # the limit binds
     if target_weight == 0.0:
         assert pruned == sum(min(len(ranked.rows), 3) for ranked in plan.rule_sets.values())
+
+
+FOREST_TARGETS = ["the dog is very small", "the house 's dog is large", "", "the dog is very small"]
+"""Targets decoded one after another from one forest (the last repeats the first: re-weighting
+in place must leave nothing behind)."""
+
+
+@pytest.mark.parametrize("weights", WEIGHTS, ids=["w0", "w1"])
+@pytest.mark.parametrize("sentence", SENTENCES)
+def test_forest_kbest_equals_targeted_decoding_without_pruning(grammar, kenlm_model, engine,
+                                                               weights, sentence):
+    """Targeting is rule-local: re-weighting the untargeted hypergraph gives the targeted
+    search's k-best list (texts, scores, features) when nothing is pruned."""
+    decoder = Decoder(grammar, LanguageModel(kenlm_model), weights,
+                      DecoderSettings(**EXHAUSTIVE, engine=engine))
+    forest = decoder.forest(sentence)
+    for target in FOREST_TARGETS:
+        from_forest = decoder.decode_forest(forest, target)
+        searched = decoder.decode(sentence, target=target)
+        assert [h.text for h in from_forest] == [h.text for h in searched]
+        for ours, theirs in zip(from_forest, searched, strict=True):
+            assert ours.score == pytest.approx(theirs.score, abs=1e-9)
+            assert ours.features == pytest.approx(theirs.features, abs=1e-9)
+            assert ours.features["target"] == sum(
+                word not in target.split() for word in ours.text.split())
+
+
+def test_forest_of_a_pruned_search_misses_what_targeting_would_keep(kenlm_model, engine):
+    """With options_limit 1 the untargeted forest holds only 'house'; the targeted search
+    re-ranks the rules first and finds 'abode' (why forests are built with a wider beam)."""
+    frame = pd.DataFrame([("X", "casa", word, -0.1 * rank) for rank, word in
+                          enumerate(["house", "home", "dwelling", "abode"])],
+                         columns=["lhs", "source", "target", "f1"])
+    weights = {"f1": 1.0, "lm": 0.0, "word_penalty": 0.0, "phrase_penalty": 0.0, "glue": 0.0,
+               "oov": -1.0, "target": -1.0}
+    narrow, wide = (Decoder(Grammar.from_frame(frame, ["f1"]), LanguageModel(kenlm_model),
+                            weights, DecoderSettings(options_limit=limit, engine=engine))
+                    for limit in (1, 4))
+    assert [h.text for h in narrow.decode_forest(narrow.forest("casa"), "my abode")] == ["house"]
+    assert [h.text for h in wide.decode_forest(wide.forest("casa"), "my abode")][0] == "abode"
+    assert [h.text for h in narrow.decode("casa", target="my abode")] == ["abode"]
+
+
+def test_engines_agree_on_forest_decoding(tmp_path):
+    """Pruned forests of a random grammar, re-weighted towards several targets in turn."""
+    rng = random.Random(5)
+    source_vocab = [f"s{i}" for i in range(12)]
+    target_vocab = [f"t{i}" for i in range(15)]
+    grammar = random_grammar(rng, source_vocab, target_vocab, 400)
+    path = tmp_path / "lm.arpa"
+    write_arpa(path, [" ".join(rng.choices(target_vocab, k=12)) for _ in range(40)], 3)
+    sentences = [" ".join(rng.choices(source_vocab + ["oov"], k=rng.randint(6, 14)))
+                 for _ in range(4)]
+    targets = [" ".join(rng.choices(target_vocab, k=8)) for _ in range(3)]
+    outputs = {}
+    for engine in ENGINES:
+        decoder = Decoder(grammar, LanguageModel(kenlm.Model(str(path))), WEIGHTS[1],
+                          DecoderSettings(pop_limit=20, options_limit=6, k=50, engine=engine))
+        outputs[engine] = [[(h.text, h.score, h.features)
+                            for h in decoder.decode_forest(forest, target)]
+                           for forest in map(decoder.forest, sentences) for target in targets]
+    assert min(len(nbest) for nbest in outputs["python"]) >= 20
+    assert outputs["cython"] == outputs["python"]
+
+
+def test_forest_of_another_decoder_is_refused(grammar, kenlm_model):
+    one, other = (Decoder(grammar, LanguageModel(kenlm_model), weights) for weights in WEIGHTS)
+    with pytest.raises(ValueError, match="another decoder"):
+        other.decode_forest(one.forest(SENTENCES[0]), "the house")

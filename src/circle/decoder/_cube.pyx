@@ -25,6 +25,7 @@ cimport cython
 from cpython.mem cimport PyMem_Calloc, PyMem_Free
 from cpython.ref cimport PyObject
 from libc.stdint cimport SIZE_MAX, int32_t, int64_t, uint32_t, uint64_t
+from libc.math cimport INFINITY
 from libc.string cimport memcmp, memcpy, memset
 from libcpp.algorithm cimport pop_heap, push_heap, sort
 from libcpp.pair cimport pair
@@ -200,12 +201,13 @@ cdef class Item:
 @cython.no_gc
 @cython.freelist(1024)
 cdef class Edge:
-    """A hyperedge, as :class:`circle.decoder.cube.Edge`; its rule and targeting value are
-    its option's."""
+    """A hyperedge, as :class:`circle.decoder.cube.Edge`; its rule is its option's, its
+    targeting value ``miss`` its option's until :meth:`CubePruning.retarget` changes it."""
 
     cdef readonly Option option
     cdef readonly double score
     cdef readonly double lm
+    cdef readonly int32_t miss
     cdef int32_t arity
     cdef Item first  # the antecedents, None past the arity
     cdef Item second
@@ -217,10 +219,6 @@ cdef class Edge:
     @property
     def rule(self):
         return self.option.rule
-
-    @property
-    def miss(self):
-        return self.option.miss
 
 
 @cython.final
@@ -343,6 +341,7 @@ cdef class CubePruning:
             cube = &self.cubes[popped.cube]
             edge = Edge.__new__(Edge)
             edge.option = (<list>cube.options)[popped.position[0]]
+            edge.miss = edge.option.miss
             edge.arity = cube.arity
             edge.first = (<list>cube.tails[0])[popped.position[1]] if cube.arity > 0 else None
             edge.second = (<list>cube.tails[1])[popped.position[2]] if cube.arity > 1 else None
@@ -408,6 +407,7 @@ cdef class CubePruning:
                       &summary, &exact, &estimate)
         edge = Edge.__new__(Edge)
         edge.option = option
+        edge.miss = option.miss
         edge.arity = <int32_t>len(tails)
         edge.first = tails[0] if tails else None
         edge.lm = exact * LN10
@@ -463,6 +463,54 @@ cdef class CubePruning:
         for t, symbol in enumerate(target):
             option.symbols[t] = self._word(symbol) if type(symbol) is str else -1 - symbol
         return option
+
+    def edge_scores(self, list items):
+        """The scores of the edges of ``items``, item by item, edge by edge, as
+        :meth:`circle.decoder.cube.CubePruning.edge_scores`."""
+        cdef Item item
+        cdef Edge edge
+        return np.array([edge.score for item in items for edge in item.edges],
+                        dtype=np.float64)
+
+    def retarget(self, list items, const double[:] base, target, double weight):
+        """Re-weight a hypergraph towards the words ``target`` (thesis eq. 5.1), as
+        :meth:`circle.decoder.cube.CubePruning.retarget`."""
+        cdef vector[char] wanted = vector[char](len(self.words), 0)
+        cdef Item item
+        cdef Edge edge
+        cdef Option option
+        cdef Py_ssize_t e = 0
+        cdef int32_t s, symbol, miss
+        cdef double best, total
+        for item in items:
+            e += len(item.edges)
+        if e != base.shape[0]:
+            raise ValueError(f"{base.shape[0]} edge scores for a hypergraph of {e} edges")
+        e = 0
+        for word in target:
+            symbol = self.word_ids.get(word, -1)
+            if symbol >= 0:
+                wanted[symbol] = 1
+        for item in items:
+            best = -INFINITY
+            for edge in item.edges:
+                option = edge.option
+                miss = 0
+                for s in range(option.length):
+                    symbol = option.symbols[s]
+                    if symbol >= 0 and not wanted[symbol]:
+                        miss += 1
+                edge.miss = miss
+                edge.score = base[e] + weight * miss
+                e += 1
+                total = edge.score
+                if edge.arity > 0:
+                    total += edge.first.inside
+                if edge.arity > 1:
+                    total += edge.second.inside
+                if total > best:
+                    best = total
+            item.inside = best
 
     def estimates(self, grammar, rows):
         """log10 LM estimates of the target sides of grammar ``rows``, as
@@ -765,7 +813,7 @@ cdef class KBest:
             for i in range(len(rule_values)):
                 values[i] += <double>rule_values[i]
             values[lm_index] += edge.lm
-            values[target_index] += edge.option.miss
+            values[target_index] += edge.miss
             stack.extend(d.children)
         return [values[i] for i in range(size)]
 

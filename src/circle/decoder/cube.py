@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import heapq
 import itertools
+import math
 from collections.abc import Mapping
 
 import kenlm
@@ -156,6 +157,35 @@ class CubePruning:
     def option(self, rule: Rule, miss: int, score: float, priority: float) -> Option:
         """An option for a rule outside the grammar (glue, pass-through, goal)."""
         return Option(rule, miss, score, priority)
+
+    def edge_scores(self, items: list[Item]) -> np.ndarray:
+        """The scores of the edges of ``items``, item by item, edge by edge (what
+        :meth:`retarget` adds the targeting term to)."""
+        return np.array([edge.score for item in items for edge in item.edges], dtype=np.float64)
+
+    def retarget(self, items: list[Item], base: np.ndarray, target: frozenset[str],
+                 weight: float) -> None:
+        """Re-weight a hypergraph towards the words ``target`` (thesis eq. 5.1, rule-local):
+        each edge's ``miss`` becomes the number of its rule's target words not in ``target``
+        and its ``score`` its entry of ``base`` (:meth:`edge_scores` of the untargeted
+        hypergraph) + ``weight`` × ``miss``; each item's ``inside`` becomes the best score of
+        its edges plus their antecedents' ``inside``. ``items`` must come antecedents first;
+        the goal, whose edges carry no words, is left out."""
+        edges = sum(len(item.edges) for item in items)
+        if edges != len(base):
+            raise ValueError(f"{len(base)} edge scores for a hypergraph of {edges} edges")
+        scores = iter(base.tolist())
+        for item in items:
+            best = -math.inf
+            for edge in item.edges:
+                edge.miss = sum(1 for symbol in edge.rule.target
+                                if symbol.__class__ is str and symbol not in target)
+                edge.score = next(scores) + weight * edge.miss
+                total = edge.score
+                for tail in edge.tails:
+                    total += tail.inside
+                best = max(best, total)
+            item.inside = best
 
     def estimates(self, grammar: Grammar, rows: np.ndarray) -> np.ndarray:
         """:meth:`LanguageModel.estimate <circle.decoder.lm.LanguageModel.estimate>` (log10)

@@ -154,6 +154,19 @@ class SentencePlan:
                            self.model.target_weight, self.options_limit)
 
 
+@dataclass(frozen=True)
+class Forest:
+    """The +LM hypergraph of one input's untargeted search (:meth:`Decoder.forest`): the goal
+    item, every chart item antecedents first, and each edge's untargeted score in that order
+    (``base``). :meth:`Decoder.decode_forest` re-weights it in place towards one target at a
+    time."""
+
+    goal: Item
+    items: list[Item]
+    base: np.ndarray
+    model: Model
+
+
 class Decoder:
     """A Hiero decoder for one grammar, language model, weight vector and settings."""
 
@@ -207,28 +220,67 @@ class Decoder:
         ``k`` defaults to the settings' k. An input may be given as a :class:`SentencePlan`
         from :meth:`prepare` to decode it towards many targets.
         """
+        plan = self._plan(sentence)
+        target_words = None if target is None else self._target(
+            target.split() if isinstance(target, str) else target)
+        goal, _ = self._chart(plan, self._select(plan, target_words))
+        return self._kbest_list(goal, k)
+
+    @_without_gc
+    def forest(self, sentence: str | Sequence[str] | SentencePlan) -> Forest:
+        """The untargeted hypergraph of an input, to be decoded towards many targets with
+        :meth:`decode_forest` (the forest mode of targeted paraphrasing)."""
+        plan = self._plan(sentence)
+        goal, items = self._chart(plan, self._select(plan, None))
+        return Forest(goal, items, self._search.edge_scores(items), self.model)
+
+    @_without_gc
+    def decode_forest(self, forest: Forest, target: str | Sequence[str], k: int | None = None
+                      ) -> list[Hypothesis]:
+        """The unique k-best outputs of ``forest`` with its edges re-weighted towards the string
+        ``target``: the targeting feature (thesis eq. 5.1) is rule-local, so the hypergraph of
+        the untargeted search holds every derivation's targeted score without a new search.
+        Exact within the forest; the targeted search (:meth:`decode`) may find derivations the
+        untargeted pruning dropped, hence a wider beam for forests."""
+        if forest.model is not self.model:
+            raise ValueError("the forest was built by another decoder")
+        words = target.split() if isinstance(target, str) else target
+        self._search.retarget(forest.items, forest.base, frozenset(words),
+                              self.model.target_weight)
+        return self._kbest_list(forest.goal, k)
+
+    def _plan(self, sentence: str | Sequence[str] | SentencePlan) -> SentencePlan:
         plan = sentence if isinstance(sentence, SentencePlan) else self.prepare(sentence)
         if plan.model is not self.model:
             raise ValueError("the sentence plan was prepared by another decoder")
-        k = self.settings.k if k is None else k
-        target_words = None if target is None else self._target(
-            target.split() if isinstance(target, str) else target)
-        options = self._select(plan, target_words)
+        return plan
+
+    def _chart(self, plan: SentencePlan, options: Mapping[int, list[Option]]
+               ) -> tuple[Item, list[Item]]:
+        """Fill the chart of ``plan`` with ``options``: the goal item and every chart item,
+        antecedents first (the hypergraph)."""
         n = len(plan.words)
         x_cells: dict[Span, list[Item]] = {}
         s_cells: dict[int, list[Item]] = {}
+        items: list[Item] = []
         spans = iter(plan.spans.items())
         pending = next(spans, None)
         for j in range(1, n + 1):
             while pending is not None and pending[0][1] - pending[0][0] == j:
                 span, applications = pending
                 x_cells[span] = self._search.fill_span(applications, options, x_cells)
+                items += x_cells[span]
                 pending = next(spans, None)
             s_cells[j] = self._search.fill(self._glue_cubes(j, x_cells, s_cells))
+            items += s_cells[j]
         tops = s_cells[n] if n else [None]
         goal = Item(0.0, 0.0, (), None, 0, [self._goal_edge(item) for item in tops])
+        return goal, items
+
+    def _kbest_list(self, goal: Item, k: int | None) -> list[Hypothesis]:
         kbest = self._kbest()
-        return [self._hypothesis(kbest, d) for d in kbest.best(goal, k)]
+        return [self._hypothesis(kbest, d)
+                for d in kbest.best(goal, self.settings.k if k is None else k)]
 
     def _target(self, target: Sequence[str]) -> tuple[frozenset[str], np.ndarray]:
         """The words of a target string T, and per grammar vocabulary id 1.0 if in T."""
