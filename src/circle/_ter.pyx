@@ -451,3 +451,46 @@ def ter_statistics(hypotheses, references):
     if failed:
         raise RuntimeError(f"TER: the beam edit distance of hypothesis {i} is undefined")
     return out
+
+
+def word_edit_statistics(hypotheses, references):
+    """WER statistics of each hypothesis against its one reference string: a float64 array of
+    shape ``(n, 2)`` holding the Levenshtein distance in words (substitutions, insertions and
+    deletions cost 1) and the reference length, as
+    :func:`circle.metrics.wer_stats_reference` computes them."""
+    cdef Py_ssize_t n = len(hypotheses), i, j, k
+    if len(references) != n:
+        raise ValueError(f"{n} hypotheses but {len(references)} references")
+    vocabulary = {}
+    tokens = []
+    starts = np.zeros(2 * n + 1, dtype=np.int64)  # hypothesis k at 2k, its reference at 2k + 1
+    for k in range(n):
+        for s, text in enumerate((hypotheses[k], references[k])):
+            tokens += [vocabulary.setdefault(w, len(vocabulary)) for w in text.split()]
+            starts[2 * k + s + 1] = len(tokens)
+    cdef const int32_t[::1] ids = np.array(tokens + [0], dtype=np.int32)
+    cdef const int64_t[::1] start = starts
+    out = np.zeros((n, 2), dtype=np.float64)
+    cdef double[:, ::1] stats = out
+    lengths = np.diff(starts)[1::2]
+    cdef int32_t[::1] row = np.zeros(int(lengths.max(initial=0)) + 1, dtype=np.int32)
+    cdef const int32_t* hyp
+    cdef const int32_t* ref
+    cdef Py_ssize_t n_hyp, n_ref
+    cdef int32_t diagonal, above, best
+    with nogil:
+        for k in range(n):
+            hyp, n_hyp = &ids[start[2 * k]], start[2 * k + 1] - start[2 * k]
+            ref, n_ref = &ids[start[2 * k + 1]], start[2 * k + 2] - start[2 * k + 1]
+            for j in range(n_ref + 1):  # distances of the empty hypothesis prefix
+                row[j] = <int32_t>j
+            for i in range(n_hyp):
+                diagonal, row[0] = row[0], <int32_t>(i + 1)
+                for j in range(n_ref):
+                    above = row[j + 1]
+                    best = diagonal + (hyp[i] != ref[j])
+                    best = min(best, above + 1, row[j] + 1)
+                    diagonal, row[j + 1] = above, best
+            stats[k, 0] = row[n_ref]
+            stats[k, 1] = n_ref
+    return out

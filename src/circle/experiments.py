@@ -10,6 +10,7 @@ others are its references (§3.2.3).
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
 import os
@@ -258,15 +259,16 @@ def tune_condition(tune_path: str | os.PathLike, grammar_path: str | os.PathLike
     table = read_table(tune_path, EVALSET)
     paraphrases = None if paraphrases_path is None else read_table(paraphrases_path, NBEST)
     references = condition_references(table, parsed, paraphrases)
-    hook = None
-    if parsed.targeted:
-        if targeted is None:
-            raise ValueError(f"condition {parsed.name} needs the targeted paraphraser set-up")
-        hook = targeted.references([refs[0] for refs in references], parsed.paraphrases,
-                                   run.name, workers)
-    result = tune(list(table["source"]), references, grammar_path, lm_path,
-                  read_weights(weights_path), settings, tuning, workers, fixed=TUNING_FIXED,
-                  references_for=hook)
+    with contextlib.ExitStack() as stack:
+        hook = None
+        if parsed.targeted:
+            if targeted is None:
+                raise ValueError(f"condition {parsed.name} needs the targeted paraphraser set-up")
+            hook = stack.enter_context(targeted.references(
+                [refs[0] for refs in references], parsed.paraphrases, run.name, workers))
+        result = tune(list(table["source"]), references, grammar_path, lm_path,
+                      read_weights(weights_path), settings, tuning, workers,
+                      fixed=TUNING_FIXED, references_for=hook)
     write_weights(out_weights, result.weights)
     write_tuning_log(result, out_log, provenance)
     return result.weights

@@ -35,7 +35,7 @@ from typing import ClassVar
 import numpy as np
 from sacrebleu.metrics import TER
 
-from circle._ter import ter_statistics
+from circle._ter import ter_statistics, word_edit_statistics
 
 MAX_ORDER = 4
 BLEU_STATS = 2 * MAX_ORDER + 2
@@ -198,6 +198,27 @@ def ter_stats_reference(hypotheses: Sequence[str],
     for i, (hyp, refs) in enumerate(zip(hypotheses, references, strict=True)):
         segment = ter.sentence_score(hyp, list(refs))
         out[i] = segment.num_edits, segment.ref_length
+    return out
+
+
+def wer_stats(hypotheses: Sequence[str], references: Sequence[str]) -> np.ndarray:
+    """WER statistics against one reference each, shape ``(n, 2)``: word edit (Levenshtein)
+    distance and reference length; compiled in :mod:`circle._ter`. WER = edits / length
+    (:func:`ter_from_stats` divides them the same way)."""
+    return word_edit_statistics(list(hypotheses), list(references))
+
+
+def wer_stats_reference(hypotheses: Sequence[str], references: Sequence[str]) -> np.ndarray:
+    """:func:`wer_stats` by the textbook dynamic programme (slow; for tests)."""
+    out = np.zeros((len(hypotheses), 2), dtype=np.float64)
+    for k, (hyp, ref) in enumerate(zip(hypotheses, references, strict=True)):
+        h, r = hyp.split(), ref.split()
+        table = [[i + j if i * j == 0 else 0 for j in range(len(r) + 1)] for i in range(len(h) + 1)]
+        for i in range(1, len(h) + 1):
+            for j in range(1, len(r) + 1):
+                table[i][j] = min(table[i - 1][j - 1] + (h[i - 1] != r[j - 1]),
+                                  table[i - 1][j] + 1, table[i][j - 1] + 1)
+        out[k] = table[len(h)][len(r)], len(r)
     return out
 
 

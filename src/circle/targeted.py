@@ -1,18 +1,32 @@
-"""Targeted references inside the tuning loop (thesis §5.3, Fig. 5.9), exact mode.
+"""Targeted references inside the tuning loop (thesis §5.3, Fig. 5.9).
 
 In every tuning iteration each new hypothesis of a tune sentence gets its own references: the
 sentence's original reference and the top k of a paraphrase n-best list of that reference
 *targeted to the hypothesis* (eq. 5.1), reranked (:class:`Reranker`). :class:`TargetedReferences`
 is the tuning loop's reference hook (``circle.tune.loop.tune(references_for=...)``): its
 ``prepare`` paraphrases, once per distinct (reference, hypothesis), every pair the iteration
-added, in one batch over the paraphraser's workers ("exact" mode: one targeted decode per pair).
-:class:`ParaphraseCache` keeps the reranked lists on disk, so iterations, the 1H+kP′ conditions
-(the top k of one list serve every k), replicates and reruns share them, and a killed run resumes
-without paraphrasing again what it had.
+added, in one batch over the workers of a :class:`TargetedParaphraser`, which holds the grammar,
+both LMs and a decoder per worker for the whole run.
+
+Two search modes (:data:`SEARCH_MODES`) make the lists:
+
+* ``exact``: one targeted search per distinct target (the thesis's way);
+* ``forest``: one search per reference builds its hypergraph, targeted to the union of the words
+  of all its hypotheses so that rule selection and pruning keep what they need, with a wider
+  beam (``forest_beam`` × the pop and options limits); each hypothesis then re-weights the
+  hyperedges with its own targeting values (the feature is rule-local) and reads the k-best
+  again (:meth:`circle.decoder.Decoder.decode_forest`), without a new search.
+
+Either way a targeted list depends on its target only through the target's set of words, so
+hypotheses that reorder the same words share one decode. :class:`ParaphraseCache` keeps the
+reranked lists on disk, so iterations, the 1H+kP′ conditions (the top k of one list serve every
+k), replicates and reruns share them, and a killed run resumes without paraphrasing again what
+it had.
 """
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import json
 import os
@@ -24,52 +38,135 @@ import kenlm
 import numpy as np
 import pandas as pd
 
-from circle.decoder import DecoderSettings, Hypothesis, read_weights
+from circle.decoder import Decoder, DecoderSettings, Grammar, Hypothesis, read_weights
+from circle.decoder.corpus import DecoderPool
 from circle.decoder.lm import LN10, LanguageModel
 from circle.grid_search import paraphraser_configuration
-from circle.metrics import ter_from_stats, ter_stats
-from circle.paraphraser import Paraphraser, ParaphraserConfig
+from circle.metrics import ter_from_stats, wer_stats
+from circle.paraphraser import ParaphraserConfig
 from circle.schemas import TARGETED_CACHE
 from circle.tables import read_metadata, read_table, write_table
+
+SEARCH_MODES: tuple[str, ...] = ("exact", "forest")
+"""How targeted lists are decoded (see the module docstring)."""
+
+Ranked = list[tuple[str, float]]
+"""A reranked list: (paraphrase, reranking score), best first."""
 
 
 @dataclass(frozen=True)
 class Reranker:
     """Reranks a targeted paraphrase n-best list (thesis §5.3): score = ``lm`` × the reranking
-    LM's log-probability per word (natural log, ``</s>`` included) − ``distance`` × TER(paraphrase,
-    target) + ``paraphraser`` × the paraphraser's model score. The thesis used WER(target,
-    paraphrase) because TER was too slow for its 90 M pairs (footnote 7); TER here is compiled
-    (:func:`circle.metrics.ter_stats`). The per-word LM keeps length out of the fluency term;
-    the weights are not tuned."""
+    LM's log-probability per word (natural log, ``</s>`` included) − ``distance`` ×
+    WER(paraphrase, target) + ``paraphraser`` × the paraphraser's model score. WER is the
+    thesis's distance (TER "would be more useful" but too slow for its 90 M pairs, footnote 7);
+    the target is WER's reference. The per-word LM keeps length out of the fluency term; the
+    weights are not tuned."""
 
     lm: float = 1.0
     distance: float = 1.0
     paraphraser: float = 0.0
 
-    def scores(self, paraphrases: Sequence[Hypothesis], target: str,
-               model: kenlm.Model) -> np.ndarray:
-        """The reranking score of each paraphrase (higher is better)."""
+    def scores(self, paraphrases: Sequence[Hypothesis], target: str, model: kenlm.Model,
+               fluency: dict[str, float] | None = None) -> np.ndarray:
+        """The reranking score of each paraphrase (higher is better). ``fluency``, if given,
+        memoises the LM term by paraphrase across calls."""
+        fluency = {} if fluency is None else fluency
         texts = [h.text for h in paraphrases]
-        fluency = np.array([LN10 * model.score(text, bos=True, eos=True)
-                            / (len(text.split()) + 1) for text in texts])
-        distance = ter_from_stats(ter_stats(texts, [[target]] * len(texts)))
+        for text in texts:
+            if text not in fluency:
+                fluency[text] = LN10 * model.score(text, bos=True, eos=True) / (
+                    len(text.split()) + 1)
+        distance = ter_from_stats(wer_stats(texts, [target] * len(texts)))
         model_scores = np.array([h.score for h in paraphrases])
-        return self.lm * fluency - self.distance * distance + self.paraphraser * model_scores
+        return (self.lm * np.array([fluency[text] for text in texts])
+                - self.distance * distance + self.paraphraser * model_scores)
 
-    def rank(self, paraphrases: Sequence[Hypothesis], target: str,
-             model: kenlm.Model) -> list[tuple[str, float]]:
+    def rank(self, paraphrases: Sequence[Hypothesis], target: str, model: kenlm.Model,
+             fluency: dict[str, float] | None = None) -> Ranked:
         """(paraphrase, score), best first; ties keep the paraphraser's order."""
-        scores = self.scores(paraphrases, target, model)
+        scores = self.scores(paraphrases, target, model, fluency)
         order = np.argsort(-scores, kind="stable")
         return [(paraphrases[i].text, float(scores[i])) for i in order]
 
 
-def cache_key(config: ParaphraserConfig, paraphraser_weights: Mapping[str, float], k: int,
+@functools.cache
+def _reranking_model(path: str) -> kenlm.Model:
+    """The reranking LM, loaded once per process (forked workers inherit the parent's)."""
+    return LanguageModel(path).model
+
+
+def targeted_lists(decoder: Decoder, task: tuple[str, Sequence[str]], mode: str,
+                   reranker: Reranker | None, reranking_lm: str, depth: int) -> list[Ranked]:
+    """For one reference and its hypotheses (``task``), each hypothesis's paraphrase n-best
+    list of the reference targeted to it, searched in ``mode`` (:data:`SEARCH_MODES`), reranked
+    (None: the paraphraser's order) and cut to ``depth`` entries. Runs in a worker."""
+    reference, hypotheses = task
+    word_sets = [frozenset(hypothesis.split()) for hypothesis in hypotheses]
+    if mode == "forest":
+        forest = decoder.forest(reference, sorted(frozenset().union(*word_sets)))
+        decoded = {words: decoder.decode_forest(forest, sorted(words))
+                   for words in dict.fromkeys(word_sets)}
+    elif mode == "exact":
+        plan = decoder.prepare(reference)
+        decoded = {words: decoder.decode(plan, sorted(words))
+                   for words in dict.fromkeys(word_sets)}
+    else:
+        raise ValueError(f"targeted search mode must be one of {SEARCH_MODES}, got {mode!r}")
+    if reranker is None:
+        return [[(h.text, h.score) for h in decoded[words][:depth]] for words in word_sets]
+    model, fluency = _reranking_model(reranking_lm), {}
+    return [reranker.rank(decoded[words], hypothesis, model, fluency)[:depth]
+            for words, hypothesis in zip(word_sets, hypotheses, strict=True)]
+
+
+class TargetedParaphraser:
+    """The targeted paraphraser of one tuning run, held warm: a :class:`DecoderPool` whose
+    workers each load the grammar (of the configuration's bias) and the decoding LM once and
+    keep their decoder, with the configuration's targeting weight, for every iteration.
+
+    ``settings.k`` is the paraphrase n-best size; in forest mode the pop and options limits are
+    ``forest_beam`` times the settings'. Lists are reranked by ``reranker`` (None: not
+    reranked) with the LM at ``reranking_lm`` and cut to ``depth``.
+    """
+
+    def __init__(self, grammar: Grammar | str | os.PathLike, lm: str | os.PathLike,
+                 weights: Mapping[str, float], config: ParaphraserConfig,
+                 settings: DecoderSettings, mode: str, forest_beam: int,
+                 reranker: Reranker | None, reranking_lm: str | os.PathLike, depth: int,
+                 workers: int = 1):
+        if mode not in SEARCH_MODES:
+            raise ValueError(f"targeted search mode must be one of {SEARCH_MODES}, got {mode!r}")
+        if forest_beam < 1:
+            raise ValueError(f"the forest beam factor must be ≥ 1, got {forest_beam}")
+        if mode == "forest":
+            settings = replace(settings, pop_limit=settings.pop_limit * forest_beam,
+                               options_limit=settings.options_limit * forest_beam)
+        self.reranking_lm = str(reranking_lm)
+        _reranking_model(self.reranking_lm)  # checked before the grammar, inherited by workers
+        self.work = functools.partial(targeted_lists, mode=mode, reranker=reranker,
+                                      reranking_lm=self.reranking_lm, depth=depth)
+        self.pool = DecoderPool(grammar, lm, dict(weights, target=config.targeting_weight),
+                                settings, workers)
+
+    def lists(self, tasks: Sequence[tuple[str, Sequence[str]]]) -> list[list[Ranked]]:
+        """Per (reference, hypotheses) task, the reranked list of each hypothesis."""
+        return self.pool.map(self.work, list(tasks))
+
+    def close(self) -> None:
+        self.pool.close()
+
+
+def cache_key(config: ParaphraserConfig, paraphraser_weights: Mapping[str, float],
+              settings: DecoderSettings, mode: str, forest_beam: int,
               reranker: Reranker | None) -> str:
     """What a cached list depends on besides (reference, hypothesis): the configuration, the
-    paraphraser's weights, the n-best size and the reranker (None: not reranked)."""
+    paraphraser's weights, the search (settings, mode and, in forest mode, its beam factor) and
+    the reranker (None: not reranked)."""
     described = {"config": asdict(config), "weights": dict(sorted(paraphraser_weights.items())),
-                 "k": k, "reranker": None if reranker is None else asdict(reranker)}
+                 "settings": asdict(settings), "mode": mode,
+                 "forest_beam": forest_beam if mode == "forest" else None,
+                 "reranker": None if reranker is None else asdict(reranker)}
     return hashlib.sha256(json.dumps(described, sort_keys=True).encode()).hexdigest()[:16]
 
 
@@ -122,40 +219,36 @@ class TargetedReferences:
     """The tuning loop's reference hook for condition 1H+kP′ (thesis §5.3, Fig. 5.9): each
     hypothesis of sentence i gets the original reference ``references[i]`` and the top ``count``
     reranked paraphrases of it targeted to the hypothesis. The lists come from ``cache`` or are
-    made by ``prepare`` (called by the loop with each iteration's new pairs)."""
+    made by ``prepare`` (called by the loop with each iteration's new pairs) with
+    ``paraphraser`` (a :class:`TargetedParaphraser`, closed with the hook)."""
 
-    def __init__(self, references: Sequence[str], paraphraser: Paraphraser,
-                 config: ParaphraserConfig, count: int, cache: ParaphraseCache,
-                 reranker: Reranker | None, reranking_lm: kenlm.Model | str | os.PathLike,
-                 writer: str):
-        if not config.targeted:
-            raise ValueError("targeted references need a negative targeting weight")
+    def __init__(self, references: Sequence[str], paraphraser: TargetedParaphraser,
+                 count: int, cache: ParaphraseCache, writer: str):
         if not 1 <= count <= cache.depth:
             raise ValueError(f"{count} targeted references per hypothesis, but the cache keeps "
                              f"{cache.depth}")
-        self.references, self.paraphraser, self.config = list(references), paraphraser, config
-        self.count, self.cache, self.reranker, self.writer = count, cache, reranker, writer
-        self.model = LanguageModel(reranking_lm).model
+        self.references, self.paraphraser = list(references), paraphraser
+        self.count, self.cache, self.writer = count, cache, writer
         self.paraphrased = 0
 
     def prepare(self, pairs: Sequence[tuple[int, str]]) -> None:
         """Paraphrase the reference of each (sentence index, hypothesis) pair not yet cached
         towards its hypothesis, rerank, cache, and flush the new lists to disk."""
-        missing = list(dict.fromkeys((self.references[index], hypothesis)
-                                     for index, hypothesis in pairs
-                                     if (self.references[index], hypothesis) not in self.cache))
+        missing: dict[str, list[str]] = {}
+        for index, hypothesis in pairs:
+            reference = self.references[index]
+            if (reference, hypothesis) not in self.cache:
+                wanted = missing.setdefault(reference, [])
+                if hypothesis not in wanted:
+                    wanted.append(hypothesis)
         if not missing:
             return
-        lists = self.paraphraser.paraphrase([reference for reference, _ in missing],
-                                            [hypothesis for _, hypothesis in missing],
-                                            self.config.targeting_weight)
-        for (reference, hypothesis), paraphrases in zip(missing, lists, strict=True):
-            if self.reranker is None:
-                ranked = [(h.text, h.score) for h in paraphrases]
-            else:
-                ranked = self.reranker.rank(paraphrases, hypothesis, self.model)
-            self.cache.add(reference, hypothesis, ranked)
-        self.paraphrased += len(missing)
+        tasks = list(missing.items())
+        for (reference, hypotheses), lists in zip(tasks, self.paraphraser.lists(tasks),
+                                                  strict=True):
+            for hypothesis, ranked in zip(hypotheses, lists, strict=True):
+                self.cache.add(reference, hypothesis, ranked)
+            self.paraphrased += len(hypotheses)
         self.cache.flush(self.writer)
 
     def __call__(self, index: int, hypothesis: str) -> list[str]:
@@ -164,34 +257,53 @@ class TargetedReferences:
             self.prepare([(index, hypothesis)])
         return [reference, *self.cache.get(reference, hypothesis)[:self.count]]
 
+    def close(self) -> None:
+        self.paraphraser.close()
+
+    def __enter__(self) -> TargetedReferences:
+        return self
+
+    def __exit__(self, *exc_info) -> None:
+        self.close()
+
 
 @dataclass(frozen=True)
 class TargetedSetup:
     """What the 1H+kT tuning runs share (thesis §5.3): the targeted paraphraser's configuration
     and grammar (of that bias), the decoding LM, the tuned paraphraser's weights, its search
-    settings (``settings.k``: the paraphrase n-best size), the reranker (None: the ablation
-    without reranking) and its LM, the cache directory and the entries kept per list
-    (``depth``: the largest k of the targeted conditions, so one list serves every k)."""
+    settings (``settings.k``: the paraphrase n-best size), search ``mode`` and forest beam
+    factor, the reranker (None: the ablation without reranking) and its LM, the cache directory
+    and the entries kept per list (``depth``: the largest k of the targeted conditions, so one
+    list serves every k)."""
 
     config: ParaphraserConfig
     grammar_path: str | os.PathLike
     lm_path: str | os.PathLike
     paraphraser_weights: Mapping[str, float]
     settings: DecoderSettings
+    mode: str
+    forest_beam: int
     reranker: Reranker | None
     reranking_lm_path: str | os.PathLike
     cache_directory: str | os.PathLike
     depth: int
 
+    def __post_init__(self) -> None:
+        if not self.config.targeted:
+            raise ValueError("targeted references need a negative targeting weight, got the "
+                             f"configuration {self.config}")
+
     def references(self, references: Sequence[str], count: int, writer: str,
                    workers: int) -> TargetedReferences:
         """The reference hook of one run: ``count`` targeted paraphrases per hypothesis."""
-        paraphraser = Paraphraser(self.grammar_path, self.lm_path, self.paraphraser_weights,
-                                  self.settings, workers)
-        key = cache_key(self.config, self.paraphraser_weights, self.settings.k, self.reranker)
-        return TargetedReferences(references, paraphraser, self.config, count,
-                                  ParaphraseCache(self.cache_directory, key, self.depth),
-                                  self.reranker, self.reranking_lm_path, writer)
+        key = cache_key(self.config, self.paraphraser_weights, self.settings, self.mode,
+                        self.forest_beam, self.reranker)
+        cache = ParaphraseCache(self.cache_directory, key, self.depth)
+        paraphraser = TargetedParaphraser(
+            self.grammar_path, self.lm_path, self.paraphraser_weights, self.config,
+            self.settings, self.mode, self.forest_beam, self.reranker, self.reranking_lm_path,
+            self.depth, workers)
+        return TargetedReferences(references, paraphraser, count, cache, writer)
 
 
 def targeted_setup(params: Mapping, choice_path: str | os.PathLike | None,
@@ -200,9 +312,9 @@ def targeted_setup(params: Mapping, choice_path: str | os.PathLike | None,
                    reranking_lm_path: str | os.PathLike,
                    settings: DecoderSettings) -> TargetedSetup:
     """The set-up of the pipeline's 1H+kT runs: ``params`` holds the config's biases (in the
-    order of ``grammar_paths``), ``point`` (grid_search.point or None), ``nbest``, ``rerank``
-    (weights or None), ``depth`` and the ``cache`` directory; the configuration is the grid's
-    choice (``choice_path``) unless ``point`` overrides it."""
+    order of ``grammar_paths``), ``point`` (grid_search.point or None), ``nbest``, ``search``,
+    ``forest_beam``, ``rerank`` (weights or None), ``depth`` and the ``cache`` directory; the
+    configuration is the grid's choice (``choice_path``) unless ``point`` overrides it."""
     config = paraphraser_configuration(choice_path, params["point"])
     grammars = dict(zip(params["biases"], grammar_paths, strict=True))
     if config.bias not in grammars:
@@ -211,6 +323,6 @@ def targeted_setup(params: Mapping, choice_path: str | os.PathLike | None,
     rerank = params["rerank"]
     return TargetedSetup(config, grammars[config.bias], lm_path,
                          read_weights(paraphraser_weights_path),
-                         replace(settings, k=params["nbest"]),
-                         None if rerank is None else Reranker(**rerank), reranking_lm_path,
-                         params["cache"], params["depth"])
+                         replace(settings, k=params["nbest"]), params["search"],
+                         params["forest_beam"], None if rerank is None else Reranker(**rerank),
+                         reranking_lm_path, params["cache"], params["depth"])

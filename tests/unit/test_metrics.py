@@ -1,5 +1,6 @@
 """circle.metrics against sacrebleu: BLEU-4 / TER / TERBLEU sufficient statistics."""
 
+import random
 from collections import Counter
 from pathlib import Path
 
@@ -15,6 +16,8 @@ from circle.metrics import (
     ter_from_stats,
     ter_stats,
     terbleu_from_stats,
+    wer_stats,
+    wer_stats_reference,
 )
 
 VOCAB = "the a cat dog sat on mat rug".split()
@@ -295,3 +298,18 @@ def test_input_errors(stats_fn):
         stats_fn(["a", "b"], [["a"]])
     with pytest.raises(ValueError, match="is a string"):
         stats_fn(["a"], ["a"])
+
+
+def test_wer_counts_word_edits_against_one_reference():
+    stats = wer_stats(["a b c", "", "a b", "x y z w"], ["a x c d", "a b", "", "x z y w"])
+    assert stats.tolist() == [[2, 4], [2, 2], [2, 0], [2, 4]]
+    assert ter_from_stats(stats).tolist() == [0.5, 1.0, 1.0, 0.5]
+
+
+def test_compiled_wer_equals_the_textbook_programme():
+    rng = random.Random(3)
+    vocabulary = "the sons of israel went up and".split()
+    hypotheses = [" ".join(rng.choices(vocabulary, k=rng.randint(0, 30))) for _ in range(300)]
+    references = [" ".join(rng.choices(vocabulary, k=rng.randint(0, 30))) for _ in range(300)]
+    assert np.array_equal(wer_stats(hypotheses, references),
+                          wer_stats_reference(hypotheses, references))

@@ -1,5 +1,6 @@
 """Targeted references inside the tuning loop (thesis §5.3): the reranking order against
-hand-computed LM and TER values, the on-disk cache (hit, miss, resume) and the reference hook."""
+hand-computed LM and WER values, the on-disk cache (hit, miss, resume), the two search modes and
+the reference hook."""
 
 import math
 
@@ -11,8 +12,15 @@ import pytest
 from circle.decoder import DecoderSettings, Grammar, Hypothesis
 from circle.lm import estimate_lm
 from circle.metrics import get_metric, ter_from_stats, ter_stats
-from circle.paraphraser import Paraphraser, ParaphraserConfig
-from circle.targeted import ParaphraseCache, Reranker, TargetedReferences, cache_key
+from circle.paraphraser import ParaphraserConfig
+from circle.targeted import (
+    ParaphraseCache,
+    Reranker,
+    TargetedParaphraser,
+    TargetedReferences,
+    TargetedSetup,
+    cache_key,
+)
 from circle.tune.loop import TuningSettings, tune
 from circle.tune.mert import MertSettings
 
@@ -37,11 +45,11 @@ def lm_per_word(text: str) -> float:
     return math.log(10) * (sum(UNIGRAMS[w] for w in words) + UNIGRAMS["</s>"]) / (len(words) + 1)
 
 
-def test_rerank_order_is_lm_per_word_minus_ter_to_the_target(unigram_lm):
+def test_rerank_order_is_lm_per_word_minus_wer_to_the_target(unigram_lm):
     target = "the sons of israel went up"
-    paraphrases = [Hypothesis("the children of israel went up", -1.0, {}),   # TER 1/6
-                   Hypothesis("the sons of israel went up", -2.0, {}),       # TER 0
-                   Hypothesis("the children of israel", -0.5, {})]           # TER 3/6
+    paraphrases = [Hypothesis("the children of israel went up", -1.0, {}),   # WER 1/6
+                   Hypothesis("the sons of israel went up", -2.0, {}),       # WER 0
+                   Hypothesis("the children of israel", -0.5, {})]           # WER 3/6
     reranker = Reranker(lm=1.0, distance=2.0, paraphraser=0.1)
     expected = [lm_per_word(h.text) - 2.0 * ter + 0.1 * h.score
                 for h, ter in zip(paraphrases, [1 / 6, 0.0, 3 / 6], strict=True)]
@@ -55,7 +63,8 @@ def test_rerank_order_is_lm_per_word_minus_ter_to_the_target(unigram_lm):
 
 
 def test_cache_hit_miss_and_resume_from_disk(tmp_path):
-    key = cache_key(ParaphraserConfig(0.25, -0.5), {"lm": 1.0}, 10, Reranker())
+    settings = DecoderSettings(k=10)
+    key = cache_key(ParaphraserConfig(0.25, -0.5), {"lm": 1.0}, settings, "forest", 2, Reranker())
     cache = ParaphraseCache(tmp_path, key, depth=2)
     assert ("ref", "hyp") not in cache
     cache.add("ref", "hyp", [("a", 3.0), ("b", 2.0), ("c", 1.0)])
@@ -63,85 +72,134 @@ def test_cache_hit_miss_and_resume_from_disk(tmp_path):
     assert cache.flush("1H+1T.rep0") is not None and cache.flush("1H+1T.rep0") is None
     resumed = ParaphraseCache(tmp_path, key, depth=2)
     assert resumed.get("ref", "hyp") == ["a", "b"]
-    other = cache_key(ParaphraserConfig(0.25, -0.6), {"lm": 1.0}, 10, Reranker())
-    assert ("ref", "hyp") not in ParaphraseCache(tmp_path, other, depth=2)
+    for other in (cache_key(ParaphraserConfig(0.25, -0.6), {"lm": 1.0}, settings, "forest", 2,
+                            Reranker()),
+                  cache_key(ParaphraserConfig(0.25, -0.5), {"lm": 1.0}, settings, "exact", 2,
+                            Reranker()),
+                  cache_key(ParaphraserConfig(0.25, -0.5), {"lm": 1.0}, settings, "forest", 3,
+                            None)):
+        assert ("ref", "hyp") not in ParaphraseCache(tmp_path, other, depth=2)
+    assert key == cache_key(ParaphraserConfig(0.25, -0.5), {"lm": 1.0}, settings, "forest", 2,
+                            Reranker())
 
 
 class RecordingParaphraser:
-    """Paraphrases each input towards its target as 'input target' (rank 0) and 'input' (1),
-    recording every call."""
+    """Paraphrases each reference towards each hypothesis as 'reference hypothesis' (rank 0)
+    and 'reference' (1), recording every call."""
 
     def __init__(self):
-        self.calls: list[list[tuple[str, str]]] = []
+        self.calls: list[list[tuple[str, list[str]]]] = []
+        self.closed = False
 
-    def paraphrase(self, inputs, targets, targeting_weight):
-        self.calls.append(list(zip(inputs, targets, strict=True)))
-        return [[Hypothesis(f"{source} {target}", -1.0, {}), Hypothesis(source, -2.0, {})]
-                for source, target in zip(inputs, targets, strict=True)]
+    def lists(self, tasks):
+        self.calls.append([(reference, list(hypotheses)) for reference, hypotheses in tasks])
+        return [[[(f"{reference} {hypothesis}", -1.0), (reference, -2.0)]
+                 for hypothesis in hypotheses] for reference, hypotheses in tasks]
+
+    def close(self):
+        self.closed = True
 
 
-def test_hook_paraphrases_each_new_pair_once_and_resumes(tmp_path, unigram_lm):
-    config = ParaphraserConfig(0.25, -0.5)
+def test_hook_paraphrases_each_new_pair_once_and_resumes(tmp_path):
     paraphraser = RecordingParaphraser()
     cache = ParaphraseCache(tmp_path, "k", depth=2)
-    hook = TargetedReferences(["r0", "r1"], paraphraser, config, 1, cache, None, unigram_lm,
-                              "run")
-    hook.prepare([(0, "h0"), (0, "h0"), (1, "h1"), (0, "h2")])
-    assert paraphraser.calls == [[("r0", "h0"), ("r1", "h1"), ("r0", "h2")]]
-    assert hook(0, "h0") == ["r0", "r0 h0"]  # the original reference + the top paraphrase
-    hook.prepare([(0, "h0"), (1, "h3")])  # only the new pair is paraphrased
-    assert paraphraser.calls[-1] == [("r1", "h3")]
+    with TargetedReferences(["r0", "r1"], paraphraser, 1, cache, "run") as hook:
+        hook.prepare([(0, "h0"), (0, "h0"), (1, "h1"), (0, "h2")])
+        assert paraphraser.calls == [[("r0", ["h0", "h2"]), ("r1", ["h1"])]]
+        assert hook(0, "h0") == ["r0", "r0 h0"]  # the original reference + the top paraphrase
+        hook.prepare([(0, "h0"), (1, "h3")])  # only the new pair is paraphrased
+        assert paraphraser.calls[-1] == [("r1", ["h3"])]
+    assert paraphraser.closed
     resumed = RecordingParaphraser()
-    again = TargetedReferences(["r0", "r1"], resumed, config, 2, ParaphraseCache(tmp_path, "k", 2),
-                               None, unigram_lm, "run")
+    again = TargetedReferences(["r0", "r1"], resumed, 2, ParaphraseCache(tmp_path, "k", 2), "run")
     again.prepare([(0, "h0"), (1, "h1"), (0, "h2"), (1, "h3")])
     assert resumed.calls == []  # a killed run's lists are on disk
     assert again(1, "h3") == ["r1", "r1 h3", "r1"]
 
 
-def test_hook_refuses_an_untargeted_configuration_or_too_many_references(tmp_path, unigram_lm):
+def test_hook_refuses_too_many_references_and_setup_an_untargeted_configuration(tmp_path):
     cache = ParaphraseCache(tmp_path, "k", depth=2)
-    with pytest.raises(ValueError, match="negative targeting weight"):
-        TargetedReferences(["r"], RecordingParaphraser(), ParaphraserConfig(0.0, 0.0), 1, cache,
-                           None, unigram_lm, "run")
     with pytest.raises(ValueError, match="keeps 2"):
-        TargetedReferences(["r"], RecordingParaphraser(), ParaphraserConfig(0.0, -1.0), 3, cache,
-                           None, unigram_lm, "run")
+        TargetedReferences(["r"], RecordingParaphraser(), 3, cache, "run")
+    with pytest.raises(ValueError, match="negative targeting weight"):
+        TargetedSetup(ParaphraserConfig(0.0, 0.0), "g", "lm", {}, DecoderSettings(), "forest", 2,
+                      Reranker(), "lm5", tmp_path, 2)
 
 
-def test_targeted_references_reach_the_tuning_statistics(tmp_path):
-    """Tuning with the hook on real decoders: every pooled hypothesis is scored against the
-    original reference and its own reranked paraphrase, targeted to it (a translation grammar
-    with right and wrong English words, a paraphrase grammar between them)."""
+WORDS = [("la", "the", "her"), ("casa", "house", "home"), ("es", "is", "'s"),
+         ("pequeña", "small", "little"), ("el", "the", "him"), ("perro", "dog", "hound")]
+"""Spanish words with a right and a wrong English translation."""
 
-    words = [("la", "the", "her"), ("casa", "house", "home"), ("es", "is", "'s"),
-             ("pequeña", "small", "little"), ("el", "the", "him"), ("perro", "dog", "hound")]
+PARAPHRASER_WEIGHTS = {"p": 1.0, "lm": 0.5, "word_penalty": 0.0, "phrase_penalty": 0.0,
+                       "glue": 0.0, "oov": -1.0}
+
+
+@pytest.fixture(scope="module")
+def small_grammars(tmp_path_factory):
+    """A translation grammar with right and wrong English words, a paraphrase grammar between
+    them (each word: its other form or itself) and a trigram LM."""
     translation = Grammar.from_frame(pd.DataFrame(
-        [("X", s, right, -1.5, -0.1) for s, right, _ in words]
-        + [("X", s, wrong, -0.1, -1.5) for s, _, wrong in words],
+        [("X", s, right, -1.5, -0.1) for s, right, _ in WORDS]
+        + [("X", s, wrong, -0.1, -1.5) for s, _, wrong in WORDS],
         columns=["lhs", "source", "target", "f1", "f2"]), ["f1", "f2"])
-    english = [(right, wrong) for _, right, wrong in words if right != "the"]
-    paraphrases = Grammar.from_frame(pd.DataFrame(  # each word: its other form or itself
+    english = [(right, wrong) for _, right, wrong in WORDS if right != "the"]
+    paraphrases = Grammar.from_frame(pd.DataFrame(
         [("X", a, b, -1.0) for right, wrong in english for a, b in ((right, wrong), (wrong, right))]
         + [("X", w, w, -0.7) for pair in english for w in pair],
         columns=["lhs", "source", "target", "p"]), ["p"])
-    text = tmp_path / "lm.txt"
+    directory = tmp_path_factory.mktemp("small")
+    text = directory / "lm.txt"
     text.write_text("the house is small\nthe dog is small\nthe home is little\n" * 3)
-    estimate_lm([text], 3, tmp_path / "lm.binary", discount_fallback=True, memory="50M")
-    lm = tmp_path / "lm.binary"
+    estimate_lm([text], 3, directory / "lm.binary", discount_fallback=True, memory="50M")
+    return translation, paraphrases, directory / "lm.binary"
+
+
+@pytest.mark.parametrize("reranker", [Reranker(), None], ids=["reranked", "not-reranked"])
+def test_forest_and_exact_modes_agree_with_a_wide_beam(small_grammars, reranker):
+    """Every derivation survives the beam, so re-weighting one forest per reference gives the
+    targeted search's lists; hypotheses with the same words share one decode."""
+    _, paraphrases, lm = small_grammars
+    tasks = [("the house is small", ["the home is little", "little the home is", "her house"]),
+             ("the dog is small", ["the hound 's little", "the dog is small"])]
+    settings = DecoderSettings(pop_limit=1000, options_limit=1000, k=20)
+    lists = {mode: TargetedParaphraser(paraphrases, lm, PARAPHRASER_WEIGHTS,
+                                       ParaphraserConfig(0.0, -1.0), settings, mode, 1, reranker,
+                                       lm, depth=20).lists(tasks)
+             for mode in ("exact", "forest")}
+    for forest_task, exact_task in zip(lists["forest"], lists["exact"], strict=True):
+        for forest_ranked, exact_ranked in zip(forest_task, exact_task, strict=True):
+            # the same entries with the same scores, in the same order up to exact ties
+            # (which floating-point noise in the model scores may break either way)
+            assert len(forest_ranked) == len(exact_ranked) > 1
+            assert [score for _, score in forest_ranked] == \
+                pytest.approx([score for _, score in exact_ranked], abs=1e-9)
+            assert dict(forest_ranked) == pytest.approx(dict(exact_ranked), abs=1e-9)
+    top = lists["exact"][0][0][0][0]
+    assert top == "the home is little"  # fully targeted: every word of the hypothesis
+    if reranker is None:  # same words, same list (before reranking, which reads the order)
+        assert lists["exact"][0][0] == lists["exact"][0][1]
+
+
+@pytest.mark.parametrize(("mode", "workers"), [("exact", 1), ("forest", 2)])
+def test_targeted_references_reach_the_tuning_statistics(tmp_path, small_grammars, mode,
+                                                        workers):
+    """Tuning with the hook on real decoders: every pooled hypothesis is scored against the
+    original reference and its own reranked paraphrase, targeted to it."""
+    translation, paraphrases, lm = small_grammars
     sentences, references = ["la casa es pequeña", "el perro es pequeña"], \
         ["the house is small", "the dog is small"]
-    paraphraser = Paraphraser(paraphrases, lm, {"p": 1.0, "lm": 0.5, "word_penalty": 0.0,
-                                                "phrase_penalty": 0.0, "glue": 0.0,
-                                                "oov": -1.0}, DecoderSettings(k=5))
-    hook = TargetedReferences(references, paraphraser, ParaphraserConfig(0.0, -2.0), 1,
-                              ParaphraseCache(tmp_path / "cache", "k", 3), Reranker(), lm, "run")
+    paraphraser = TargetedParaphraser(
+        paraphrases, lm, PARAPHRASER_WEIGHTS, ParaphraserConfig(0.0, -2.0),
+        DecoderSettings(k=5), mode, 2, Reranker(), lm, depth=3, workers=workers)
+    hook = TargetedReferences(references, paraphraser, 1,
+                              ParaphraseCache(tmp_path / "cache", "k", 3), "run")
     weights = {"f1": 1.0, "f2": 0.1, "lm": 0.05, "word_penalty": 0.0, "phrase_penalty": 0.0,
                "glue": 0.0, "oov": -1.0}
-    result = tune(sentences, [[r] for r in references], translation, lm, weights,
-                  DecoderSettings(k=4), TuningSettings(max_iterations=2, seed=0,
-                                                       mert=MertSettings(restarts=2)),
-                  references_for=hook)
+    with hook:
+        result = tune(sentences, [[r] for r in references], translation, lm, weights,
+                      DecoderSettings(k=4), TuningSettings(max_iterations=2, seed=0,
+                                                           mert=MertSettings(restarts=2)),
+                      references_for=hook)
     pool = sorted(zip(result.pool.segment_ids, result.pool.hypotheses, strict=True),
                   key=lambda pair: pair[0])  # the flat pool's order: by segment, stable
     assert hook.paraphrased == len(pool) > len(sentences)

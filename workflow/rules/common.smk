@@ -164,6 +164,8 @@ def targeted_params(wildcards):
         "biases": [float(b) for b in config["paraphrase"]["biases"]],
         "point": config["grid_search"]["point"],
         "nbest": config["targeted"]["nbest"],
+        "search": config["targeted"]["search"],
+        "forest_beam": config["targeted"]["forest_beam"],
         "rerank": config["targeted"]["rerank"],
         "depth": max_paraphrases(targeted=True),
         "cache": f"results/{wildcards.experiment}/targeted/cache",

@@ -464,12 +464,12 @@ cdef class CubePruning:
             option.symbols[t] = self._word(symbol) if type(symbol) is str else -1 - symbol
         return option
 
-    def edge_scores(self, list items):
-        """The scores of the edges of ``items``, item by item, edge by edge, as
+    def edge_scores(self, list items, double weight):
+        """The scores of the edges of ``items`` without their targeting term, as
         :meth:`circle.decoder.cube.CubePruning.edge_scores`."""
         cdef Item item
         cdef Edge edge
-        return np.array([edge.score for item in items for edge in item.edges],
+        return np.array([edge.score - weight * edge.miss for item in items for edge in item.edges],
                         dtype=np.float64)
 
     def retarget(self, list items, const double[:] base, target, double weight):

@@ -11,9 +11,11 @@ together, which matches the grammar against them once
 
 from __future__ import annotations
 
+import functools
 import multiprocessing
 import os
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
+from typing import TypeVar
 
 from circle.decoder.grammar import Grammar, load_grammar
 from circle.decoder.lm import LanguageModel
@@ -25,6 +27,9 @@ _worker_decoder: Decoder | None = None
 
 Task = tuple[str, list[tuple[int, str | None]]]
 """An input with the (position in the corpus, target) pairs to decode it for."""
+
+_T = TypeVar("_T")
+_R = TypeVar("_R")
 
 
 def _make_decoder(grammar: Grammar | str | os.PathLike, lm: LanguageModel,
@@ -45,9 +50,57 @@ def _start_worker(*decoder_args) -> None:
     _worker_decoder = _make_decoder(*decoder_args)
 
 
-def _worker_task(task: Task, k: int) -> list[tuple[int, list[Hypothesis]]]:
+def _worker_call(function: Callable[[Decoder, _T], _R], task: _T) -> _R:
     assert _worker_decoder is not None, "worker not initialised"
-    return _decode_task(_worker_decoder, task, k)
+    return function(_worker_decoder, task)
+
+
+class DecoderPool:
+    """One decoder per worker process, made once and kept for every call ("held warm": the
+    grammar and LM are loaded once, and each decoder keeps its ranked rules across calls).
+
+    With ``workers`` ≤ 1 the decoder lives in this process. :meth:`map` runs
+    ``function(decoder, task)`` for each task; ``function`` must be picklable (a module-level
+    function or a :func:`functools.partial` of one). Close the pool (or use it as a context
+    manager) to stop its workers.
+    """
+
+    def __init__(self, grammar: Grammar | str | os.PathLike, lm: LanguageModel | str | os.PathLike,
+                 weights: Mapping[str, float] | str | os.PathLike,
+                 settings: DecoderSettings | None = None, workers: int = 1):
+        if not isinstance(lm, LanguageModel):
+            lm = LanguageModel(lm)
+        if not isinstance(weights, Mapping):
+            weights = read_weights(weights)
+        args = (grammar, lm, weights, settings or DecoderSettings())
+        self._pool = None
+        self._decoder: Decoder | None = None
+        if workers <= 1:
+            self._decoder = _make_decoder(*args)
+        else:
+            context = multiprocessing.get_context(
+                "fork" if "fork" in multiprocessing.get_all_start_methods() else None)
+            self._pool = context.Pool(workers, _start_worker, args)
+
+    def map(self, function: Callable[[Decoder, _T], _R], tasks: Sequence[_T]) -> list[_R]:
+        """``function(decoder, task)`` for each task, in order."""
+        if self._pool is None:
+            assert self._decoder is not None, "the pool is closed"
+            return [function(self._decoder, task) for task in tasks]
+        return self._pool.starmap(_worker_call, [(function, task) for task in tasks],
+                                  chunksize=1)
+
+    def close(self) -> None:
+        if self._pool is not None:
+            self._pool.terminate()
+            self._pool.join()
+        self._pool = self._decoder = None
+
+    def __enter__(self) -> DecoderPool:
+        return self
+
+    def __exit__(self, *exc_info) -> None:
+        self.close()
 
 
 def decode_corpus(sentences: Sequence[str], grammar: Grammar | str | os.PathLike,
@@ -67,25 +120,13 @@ def decode_corpus(sentences: Sequence[str], grammar: Grammar | str | os.PathLike
     if targets is not None and len(targets) != len(sentences):
         raise ValueError(f"{len(targets)} targets for {len(sentences)} sentences")
     settings = settings or DecoderSettings()
-    if not isinstance(lm, LanguageModel):
-        lm = LanguageModel(lm)
-    if not isinstance(weights, Mapping):
-        weights = read_weights(weights)
     k = settings.k if k is None else k
     grouped: dict[str, list[tuple[int, str | None]]] = {}
     for position, sentence in enumerate(sentences):
         grouped.setdefault(sentence, []).append(
             (position, None if targets is None else targets[position]))
-    tasks = list(grouped.items())
-    decoder_args = (grammar, lm, weights, settings)
-    if workers <= 1:
-        decoder = _make_decoder(*decoder_args)
-        done = [_decode_task(decoder, task, k) for task in tasks]
-    else:
-        context = multiprocessing.get_context(
-            "fork" if "fork" in multiprocessing.get_all_start_methods() else None)
-        with context.Pool(workers, _start_worker, decoder_args) as pool:
-            done = pool.starmap(_worker_task, [(task, k) for task in tasks], chunksize=1)
+    with DecoderPool(grammar, lm, weights, settings, workers) as pool:
+        done = pool.map(functools.partial(_decode_task, k=k), list(grouped.items()))
     results: list[list[Hypothesis]] = [[] for _ in sentences]
     for finished in done:
         for position, hypotheses in finished:

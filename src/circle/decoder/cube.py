@@ -158,10 +158,11 @@ class CubePruning:
         """An option for a rule outside the grammar (glue, pass-through, goal)."""
         return Option(rule, miss, score, priority)
 
-    def edge_scores(self, items: list[Item]) -> np.ndarray:
-        """The scores of the edges of ``items``, item by item, edge by edge (what
-        :meth:`retarget` adds the targeting term to)."""
-        return np.array([edge.score for item in items for edge in item.edges], dtype=np.float64)
+    def edge_scores(self, items: list[Item], weight: float) -> np.ndarray:
+        """The scores of the edges of ``items`` without their targeting term (``weight`` ×
+        ``miss``), item by item, edge by edge: what :meth:`retarget` adds a new one to."""
+        return np.array([edge.score - weight * edge.miss for item in items for edge in item.edges],
+                        dtype=np.float64)
 
     def retarget(self, items: list[Item], base: np.ndarray, target: frozenset[str],
                  weight: float) -> None:

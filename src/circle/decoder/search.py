@@ -227,12 +227,21 @@ class Decoder:
         return self._kbest_list(goal, k)
 
     @_without_gc
-    def forest(self, sentence: str | Sequence[str] | SentencePlan) -> Forest:
-        """The untargeted hypergraph of an input, to be decoded towards many targets with
-        :meth:`decode_forest` (the forest mode of targeted paraphrasing)."""
+    def forest(self, sentence: str | Sequence[str] | SentencePlan,
+               target: str | Sequence[str] | None = None) -> Forest:
+        """The hypergraph of an input, to be decoded towards many targets with
+        :meth:`decode_forest` (the forest mode of targeted paraphrasing).
+
+        The search that builds it is targeted to ``target`` if given (None: untargeted), so
+        that rule selection and pruning keep what targets drawn from its words need: for the
+        hypotheses of one n-best list, the union of their words. The forest keeps each edge's
+        score without the targeting term."""
         plan = self._plan(sentence)
-        goal, items = self._chart(plan, self._select(plan, None))
-        return Forest(goal, items, self._search.edge_scores(items), self.model)
+        target_words = None if target is None else self._target(
+            target.split() if isinstance(target, str) else target)
+        goal, items = self._chart(plan, self._select(plan, target_words))
+        return Forest(goal, items,
+                      self._search.edge_scores(items, self.model.target_weight), self.model)
 
     @_without_gc
     def decode_forest(self, forest: Forest, target: str | Sequence[str], k: int | None = None
