@@ -11,15 +11,20 @@ together, which matches the grammar against them once
 
 from __future__ import annotations
 
+import logging
 import multiprocessing
 import os
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
+from functools import partial
 
 from circle.decoder.grammar import Grammar, load_grammar
 from circle.decoder.lm import LanguageModel
 from circle.decoder.model import DecoderSettings, read_weights
 from circle.decoder.nbest import Hypothesis
 from circle.decoder.search import Decoder
+from circle.progress import progress
+
+logger = logging.getLogger(__name__)
 
 _worker_decoder: Decoder | None = None
 
@@ -78,16 +83,19 @@ def decode_corpus(sentences: Sequence[str], grammar: Grammar | str | os.PathLike
             (position, None if targets is None else targets[position]))
     tasks = list(grouped.items())
     decoder_args = (grammar, lm, weights, settings)
+    results: list[list[Hypothesis]] = [[] for _ in sentences]
+
+    def collect(done: Iterable[list[tuple[int, list[Hypothesis]]]]) -> None:
+        for finished in progress(done, logger, "decoding", len(tasks), "inputs"):
+            for position, hypotheses in finished:
+                results[position] = hypotheses
+
     if workers <= 1:
         decoder = _make_decoder(*decoder_args)
-        done = [_decode_task(decoder, task, k) for task in tasks]
+        collect(_decode_task(decoder, task, k) for task in tasks)
     else:
         context = multiprocessing.get_context(
             "fork" if "fork" in multiprocessing.get_all_start_methods() else None)
         with context.Pool(workers, _start_worker, decoder_args) as pool:
-            done = pool.starmap(_worker_task, [(task, k) for task in tasks], chunksize=1)
-    results: list[list[Hypothesis]] = [[] for _ in sentences]
-    for finished in done:
-        for position, hypotheses in finished:
-            results[position] = hypotheses
+            collect(pool.imap_unordered(partial(_worker_task, k=k), tasks))
     return results
