@@ -267,6 +267,7 @@ def check_report(directory: Path, config: Path) -> None:
     built = snakemake("--configfile", str(config), "--directory", str(directory),
                       "--report", "report.zip")
     assert built.returncode == 0, built.stdout + built.stderr
+    assert "(ERROR/" not in built.stdout + built.stderr  # every caption is valid reST
     with zipfile.ZipFile(directory / "report.zip") as archive:
         names = {Path(name).name: name for name in archive.namelist()}
         assert set(names) == {"report.html", "fig4_3.html", "grid_search.html",
@@ -281,6 +282,7 @@ def check_report(directory: Path, config: Path) -> None:
     for rst in sorted((ROOT / "workflow/report").glob("*.rst")):
         first_words = " ".join(rst.read_text().split()[:4])
         assert first_words in report, rst.name  # every caption is in the report
+    assert "Fig. 5.8): D = |" in report  # the pipes of |Δd_mt − Δd_ref| survive reST
 
 
 def check_grid_search(results: Path) -> None:
