@@ -149,26 +149,6 @@ def test_bad_corpus_stops_in_the_first_job_naming_file_and_line(tmp_path):
     assert not (tmp_path / "results/tiny/tokenized").exists()
 
 
-def test_a_broken_table_of_a_finished_job_is_rebuilt_by_a_plain_rerun(tmp_path):
-    target = "results/tiny/tokenized/train.parquet"
-    run = ("--cores", "1", "--configfile", str(tiny_config(tmp_path)), "--directory",
-           str(tmp_path), target)
-    first = snakemake(*run)
-    assert first.returncode == 0, first.stdout + first.stderr
-    path = tmp_path / target
-    table = read_table(path, BITEXT)
-    path.write_bytes(path.read_bytes()[:1000])  # e.g. a full disk while copying results
-    rerun = snakemake(*run)
-    output = rerun.stdout + rerun.stderr
-    assert rerun.returncode == 0, output
-    assert f"{target}: not a readable Parquet file (Parquet magic bytes not found in footer." \
-        in output and "removed it, so that this run rebuilds it" in output
-    assert "rule tokenize_corpus:" in output and "rule prepare_corpus:" not in output
-    pd.testing.assert_frame_equal(read_table(path, BITEXT), table)
-    assert "Shell command" not in output  # no script rule prints 'Shell command: None'
-    assert rerun.stdout.splitlines()[-1] == "No report tables in results/tiny/report yet."
-
-
 def test_tiny_end_to_end_through_grammars_and_decoding(tmp_path):
     config = tiny_config(tmp_path)
     result = snakemake("--cores", "2", "--configfile", str(config), "--directory", str(tmp_path))
