@@ -3,7 +3,11 @@
 # Outputs: results/<experiment>/<stage>/...; logs under logs/<experiment>/, benchmarks under
 # benchmarks/<experiment>/. Stages: corpus -> tokenized -> align, lm -> grammar, paraphrase
 # -> decode.
+from snakemake.logging import logger
 from snakemake.utils import min_version
+
+from circle.report import finished_line
+from circle.tables import remove_unreadable_tables
 
 min_version("9.0")
 
@@ -22,6 +26,11 @@ include: "workflow/rules/tune.smk"
 include: "workflow/rules/grid.smk"
 
 
+if not (workflow.remote_exec or workflow.subprocess_exec):  # once, not in each cluster job
+    for problem in remove_unreadable_tables(f"results/{EXPERIMENT}"):
+        logger.warning(f"{problem}; removed it, so that this run rebuilds it")
+
+
 rule all:
     default_target: True
     input:
@@ -31,3 +40,8 @@ rule all:
         rules.untuned_translations.input,
         rules.reference_sparsity.input,
         rules.grid_search.input,
+
+
+onsuccess:
+    if not (workflow.remote_exec or workflow.subprocess_exec):  # not in each cluster job
+        print(finished_line(f"results/{EXPERIMENT}/report"))

@@ -41,7 +41,7 @@ from circle.evaluate import (
 )
 from circle.metrics import get_metric
 from circle.paraphraser import Paraphraser
-from circle.report import write_text_atomically
+from circle.report import write_page
 from circle.schemas import EVALSET, TUNING_LOG
 from circle.tables import read_metadata, read_table, write_table
 from circle.targeted import TargetedSetup
@@ -195,10 +195,10 @@ def paraphrase_references(tune_path: str | os.PathLike, grammar_path: str | os.P
 
 def paraphraser_report(log_path: str | os.PathLike, nbest_path: str | os.PathLike,
                        tune_path: str | os.PathLike, out_path: str | os.PathLike,
-                       samples: int = 10, seed: int = 0) -> str:
-    """A Markdown page on the tuned paraphraser: its tune score per iteration against the
-    untuned start, and ``samples`` seeded random single references of the tune set with their
-    1-best untargeted paraphrase, so a reader sees what the paraphrases look like."""
+                       html_path: str | os.PathLike, samples: int = 10, seed: int = 0) -> str:
+    """A Markdown page (and its HTML) on the tuned paraphraser: its tune score per iteration
+    against the untuned start, and ``samples`` seeded random single references of the tune set
+    with their 1-best untargeted paraphrase, so a reader sees what the paraphrases look like."""
     log = read_table(log_path, TUNING_LOG)
     metric = str(log["metric"].iloc[0])
     chosen_row = log[log["returned"]].iloc[0]
@@ -225,7 +225,7 @@ def paraphraser_report(log_path: str | os.PathLike, nbest_path: str | os.PathLik
               "|---|---|---|"]
     lines += [f"| {segment} | {singles[segment]} | {best[segment]} |" for segment in chosen]
     text = "\n".join(lines) + "\n"
-    write_text_atomically(text, out_path)
+    write_page(text, out_path, html_path, "The tuned paraphraser")
     return text
 
 

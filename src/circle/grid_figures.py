@@ -16,7 +16,7 @@ import pandas as pd
 
 from circle.grid_search import weight_range_of
 from circle.metrics import ter_from_stats, ter_stats
-from circle.report import csv_text, write_text_atomically
+from circle.report import csv_text, write_page, write_text_atomically
 from circle.schemas import GRID_CHOICE, GRID_POINTS, REFERENCE_DISTANCES, TARGETED_NBEST
 from circle.tables import atomic_path, read_table
 
@@ -175,12 +175,12 @@ def _markdown(frame: pd.DataFrame) -> list[str]:
 def write_grid_report(points_path: str | os.PathLike, sweep_distances_path: str | os.PathLike,
                       weights_path: str | os.PathLike, choice_path: str | os.PathLike,
                       grid_nbest_paths: Sequence[str | os.PathLike],
-                      out_markdown: str | os.PathLike, out_sweep_csv: str | os.PathLike,
-                      out_grid_csv: str | os.PathLike, out_sweep_plot: str | os.PathLike,
-                      out_grid_plot: str | os.PathLike) -> str:
-    """One Markdown page with Fig. 5.3, 5.6, 5.7 and 5.8, the choice, and how far apart the
-    paraphrases of the chosen point, the argmin of D and the point of largest D are; CSVs of
-    the sweep and the grid, and the two plots."""
+                      out_markdown: str | os.PathLike, out_html: str | os.PathLike,
+                      out_sweep_csv: str | os.PathLike, out_grid_csv: str | os.PathLike,
+                      out_sweep_plot: str | os.PathLike, out_grid_plot: str | os.PathLike) -> str:
+    """One Markdown page (and its HTML) with Fig. 5.3, 5.6, 5.7 and 5.8, the choice, and how
+    far apart the paraphrases of the chosen point, the argmin of D and the point of largest D
+    are; CSVs of the sweep and the grid, and the two plots."""
     points = read_table(points_path, GRID_POINTS)
     distances = read_table(sweep_distances_path, REFERENCE_DISTANCES)
     choice = read_table(choice_path, GRID_CHOICE).iloc[0]
@@ -275,5 +275,5 @@ def write_grid_report(points_path: str | os.PathLike, sweep_distances_path: str 
               f"{100 * row.identical:.0f} % | {row.ter:.2f} |"
               for row in comparison.itertuples()]
     text = "\n".join(lines) + "\n"
-    write_text_atomically(text, out_markdown)
+    write_page(text, out_markdown, out_html, "Configuring the targeted paraphraser")
     return text

@@ -35,6 +35,7 @@ import pandas as pd
 
 from circle.decoder import DecoderSettings, decode_corpus, read_weights
 from circle.paraphraser import Paraphraser, ParaphraserConfig, ReferenceMove, segment_distances
+from circle.progress import progress
 from circle.schemas import (
     EVALSET,
     GRID_CHOICE,
@@ -100,7 +101,8 @@ def paraphrase_sample(sample_path: str | os.PathLike, grammar_path: str | os.Pat
     paraphraser = Paraphraser(grammar_path, lm_path, read_weights(weights_path), settings,
                               workers)
     nbest_rows, distance_frames = [], []
-    for done, config in enumerate(configs, 1):
+    for done, config in enumerate(progress(configs, logger, f"grid row of bias {bias:g}",
+                                           len(configs), "targeting weights"), 1):
         start = time.perf_counter()
         lists = paraphraser.paraphrase(references, outputs if config.targeted else None,
                                        config.targeting_weight)

@@ -14,12 +14,15 @@ per iteration from the tuning logs.
 
 from __future__ import annotations
 
+import html
 import io
 import logging
 import math
 import os
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass
+from pathlib import Path
 
 import numpy as np
 import pandas as pd
@@ -202,12 +205,80 @@ def write_text_atomically(text: str, path: str | os.PathLike) -> None:
         tmp.write_text(text, encoding="utf-8")
 
 
+def _inline_html(text: str) -> str:
+    """One line of the pages' Markdown as HTML: escaped, ``**bold**`` kept."""
+    return re.sub(r"\*\*(.+?)\*\*", r"<strong>\1</strong>", html.escape(text, quote=False))
+
+
+def _table_html(rows: list[str]) -> list[str]:
+    cells = [[cell.strip() for cell in row.strip().strip("|").split("|")] for row in rows]
+    header, rule, body = cells[0], cells[1], cells[2:]
+    align = ["right" if c.endswith(":") and not c.startswith(":") else "left" for c in rule]
+
+    def row_html(row: list[str], tag: str) -> str:
+        return "<tr>" + "".join(f'<{tag} style="text-align:{a}">{_inline_html(c)}</{tag}>'
+                                for c, a in zip(row, align, strict=False)) + "</tr>"
+
+    return ["<table>", "<thead>", row_html(header, "th"), "</thead>", "<tbody>",
+            *(row_html(row, "td") for row in body), "</tbody>", "</table>"]
+
+
+def markdown_html(text: str, title: str) -> str:
+    """A report page's Markdown (headings, paragraphs, ``-`` lists, pipe tables, bold) as one
+    HTML document, for the Snakemake report, which shows HTML but not Markdown."""
+    blocks: list[list[str]] = [[]]
+    for line in text.splitlines():
+        if line.strip():
+            blocks[-1].append(line)
+        elif blocks[-1]:
+            blocks.append([])
+    body: list[str] = []
+    for block in filter(None, blocks):
+        if block[0].startswith("|"):
+            body += _table_html(block)
+        elif block[0].startswith("- "):
+            body += ["<ul>", *(f"<li>{_inline_html(line[2:])}</li>" for line in block), "</ul>"]
+        elif match := re.match(r"(#+) (.*)", block[0]):
+            level = len(match.group(1))
+            body.append(f"<h{level}>{_inline_html(match.group(2))}</h{level}>")
+            if block[1:]:
+                body.append(f"<p>{_inline_html(' '.join(block[1:]))}</p>")
+        else:
+            body.append(f"<p>{_inline_html(' '.join(block))}</p>")
+    return "\n".join([
+        "<!DOCTYPE html>", '<html><head><meta charset="utf-8">',
+        f"<title>{html.escape(title)}</title>",
+        "<style>body{font-family:sans-serif;margin:1em}table{border-collapse:collapse}"
+        "th,td{border:1px solid #ccc;padding:2px 6px}</style>",
+        "</head><body>", *body, "</body></html>", ""])
+
+
+def write_page(text: str, markdown_path: str | os.PathLike,
+               html_path: str | os.PathLike, title: str) -> None:
+    """Write a report page as Markdown and as HTML (:func:`markdown_html`)."""
+    write_text_atomically(text, markdown_path)
+    write_text_atomically(markdown_html(text, title), html_path)
+
+
 def write_table_files(table: pd.DataFrame, markdown_path: str | os.PathLike,
-                      csv_path: str | os.PathLike, labels: Mapping[str, str] | None = None,
+                      html_path: str | os.PathLike, csv_path: str | os.PathLike,
+                      labels: Mapping[str, str] | None = None,
                       significance: Significance | None = None) -> None:
-    """Write the table as Markdown and as CSV (full precision, p-values included)."""
-    write_text_atomically(markdown_table(table, labels, significance), markdown_path)
+    """Write the table as Markdown, as HTML and as CSV (full precision, p-values included)."""
+    write_page(markdown_table(table, labels, significance), markdown_path, html_path,
+               "Test-set scores per number of tuning references (thesis Fig. 4.3)")
     write_text_atomically(csv_text(table), csv_path)
+
+
+def finished_line(report_directory: str | os.PathLike) -> str:
+    """The line that ends a run: the report pages (tables) in ``report_directory``, and where
+    their CSVs and plots are."""
+    directory = Path(report_directory)
+    pages = sorted(directory.glob("*.md"))
+    if not pages:
+        return f"No report tables in {directory} yet."
+    return (f"Tables: {', '.join(str(page) for page in pages)}; their HTML, CSV and plots are "
+            f"beside them in {directory}/ (all with captions: snakemake --report report.zip).")
 
 
 def csv_text(table: pd.DataFrame) -> str:
@@ -313,11 +384,12 @@ def plot_tuning_curves(logs: Mapping[tuple[str, int], pd.DataFrame | str | os.Pa
 
 
 def write_report(evaluation: pd.DataFrame | str | os.PathLike,
-                 markdown_path: str | os.PathLike, csv_path: str | os.PathLike,
-                 png_path: str | os.PathLike, experiment: str | None = None,
+                 markdown_path: str | os.PathLike, html_path: str | os.PathLike,
+                 csv_path: str | os.PathLike, png_path: str | os.PathLike,
+                 experiment: str | None = None,
                  labels: Mapping[str, str] | None = None,
                  conditions: pd.DataFrame | str | os.PathLike | None = None) -> pd.DataFrame:
-    """Table (Markdown, CSV) and BLEU plot from an EVALUATION frame or table path; with the
+    """Table (Markdown, HTML, CSV) and BLEU plot from an EVALUATION frame or table path; with the
     CONDITION_SUMMARY (frame or path) of the same runs, significance marks and p-values."""
     if not isinstance(evaluation, pd.DataFrame):
         evaluation = read_table(evaluation, EVALUATION)
@@ -328,6 +400,6 @@ def write_report(evaluation: pd.DataFrame | str | os.PathLike,
     if conditions is not None:
         chosen = experiment if experiment is not None else evaluation["experiment"].iloc[0]
         significance = Significance.of(conditions[conditions["experiment"] == chosen])
-    write_table_files(table, markdown_path, csv_path, labels, significance)
+    write_table_files(table, markdown_path, html_path, csv_path, labels, significance)
     plot_references(table, png_path, labels=labels)
     return table

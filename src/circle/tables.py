@@ -58,6 +58,26 @@ def parquet_errors(path: str | os.PathLike) -> Iterator[None]:
         raise SchemaError(f"{path}: not a readable Parquet file ({error})") from None
 
 
+def remove_unreadable_tables(directory: str | os.PathLike) -> list[str]:
+    """Remove the Parquet files under ``directory`` whose footer cannot be read (truncated,
+    overwritten, not Parquet) and return their problems, ``path: not a readable Parquet file
+    (...)``, so that the workflow rebuilds them. Only footers are read, so this is fast; hidden
+    files (a running job's temporaries) are left alone. Every table is written atomically, so an
+    unreadable one was damaged after its job finished, not caught while being written."""
+    directory = Path(directory)
+    problems = []
+    for path in sorted(directory.rglob("*.parquet")):
+        if any(part.startswith(".") for part in path.relative_to(directory).parts):
+            continue
+        try:
+            with parquet_errors(path):
+                pq.read_metadata(path)
+        except SchemaError as error:
+            path.unlink()
+            problems.append(str(error))
+    return problems
+
+
 def config_hash(config: Mapping[str, Any]) -> str:
     """A short, stable hash of a (JSON-serialisable) configuration mapping."""
     text = json.dumps(config, sort_keys=True, default=str, separators=(",", ":"))

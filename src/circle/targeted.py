@@ -151,7 +151,7 @@ class TargetedParaphraser:
 
     def lists(self, tasks: Sequence[tuple[str, Sequence[str]]]) -> list[list[Ranked]]:
         """Per (reference, hypotheses) task, the reranked list of each hypothesis."""
-        return self.pool.map(self.work, list(tasks))
+        return self.pool.map(self.work, list(tasks), unit="references")
 
     def close(self) -> None:
         self.pool.close()

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import codecs
 import json
+import logging
 import math
 import re
 
@@ -269,7 +270,8 @@ def test_gathered_text_numbers_lines_from_zero_and_detokenises_the_1best(tmp_pat
     assert table["segment_id"].drop_duplicates().tolist() == [40, 41, 39]
 
 
-def test_decode_corpus_parallel_equals_serial(grammar_path, lm_path):
+def test_decode_corpus_parallel_equals_serial(grammar_path, lm_path, caplog):
+    caplog.set_level(logging.INFO, logger="circle.decoder.corpus")
     sentences = ["la casa es pequeña", "el perro es muy pequeña", "la casa es pequeña",
                  "casa zorro", "la casa es pequeña"]
     targets = ["the house is small", None, "the dog is very small", None, "house"]
@@ -288,6 +290,10 @@ def test_decode_corpus_parallel_equals_serial(grammar_path, lm_path):
             assert h.features["target"] == len(missing)
     assert decode_corpus(sentences[:1], grammar_path, lm_path, WEIGHTS, settings, k=2)[0] \
         == serial[0][:2]
+    progress = [record.getMessage() for record in caplog.records]
+    assert len(progress) == 3  # one final line per call: 3 distinct inputs, then 1
+    assert all(line.startswith("decoding: 3/3 inputs in ") for line in progress[:2])
+    assert progress[2].startswith("decoding: 1/1 inputs in ")
 
 
 @pytest.mark.parametrize("starts, lengths, expected", [

@@ -167,8 +167,8 @@ def test_evaluate_runs_writes_runs_and_the_condition_summary(tmp_path):
     assert read_metadata(conditions)["schema"] == "condition_summary"
     # the report reads both tables: 2H is far better than 1H on every segment
     assert two["bleu_significant"] and two["ter_significant"]
-    write_report(out, tmp_path / "t.md", tmp_path / "t.csv", tmp_path / "t.png",
-                 conditions=conditions)
+    write_report(out, tmp_path / "t.md", tmp_path / "t.html", tmp_path / "t.csv",
+                 tmp_path / "t.png", conditions=conditions)
     text = (tmp_path / "t.md").read_text(encoding="utf-8")
     row = next(line for line in text.splitlines() if line.startswith("| 2 (1H+1) |"))
     assert [cell.strip()[-1] for cell in row.strip("|").split("|")[1:3]] == ["*", "*"]
@@ -209,7 +209,8 @@ def test_paraphraser_report_shows_the_curve_and_seeded_samples(tmp_path):
 
     write_table(log([0.137, 0.12, 0.151], 2), tmp_path / "log.parquet", TUNING_LOG)
     text = paraphraser_report(tmp_path / "log.parquet", tmp_path / "nbest.parquet",
-                              tmp_path / "tune.parquet", tmp_path / "out.md", samples=3, seed=1)
+                              tmp_path / "tune.parquet", tmp_path / "out.md", tmp_path / "out.html",
+                              samples=3, seed=1)
     assert "13.70, 12.00, 15.10" in text and "iteration 3 (15.10 against 13.70" in text
     assert "Warning" not in text
     rows = [line for line in text.splitlines() if line.startswith("| ") and "segment" not in line]
@@ -220,12 +221,13 @@ def test_paraphraser_report_shows_the_curve_and_seeded_samples(tmp_path):
         assert f"| r{single['ref_order'][0]}-{segment} | p{segment} |" in row
     assert (tmp_path / "out.md").read_text(encoding="utf-8") == text
     again = paraphraser_report(tmp_path / "log.parquet", tmp_path / "nbest.parquet",
-                               tmp_path / "tune.parquet", tmp_path / "out.md", samples=3, seed=1)
+                               tmp_path / "tune.parquet", tmp_path / "out.md",
+                               tmp_path / "out.html", samples=3, seed=1)
     assert again == text
     write_table(log([0.137, 0.12], 0), tmp_path / "flat.parquet", TUNING_LOG)
     assert "Warning: tuning did not improve" in paraphraser_report(
         tmp_path / "flat.parquet", tmp_path / "nbest.parquet", tmp_path / "tune.parquet",
-        tmp_path / "flat.md")
+        tmp_path / "flat.md", tmp_path / "flat.html")
 
 
 @pytest.mark.parametrize("name", ["1H.rep0", "1H+3P.rep2", "4H.rep10"])

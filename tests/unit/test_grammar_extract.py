@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import itertools
+import logging
 import math
 import random
 from collections import defaultdict
@@ -241,6 +242,18 @@ def test_extract_grammar_features(tmp_path):
         assert sum(map(math.exp, group["log_p_e_given_f"])) == pytest.approx(1.0)
     assert (grammar["lhs"] == "X").all()
     assert list(grammar["source"]) == sorted(grammar["source"])
+
+
+@pytest.mark.parametrize("workers", [1, 2])
+def test_extraction_logs_its_shards_and_the_merge(tmp_path, caplog, workers):
+    caplog.set_level(logging.INFO, logger="circle.grammar.extract")
+    bitext, alignment = write_inputs(tmp_path, CORPUS)
+    extract_grammar(bitext, alignment, tmp_path / "g.parquet", workers=workers, shard_size=3)
+    lines = [record.getMessage() for record in caplog.records]
+    assert "loaded 4 aligned sentences and their lexical table; counting rules in shards of 3 " \
+        "sentences" in lines
+    assert any(line.startswith("counting rules: 2/2 shards in ") for line in lines)
+    assert f"merging 2 shards into {tmp_path / 'g.parquet'}" in lines
 
 
 def test_extraction_removes_what_a_killed_extraction_left_and_only_that(tmp_path):

@@ -10,6 +10,8 @@ import pytest
 from circle.evaluate import write_evaluation
 from circle.report import (
     Significance,
+    finished_line,
+    markdown_html,
     markdown_table,
     plot_tuning_curves,
     reference_table,
@@ -82,7 +84,8 @@ def parse_markdown(text: str) -> list[list[str]]:
 
 
 def test_markdown_and_csv_agree(tmp_path):
-    table = write_report(evaluation(), tmp_path / "t.md", tmp_path / "t.csv", tmp_path / "t.png")
+    table = write_report(evaluation(), tmp_path / "t.md", tmp_path / "t.html", tmp_path / "t.csv",
+                         tmp_path / "t.png")
     rows = parse_markdown((tmp_path / "t.md").read_text(encoding="utf-8"))
     assert rows[0] == ["# tuning refs", "Human BLEU", "Human TER", "Paraphrased BLEU",
                        "Paraphrased TER", "Targeted BLEU", "Targeted TER"]
@@ -108,13 +111,13 @@ def test_markdown_and_csv_agree(tmp_path):
 def test_outputs_are_deterministic_png_and_read_from_a_table(tmp_path):
     path = tmp_path / "evaluation.parquet"
     write_evaluation(evaluation(), path)
-    first = [tmp_path / f"a.{ext}" for ext in ("md", "csv", "png")]
-    second = [tmp_path / f"b.{ext}" for ext in ("md", "csv", "png")]
+    first = [tmp_path / f"a.{ext}" for ext in ("md", "html", "csv", "png")]
+    second = [tmp_path / f"b.{ext}" for ext in ("md", "html", "csv", "png")]
     write_report(path, *first)
     write_report(evaluation(), *second)
     for a, b in zip(first, second, strict=True):
         assert a.read_bytes() == b.read_bytes()
-    png = first[2].read_bytes()
+    png = first[3].read_bytes()
     assert png.startswith(b"\x89PNG\r\n\x1a\n") and len(png) > 5000
 
 
@@ -179,8 +182,8 @@ def marks(cells: list[str]) -> list[str]:
 
 def test_cells_carry_significance_marks_and_the_test_is_named(tmp_path):
     frame = evaluation()
-    table = write_report(frame, tmp_path / "t.md", tmp_path / "t.csv", tmp_path / "t.png",
-                         conditions=summary(frame))
+    table = write_report(frame, tmp_path / "t.md", tmp_path / "t.html", tmp_path / "t.csv",
+                         tmp_path / "t.png", conditions=summary(frame))
     text = (tmp_path / "t.md").read_text(encoding="utf-8")
     rows = parse_markdown(text)
     cells = {row[0]: row[1:] for row in rows[2:]}
@@ -259,3 +262,39 @@ def test_tuning_curves_plot_every_run_from_the_logs(tmp_path):
     assert (tmp_path / "c.png").read_bytes() != png  # the returned mark is drawn
     with pytest.raises(ValueError, match="no tuning logs"):
         plot_tuning_curves({}, tmp_path / "d.png")
+
+
+def test_a_page_becomes_html_with_its_tables_lists_and_headings():
+    page = ("# Title & more\n\nOne paragraph\non two lines, **bold**.\n\n"
+            "| k | BLEU |\n|:---|---:|\n| 1 (1H+0) | 40.38 ± 0.31* |\n| <2> | a &apos; b |\n\n"
+            "- **Chosen**: bias 50 %\n- argmin\n")
+    text = markdown_html(page, "Fig. 4.3")
+    assert text.startswith("<!DOCTYPE html>") and "<title>Fig. 4.3</title>" in text
+    assert "<h1>Title &amp; more</h1>" in text
+    assert "<p>One paragraph on two lines, <strong>bold</strong>.</p>" in text
+    assert ('<tr><th style="text-align:left">k</th><th style="text-align:right">BLEU</th></tr>'
+            in text)
+    assert ('<tr><td style="text-align:left">1 (1H+0)</td>'
+            '<td style="text-align:right">40.38 ± 0.31*</td></tr>') in text
+    assert "&lt;2&gt;" in text and "a &amp;apos; b" in text  # shown as the Markdown shows it
+    assert "<ul>\n<li><strong>Chosen</strong>: bias 50 %</li>\n<li>argmin</li>\n</ul>" in text
+
+
+def test_the_report_page_html_holds_the_table_of_the_markdown(tmp_path):
+    paths = [tmp_path / f"t.{ext}" for ext in ("md", "html", "csv", "png")]
+    write_report(evaluation(), *paths)
+    markdown, html = paths[0].read_text(), paths[1].read_text()
+    rows = [line for line in markdown.splitlines() if line.startswith("| ")]
+    assert html.count("<tr>") == len(rows) > 2
+    assert "<title>Test-set scores per number of tuning references (thesis Fig. 4.3)</title>" \
+        in html
+
+
+def test_finished_line_names_the_tables(tmp_path):
+    assert finished_line(tmp_path / "report") == f"No report tables in {tmp_path / 'report'} yet."
+    (tmp_path / "report").mkdir()
+    for name in ("grid_search.md", "fig4_3.md", "fig4_3.csv", "fig4_3.png"):
+        (tmp_path / "report" / name).write_text("x")
+    line = finished_line(tmp_path / "report")
+    assert line.startswith(f"Tables: {tmp_path}/report/fig4_3.md, {tmp_path}/report/"
+                           "grid_search.md; their HTML, CSV and plots are beside them in ")

@@ -16,6 +16,7 @@ from circle.tables import (
     provenance,
     read_metadata,
     read_table,
+    remove_unreadable_tables,
     scratch_directory,
     write_table,
 )
@@ -104,6 +105,27 @@ def test_a_broken_table_is_reported_with_its_path(tmp_path, damage):
     path.write_bytes(damage(path.read_bytes()))
     with pytest.raises(SchemaError, match=re.escape(f"{path}: not a readable Parquet file (")):
         read_table(path, BITEXT)
+
+
+def test_unreadable_tables_are_removed_and_named_and_only_they(tmp_path):
+    good = tmp_path / "tokenized" / "train.parquet"
+    truncated = tmp_path / "grammar" / "bilingual.parquet"
+    empty = tmp_path / "decode" / "shards" / "test.0.parquet"
+    temporary = tmp_path / "grammar" / ".bilingual.parquet.k3_9zq0a"  # a running job's
+    scratch = tmp_path / "grammar" / ".bilingual.parquet.scratch-k3_9zq0a" / "shard.parquet"
+    for path in (good, truncated, empty, temporary, scratch):
+        path.parent.mkdir(parents=True, exist_ok=True)
+        write_table(tiny_bitext(), path, BITEXT)
+    for path in (truncated, temporary, scratch):
+        path.write_bytes(path.read_bytes()[:-100])
+    empty.write_bytes(b"")
+    assert remove_unreadable_tables(tmp_path) == [
+        f"{empty}: not a readable Parquet file (Parquet file size is 0 bytes)",
+        f"{truncated}: not a readable Parquet file (Parquet magic bytes not found in footer. "
+        "Either the file is corrupted or this is not a parquet file.)"]
+    assert not empty.exists() and not truncated.exists()
+    assert good.exists() and temporary.exists() and scratch.exists()
+    assert remove_unreadable_tables(tmp_path) == []
 
 
 def test_a_flipped_bit_in_a_data_page_is_refused_naming_the_file(tmp_path):

@@ -12,6 +12,7 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
+import zipfile
 from pathlib import Path
 
 import kenlm
@@ -234,6 +235,34 @@ def test_tiny_end_to_end_through_grammars_and_decoding(tmp_path):
 
     again = snakemake("--cores", "2", "--configfile", str(config), "--directory", str(tmp_path))
     assert again.returncode == 0 and "Nothing to be done" in again.stdout + again.stderr
+    assert "Shell command" not in result.stdout + result.stderr
+    assert result.stdout.splitlines()[-1].startswith(
+        "Tables: results/tiny/report/fig4_3.md, results/tiny/report/grid_search.md, "
+        "results/tiny/report/paraphraser-bias0.md; their HTML, CSV and plots are beside them")
+    check_report(tmp_path, config)
+
+
+def check_report(directory: Path, config: Path) -> None:
+    """``snakemake --report`` holds every report page as HTML and every plot, with captions."""
+    built = snakemake("--configfile", str(config), "--directory", str(directory),
+                      "--report", "report.zip")
+    assert built.returncode == 0, built.stdout + built.stderr
+    assert "(ERROR/" not in built.stdout + built.stderr  # every caption is valid reST
+    with zipfile.ZipFile(directory / "report.zip") as archive:
+        names = {Path(name).name: name for name in archive.namelist()}
+        assert set(names) == {"report.html", "fig4_3.html", "grid_search.html",
+                              "paraphraser-bias0.html", "fig4_3.png", "tuning_curves.png",
+                              "fig5_3.png", "fig5_8.png"}
+        report = archive.read(names["report.html"]).decode()
+        table = archive.read(names["fig4_3.html"]).decode()
+    assert table == (directory / "results/tiny/report/fig4_3.html").read_text()
+    assert "<td style=\"text-align:left\">2 (1H+1)</td>" in table
+    for category in ("Reference sparsity", "Paraphraser", "Targeted paraphraser"):
+        assert category in report
+    for rst in sorted((ROOT / "workflow/report").glob("*.rst")):
+        first_words = " ".join(rst.read_text().split()[:4])
+        assert first_words in report, rst.name  # every caption is in the report
+    assert "Fig. 5.8): D = |" in report  # the pipes of |Δd_mt − Δd_ref| survive reST
 
 
 def check_grid_search(results: Path) -> None:

@@ -123,7 +123,7 @@ rule search_grid:
 
 
 rule report_grid_search:
-    """Fig. 5.3, 5.6, 5.7 and 5.8 (Markdown, CSV, PNG) with the thesis's numbers beside."""
+    """Fig. 5.3, 5.6, 5.7 and 5.8 (Markdown, HTML, CSV, PNG) with the thesis's numbers beside."""
     input:
         points="results/{experiment}/grid/points.parquet",
         sweep=rules.grid_weights.input.distances,
@@ -132,6 +132,11 @@ rule report_grid_search:
         nbest=grid_rows("nbest"),
     output:
         markdown="results/{experiment}/report/grid_search.md",
+        html=report(
+            "results/{experiment}/report/grid_search.html",
+            caption="../report/grid_search.rst",
+            category="Targeted paraphraser",
+        ),
         sweep_csv="results/{experiment}/report/fig5_3.csv",
         grid_csv="results/{experiment}/report/fig5_8.csv",
         sweep_plot=report(

@@ -125,7 +125,7 @@ rule evaluate_runs:
 
 
 rule report_references:
-    """The thesis Fig. 4.3 table (Markdown, CSV; significance marks from the approximate
+    """The thesis Fig. 4.3 table (Markdown, HTML, CSV; significance marks from the approximate
     randomisation test over replicates) and its plot, BLEU per tuning references; the tune
     score of every tuning run per iteration."""
     input:
@@ -134,6 +134,11 @@ rule report_references:
         logs=[f"results/{{experiment}}/tune/{run}.parquet" for run in tuning_runs()],
     output:
         markdown="results/{experiment}/report/fig4_3.md",
+        html=report(
+            "results/{experiment}/report/fig4_3.html",
+            caption="../report/fig4_3_table.rst",
+            category="Reference sparsity",
+        ),
         csv="results/{experiment}/report/fig4_3.csv",
         plot=report(
             "results/{experiment}/report/fig4_3.png",
@@ -162,8 +167,9 @@ rule report_paraphraser:
         nbest="results/{experiment}/paraphrase/untargeted-bias{bias}/tune.nbest.parquet",
         evalset="results/{experiment}/sets/tune.parquet",
     output:
-        markdown=report(
-            "results/{experiment}/report/paraphraser-bias{bias}.md",
+        markdown="results/{experiment}/report/paraphraser-bias{bias}.md",
+        html=report(
+            "results/{experiment}/report/paraphraser-bias{bias}.html",
             caption="../report/paraphraser.rst",
             category="Paraphraser",
         ),

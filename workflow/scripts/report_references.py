@@ -3,8 +3,8 @@ from circle.jobs import start_job
 from circle.report import plot_tuning_curves, write_report
 
 start_job(snakemake)
-write_report(snakemake.input.table, snakemake.output.markdown, snakemake.output.csv,
-             snakemake.output.plot, experiment=snakemake.wildcards.experiment,
+write_report(snakemake.input.table, snakemake.output.markdown, snakemake.output.html,
+             snakemake.output.csv, snakemake.output.plot, experiment=snakemake.wildcards.experiment,
              conditions=snakemake.input.conditions)
 logs = {}
 for run, path in zip(snakemake.params.runs, snakemake.input.logs, strict=True):

@@ -12,6 +12,7 @@ together, which matches the grammar against them once
 from __future__ import annotations
 
 import functools
+import logging
 import multiprocessing
 import os
 from collections.abc import Callable, Mapping, Sequence
@@ -22,6 +23,9 @@ from circle.decoder.lm import LanguageModel
 from circle.decoder.model import DecoderSettings, read_weights
 from circle.decoder.nbest import Hypothesis
 from circle.decoder.search import Decoder
+from circle.progress import progress
+
+logger = logging.getLogger(__name__)
 
 _worker_decoder: Decoder | None = None
 
@@ -82,13 +86,15 @@ class DecoderPool:
                 "fork" if "fork" in multiprocessing.get_all_start_methods() else None)
             self._pool = context.Pool(workers, _start_worker, args)
 
-    def map(self, function: Callable[[Decoder, _T], _R], tasks: Sequence[_T]) -> list[_R]:
-        """``function(decoder, task)`` for each task, in order."""
+    def map(self, function: Callable[[Decoder, _T], _R], tasks: Sequence[_T],
+            unit: str = "inputs") -> list[_R]:
+        """``function(decoder, task)`` for each task, in order, logging progress in ``unit``."""
         if self._pool is None:
             assert self._decoder is not None, "the pool is closed"
-            return [function(self._decoder, task) for task in tasks]
-        return self._pool.starmap(_worker_call, [(function, task) for task in tasks],
-                                  chunksize=1)
+            done = (function(self._decoder, task) for task in tasks)
+        else:
+            done = self._pool.imap(functools.partial(_worker_call, function), tasks)
+        return list(progress(done, logger, "decoding", len(tasks), unit))
 
     def close(self) -> None:
         if self._pool is not None:

@@ -48,6 +48,7 @@ import pyarrow.parquet as pq
 from circle.align import AlignmentError, parse_links
 from circle.grammar.io import GrammarInputError, connect, sql_string, write_relation
 from circle.grammar.lexical import LexicalTable, Link, lexical_table, word_factors
+from circle.progress import progress
 from circle.schemas import ALIGNMENT, BITEXT, GRAMMAR
 from circle.tables import read_table, scratch_directory
 
@@ -370,6 +371,8 @@ def extract_grammar(bitext_path: str | os.PathLike, alignment_path: str | os.Pat
     started = time.perf_counter()
     sentences = load_aligned_bitext(bitext_path, alignment_path)
     table = lexical_table(sentences)
+    logger.info("loaded %d aligned sentences and their lexical table; counting rules in shards "
+                "of %d sentences", len(sentences), shard_size)
     tasks = [(k, sentences[start:start + shard_size])
              for k, start in enumerate(range(0, len(sentences), shard_size))]
     with scratch_directory(out_path) as shard_dir:
@@ -379,11 +382,14 @@ def extract_grammar(bitext_path: str | os.PathLike, alignment_path: str | os.Pat
             context = multiprocessing.get_context(
                 "fork" if "fork" in multiprocessing.get_all_start_methods() else None)
             with context.Pool(workers, _init_worker, (limits, table, str(shard_dir))) as pool:
-                results = pool.map(_count_shard, tasks, chunksize=1)
+                results = sorted(progress(pool.imap_unordered(_count_shard, tasks), logger,
+                                          "counting rules", len(tasks), "shards"))
         else:
             _init_worker(limits, table, str(shard_dir))
-            results = [_count_shard(task) for task in tasks]
+            results = list(progress(map(_count_shard, tasks), logger, "counting rules",
+                                    len(tasks), "shards"))
         shard_paths = [path for path, _, _ in results]
+        logger.info("merging %d shards into %s", len(shard_paths), out_path)
         metadata = {"limits": json.dumps(asdict(limits), sort_keys=True)}
         rules = merge_shards(shard_paths, out_path, workers, provenance, metadata, memory_limit)
     stats = ExtractionStats(

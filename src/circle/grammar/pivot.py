@@ -68,6 +68,7 @@ import duckdb
 from circle.grammar.extract import LHS
 from circle.grammar.filter import matching_phrases
 from circle.grammar.io import GrammarInputError, connect, grammar_schema, sql_string, write_relation
+from circle.progress import progress
 from circle.schemas import GRAMMAR, PARAPHRASE_GRAMMAR, PARAPHRASE_GRAMMAR_LEX, SELF_PARAPHRASE
 from circle.tables import scratch_directory
 
@@ -121,11 +122,14 @@ def pivot_grammar(grammar_path: str | os.PathLike, out_path: str | os.PathLike,
                         phrase_span_limit=str(span_limit))
     with scratch_directory(out_path) as spill:
         con = connect(threads, memory_limit, spill)
-        _load_bilingual(con, grammar_path, top_pivots, min_count, min_probability)
-        _phrase_statistics(con, method)
-        _choose_sources(con, sentences, span_limit, keep_identity)
-        _pair(con, keep_identity)
-        _features(con, method)
+        steps = [lambda: _load_bilingual(con, grammar_path, top_pivots, min_count,
+                                         min_probability),
+                 lambda: _phrase_statistics(con, method),
+                 lambda: _choose_sources(con, sentences, span_limit, keep_identity),
+                 lambda: _pair(con, keep_identity),
+                 lambda: _features(con, method)]
+        for step in progress(steps, logger, "pivoting", len(steps), "steps"):
+            step()
         schema = PARAPHRASE_GRAMMAR_LEX if lexical_feature else PARAPHRASE_GRAMMAR
         rules = write_relation(con.sql(f"""
             SELECT '{LHS}' AS lhs, e1 AS source,

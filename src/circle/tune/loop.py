@@ -356,8 +356,9 @@ def tune(sentences: Sequence[str], references_per_sentence: Sequence[Sequence[st
                 reason = f"weights moved less than {settings.epsilon}"
         result.log.append(IterationLog(iteration, tuple(weights.tolist()), decode_score,
                                        pool_score, n_new, len(builder.pool), False, reason))
-        logger.info("iteration %d: %s of the decode %.4f%s; %d new hypotheses, pool %d; "
-                    "decode %.1f s, references %.1f s, optimise %.1f s", iteration,
+        logger.info("iteration %d of at most %d: %s of the decode %.4f%s; %d new hypotheses, "
+                    "pool %d; decode %.1f s, references %.1f s, optimise %.1f s", iteration,
+                    settings.max_iterations + 1,
                     metric.name, decode_score,
                     "" if pool_score is None else f", of the pool at the new weights "
                                                   f"{pool_score:.4f}",
