@@ -45,7 +45,14 @@ from circle.report import write_page
 from circle.schemas import EVALSET, TUNING_LOG
 from circle.tables import read_metadata, read_table, write_table
 from circle.targeted import TargetedSetup
-from circle.tune.loop import TuningSettings, select_references, tune, write_tuning_log
+from circle.tune.checkpoint import Checkpoint
+from circle.tune.loop import (
+    TuningResult,
+    TuningSettings,
+    select_references,
+    tune,
+    write_tuning_log,
+)
 
 CONDITION_PATTERN = r"(\d+)H|1H\+(\d+)P|1H\+(\d+)T"
 """Tuning condition names: ``kH``, ``1H+kP`` or ``1H+kT`` (the thesis's 1H+kP′, targeted); also
@@ -157,9 +164,10 @@ def tune_paraphraser(paratune_path: str | os.PathLike, grammar_path: str | os.Pa
                      lm_path: str | os.PathLike, weights_path: str | os.PathLike,
                      settings: DecoderSettings, tuning: TuningSettings, workers: int,
                      out_weights: str | os.PathLike, out_log: str | os.PathLike,
-                     provenance: Mapping[str, str] | None = None) -> dict[str, float]:
+                     provenance: Mapping[str, str] | None = None,
+                     checkpoint: Checkpoint | None = None) -> dict[str, float]:
     """MERT of the English-to-English model (§3.2.3): input = the first reference in the seeded
-    order, references = the others."""
+    order, references = the others. ``checkpoint``: see :func:`write_tuning_run`."""
     table = read_table(paratune_path, EVALSET)
     if min(len(refs) for refs in table["references"]) < 2:
         raise ValueError(f"{paratune_path}: paraphraser tuning needs at least two references "
@@ -170,9 +178,19 @@ def tune_paraphraser(paratune_path: str | os.PathLike, grammar_path: str | os.Pa
         sources.append(ordered[0])
         references.append(ordered[1:])
     result = tune(sources, references, grammar_path, lm_path, read_weights(weights_path),
-                  settings, tuning, workers, fixed=TUNING_FIXED)
+                  settings, tuning, workers, fixed=TUNING_FIXED, checkpoint=checkpoint)
+    return write_tuning_run(result, out_weights, out_log, provenance, checkpoint)
+
+
+def write_tuning_run(result: TuningResult, out_weights: str | os.PathLike,
+                     out_log: str | os.PathLike, provenance: Mapping[str, str] | None,
+                     checkpoint: Checkpoint | None) -> dict[str, float]:
+    """Write a finished run's weights and log, then remove the checkpoint it resumed from or
+    saved its iterations to (:mod:`circle.tune.checkpoint`)."""
     write_weights(out_weights, result.weights)
     write_tuning_log(result, out_log, provenance)
+    if checkpoint is not None:
+        checkpoint.remove()
     return result.weights
 
 
@@ -251,10 +269,12 @@ def tune_condition(tune_path: str | os.PathLike, grammar_path: str | os.PathLike
                    settings: DecoderSettings, tuning: TuningSettings, workers: int,
                    out_weights: str | os.PathLike, out_log: str | os.PathLike,
                    provenance: Mapping[str, str] | None = None,
-                   targeted: TargetedSetup | None = None) -> dict[str, float]:
+                   targeted: TargetedSetup | None = None,
+                   checkpoint: Checkpoint | None = None) -> dict[str, float]:
     """MERT of the translation model with the references of the run's condition (thesis ch. 4;
     for 1H+kT, ``targeted`` makes each hypothesis's references, §5.3, starting from the weights
-    ``weights_path`` the pipeline gives it: the 1H-tuned ones)."""
+    ``weights_path`` the pipeline gives it: the 1H-tuned ones). ``checkpoint``: see
+    :func:`write_tuning_run`."""
     parsed = run.condition
     table = read_table(tune_path, EVALSET)
     paraphrases = None if paraphrases_path is None else read_table(paraphrases_path, NBEST)
@@ -268,10 +288,8 @@ def tune_condition(tune_path: str | os.PathLike, grammar_path: str | os.PathLike
                 [refs[0] for refs in references], parsed.paraphrases, run.name, workers))
         result = tune(list(table["source"]), references, grammar_path, lm_path,
                       read_weights(weights_path), settings, tuning, workers,
-                      fixed=TUNING_FIXED, references_for=hook)
-    write_weights(out_weights, result.weights)
-    write_tuning_log(result, out_log, provenance)
-    return result.weights
+                      fixed=TUNING_FIXED, references_for=hook, checkpoint=checkpoint)
+    return write_tuning_run(result, out_weights, out_log, provenance, checkpoint)
 
 
 def evaluate_runs(experiment: str, test_path: str | os.PathLike,

@@ -207,6 +207,24 @@ TUNING_LOG = _schema(
     ],
 )
 
+TUNING_CHECKPOINT = _schema(
+    "tuning_checkpoint",
+    1,
+    "One file per finished iteration of a tuning run that has not ended "
+    "(`circle.tune.checkpoint`): the (sentence, hypothesis) pairs that joined the n-best pool "
+    "in that iteration, in pool order, with their decoder `features` (order of the run's "
+    "feature names) and the metric's sufficient `stats` against the hypothesis' own references, "
+    "frozen when it joined. Metadata: `circle.iteration`, `circle.log` (the iteration's "
+    "tuning-log row, JSON), `circle.next_weights` (JSON list: the weights the next iteration "
+    "decodes with) and `circle.fingerprint` (the run's inputs and settings).",
+    [
+        pa.field("sentence", pa.int64(), nullable=False),
+        pa.field("hypothesis", pa.string(), nullable=False),
+        pa.field("features", pa.list_(pa.float64()), nullable=False),
+        pa.field("stats", pa.list_(pa.float64()), nullable=False),
+    ],
+)
+
 EVALUATION = _schema(
     "evaluation",
     1,
@@ -412,7 +430,8 @@ TARGETED_CACHE = _schema(
 
 ALL_SCHEMAS: dict[str, TableSchema] = {
     s.name: s for s in (VERSES, BITEXT, EVALSET, ALIGNMENT, GRAMMAR, PARAPHRASE_GRAMMAR,
-                        PARAPHRASE_GRAMMAR_LEX, SELF_PARAPHRASE, TUNING_LOG, EVALUATION,
-                        CONDITION_SUMMARY, GRID_SAMPLE, TARGETED_NBEST, REFERENCE_DISTANCES,
-                        TARGETING_WEIGHTS, GRID_POINTS, GRID_CHOICE, TARGETED_CACHE)
+                        PARAPHRASE_GRAMMAR_LEX, SELF_PARAPHRASE, TUNING_LOG, TUNING_CHECKPOINT,
+                        EVALUATION, CONDITION_SUMMARY, GRID_SAMPLE, TARGETED_NBEST,
+                        REFERENCE_DISTANCES, TARGETING_WEIGHTS, GRID_POINTS, GRID_CHOICE,
+                        TARGETED_CACHE)
 }

@@ -20,6 +20,7 @@ from circle.lm import estimate_lm
 from circle.schemas import TUNING_LOG
 from circle.tables import read_metadata, read_table
 from circle.tune import loop
+from circle.tune.checkpoint import Checkpoint
 from circle.tune.loop import TuningSettings, select_references, tune, write_tuning_log
 from circle.tune.mert import MertSettings
 from circle.tune.pro import ProSettings
@@ -342,3 +343,115 @@ def test_pro_tunes_through_the_same_loop(grammar, lm_path):
     with pytest.raises(ValueError, match="PRO cannot tune"):
         tune(SENTENCES, REFERENCES, grammar, lm_path, {**BAD_WEIGHTS, "glue": 0.3}, DECODER,
              settings, fixed=("target", "glue"))
+
+
+class Interrupted(Exception):
+    """Stands for a kill in the middle of a tuning run."""
+
+
+class CountingDecoder:
+    """decode_corpus, counting its calls; raises :class:`Interrupted` on call ``fail_at``."""
+
+    def __init__(self, fail_at: int | None = None):
+        self.calls, self.fail_at = 0, fail_at
+
+    def __call__(self, *args, **kwargs):
+        self.calls += 1
+        if self.calls == self.fail_at:
+            raise Interrupted
+        return decode_corpus(*args, **kwargs)
+
+
+class RecordingReferences:
+    """A reference hook giving the default references; records the pairs it is asked for."""
+
+    def __init__(self):
+        self.calls: list[tuple[int, str]] = []
+
+    def __call__(self, index, hypothesis):
+        self.calls.append((index, hypothesis))
+        return REFERENCES[index]
+
+
+PRO = TuningSettings(optimizer="pro", max_iterations=8, seed=0)
+RESUMABLE = {"mert": (MERT, DECODER), "pro": (PRO, DecoderSettings(k=2))}
+"""Runs of 2 (MERT) and 6 (PRO, whose sampling draws from the iteration's generator)
+iterations."""
+
+
+def interrupted(grammar, lm_path, checkpoint, monkeypatch, optimizer, iteration):
+    """Run the ``optimizer`` run of :data:`RESUMABLE` with ``checkpoint`` until the decode of
+    ``iteration`` is killed."""
+    settings, decoder = RESUMABLE[optimizer]
+    monkeypatch.setattr(loop, "decode_corpus", CountingDecoder(fail_at=iteration))
+    with pytest.raises(Interrupted):
+        tune(SENTENCES, REFERENCES, grammar, lm_path, BAD_WEIGHTS, decoder, settings,
+             references_for=RecordingReferences(), checkpoint=checkpoint)
+    assert sorted(p.name for p in checkpoint.directory.iterdir()) == \
+        [f"iteration-{n:04d}.parquet" for n in range(1, iteration)]
+
+
+def pool_rows(result):
+    segments, texts, features, stats = result.pool.rows()
+    return segments, texts, features.tolist(), stats.tolist()
+
+
+@pytest.mark.parametrize(("optimizer", "stop"), [("mert", 2), ("pro", 3), ("pro", 5)])
+def test_an_interrupted_run_resumes_where_it_stopped_and_ends_as_if_never_stopped(
+        optimizer, stop, grammar, lm_path, tmp_path, monkeypatch, caplog):
+    settings, decoder_settings = RESUMABLE[optimizer]
+    whole = tune(SENTENCES, REFERENCES, grammar, lm_path, BAD_WEIGHTS, decoder_settings,
+                 settings)
+    assert len(whole.log) >= stop  # the run reaches the killed iteration
+    checkpoint = Checkpoint(tmp_path / "run.checkpoint", key="inputs")
+    interrupted(grammar, lm_path, checkpoint, monkeypatch, optimizer, stop)
+    decoder, hook = CountingDecoder(), RecordingReferences()
+    monkeypatch.setattr(loop, "decode_corpus", decoder)
+    with caplog.at_level("INFO", logger="circle.tune.checkpoint"):
+        resumed = tune(SENTENCES, REFERENCES, grammar, lm_path, BAD_WEIGHTS, decoder_settings,
+                       settings, references_for=hook, checkpoint=checkpoint)
+    assert f"continuing at iteration {stop} (iterations 1 to {stop - 1} were done)" \
+        in caplog.text
+    assert decoder.calls == len(whole.log) - (stop - 1)  # saved iterations are not decoded
+    pd.testing.assert_frame_equal(resumed.log_frame(), whole.log_frame())
+    assert resumed.weights == whole.weights
+    assert pool_rows(resumed) == pool_rows(whole)  # the frozen statistics included
+    pairs = list(zip(resumed.pool.segment_ids, resumed.pool.hypotheses, strict=True))
+    assert hook.calls == pairs[whole.log[stop - 2].pool_size:]  # saved pairs: not asked again
+
+
+@pytest.mark.parametrize("change", ["settings", "inputs", "corrupt file"])
+def test_a_checkpoint_of_other_inputs_or_settings_is_ignored(
+        change, grammar, lm_path, tmp_path, monkeypatch, caplog):
+    checkpoint = Checkpoint(tmp_path / "run.checkpoint", key="inputs")
+    interrupted(grammar, lm_path, checkpoint, monkeypatch, "pro", 3)
+    settings, decoder_settings = RESUMABLE["pro"]
+    if change == "settings":
+        settings = TuningSettings(optimizer="pro", max_iterations=8, seed=1)
+    if change == "inputs":
+        checkpoint = Checkpoint(checkpoint.directory, key="rebuilt inputs")
+    if change == "corrupt file":
+        saved = checkpoint.directory / "iteration-0002.parquet"
+        saved.write_bytes(saved.read_bytes()[:-100])
+    monkeypatch.setattr(loop, "decode_corpus", decoder := CountingDecoder())
+    with caplog.at_level("INFO", logger="circle.tune.checkpoint"):
+        result = tune(SENTENCES, REFERENCES, grammar, lm_path, BAD_WEIGHTS, decoder_settings,
+                      settings, checkpoint=checkpoint)
+    assert "ignoring the checkpoint" in caplog.text and "continuing" not in caplog.text
+    assert decoder.calls == len(result.log)  # every iteration decoded: started at 1
+    monkeypatch.setattr(loop, "decode_corpus", decode_corpus)
+    fresh = tune(SENTENCES, REFERENCES, grammar, lm_path, BAD_WEIGHTS, decoder_settings,
+                 settings)
+    pd.testing.assert_frame_equal(result.log_frame(), fresh.log_frame())
+
+
+def test_the_checkpoint_of_a_job_lies_next_to_its_output_and_follows_its_inputs(tmp_path):
+    source = tmp_path / "grammar.parquet"
+    source.write_text("first")
+    output = tmp_path / "tune" / "1H+1T.rep0.parquet"
+    checkpoint = Checkpoint.for_output(output, [source], {"seed": 1})
+    assert checkpoint.directory == tmp_path / "tune" / "1H+1T.rep0.checkpoint"
+    assert Checkpoint.for_output(output, [source], {"seed": 1}).key == checkpoint.key
+    assert Checkpoint.for_output(output, [source], {"seed": 2}).key != checkpoint.key
+    source.write_text("rebuilt")
+    assert Checkpoint.for_output(output, [source], {"seed": 1}).key != checkpoint.key

@@ -213,6 +213,7 @@ def test_tiny_end_to_end_through_grammars_and_decoding(tmp_path):
     # 1H+1T starts from the 1H-tuned weights and pools hypotheses with their own references
     start = read_table(results / "tune/1H+1T.rep0.parquet", TUNING_LOG)["weights"].iloc[0]
     assert list(start) == list(read_weights(results / "weights/1H.rep0.txt").values())
+    assert not list(results.glob("tune/*.checkpoint"))  # removed once a run's outputs exist
     cache = list((results / "targeted/cache").glob("*-1H+1T.rep0-*.parquet"))
     assert cache and sum(len(read_table(part, TARGETED_CACHE)) for part in cache) > 0
     assert evaluation["bleu_signature"].str.contains("nrefs:2").all()

@@ -1,6 +1,7 @@
 from circle.decoder import DecoderSettings
 from circle.experiments import tune_paraphraser
 from circle.jobs import start_job
+from circle.tune.checkpoint import Checkpoint
 from circle.tune.loop import TuningSettings
 
 provenance = start_job(snakemake)
@@ -8,4 +9,6 @@ tuning = TuningSettings.from_config(snakemake.params.tuning, snakemake.params.se
 tune_paraphraser(snakemake.input.evalset, snakemake.input.grammar, snakemake.input.lm,
                  snakemake.input.weights, DecoderSettings(**snakemake.params.settings),
                  tuning, snakemake.threads,
-                 snakemake.output.weights, snakemake.output.log, provenance)
+                 snakemake.output.weights, snakemake.output.log, provenance,
+                 Checkpoint.for_output(snakemake.output.log, snakemake.input,
+                                       dict(snakemake.params.items())))

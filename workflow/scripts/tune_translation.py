@@ -2,6 +2,7 @@ from circle.decoder import DecoderSettings
 from circle.experiments import TuningRun, tune_condition
 from circle.jobs import start_job
 from circle.targeted import targeted_setup
+from circle.tune.checkpoint import Checkpoint
 from circle.tune.loop import TuningSettings
 
 provenance = start_job(snakemake)
@@ -17,4 +18,6 @@ tune_condition(snakemake.input.evalset, snakemake.input.grammar, snakemake.input
                snakemake.input.weights,
                TuningRun.of(snakemake.wildcards.condition, snakemake.wildcards.replicate),
                snakemake.input.get("paraphrases"), settings, tuning, snakemake.threads,
-               snakemake.output.weights, snakemake.output.log, provenance, targeted)
+               snakemake.output.weights, snakemake.output.log, provenance, targeted,
+               Checkpoint.for_output(snakemake.output.log, snakemake.input,
+                                     dict(snakemake.params.items())))

@@ -33,6 +33,11 @@ It is called once per new (sentence, hypothesis) pair, whose statistics are then
 features (a hypothesis seen again in a later iteration keeps them). If the hook has a callable
 attribute ``prepare``, it is first called once per iteration with the list of new
 ``(i, hypothesis)`` pairs, so that an implementation can paraphrase them in one batch.
+
+Checkpoints: with ``checkpoint`` (:class:`~circle.tune.checkpoint.Checkpoint`) every iteration
+that does not end the run is saved, and a run whose checkpoint holds iterations 1..n of the
+same inputs and settings continues at iteration n + 1 with the saved pool (the hook is not
+called again for the pairs already in it) and gives the weights and log of an uninterrupted run.
 """
 
 from __future__ import annotations
@@ -53,6 +58,7 @@ from circle.decoder.model import Model
 from circle.metrics import Metric, get_metric
 from circle.schemas import TUNING_LOG
 from circle.tables import write_table
+from circle.tune.checkpoint import Checkpoint, SavedIteration
 from circle.tune.mert import Box, FlatPool, MertSettings, NBestPool, normalise, one_best, optimise
 from circle.tune.pro import ProSettings, pro_optimise
 
@@ -232,9 +238,17 @@ class _PoolBuilder:
             self.prepare(list(new_keys))
         references = [list(self.hook(index, text)) for index, text in new_keys]
         new_stats = np.asarray(self.metric.stats([text for _, text in new_keys], references))
-        self.stats_of.update(zip(new_keys, new_stats, strict=True))
-        return self.pool.add([index for index, _ in new_keys], [text for _, text in new_keys],
-                             np.array(new_features), new_stats)
+        return self._extend([index for index, _ in new_keys], [text for _, text in new_keys],
+                            np.array(new_features), new_stats)
+
+    def restore(self, saved: SavedIteration) -> None:
+        """Add the pool rows of an iteration saved in a checkpoint, statistics as frozen."""
+        self._extend(saved.sentences, saved.hypotheses, saved.features, saved.stats)
+
+    def _extend(self, indices: list[int], texts: list[str], features: np.ndarray,
+                stats: np.ndarray) -> int:
+        self.stats_of.update(zip(zip(indices, texts, strict=True), stats, strict=True))
+        return self.pool.add(indices, texts, features, stats)
 
     def one_best_value(self, nbest: Sequence[list[Hypothesis]]) -> float:
         """The metric of a decode's 1-best output."""
@@ -276,13 +290,14 @@ def tune(sentences: Sequence[str], references_per_sentence: Sequence[Sequence[st
          initial_weights: Mapping[str, float], decoder_settings: DecoderSettings | None = None,
          settings: TuningSettings | None = None, workers: int = 1, *,
          fixed: Sequence[str] = DEFAULT_FIXED,
-         references_for: ReferenceHook | None = None) -> TuningResult:
+         references_for: ReferenceHook | None = None,
+         checkpoint: Checkpoint | None = None) -> TuningResult:
     """Tune decoder weights on a tune set (Och 2003; thesis §3.2.3, §4.2); see the module doc.
 
     ``initial_weights`` must name the decoder's features (grammar features then
     :data:`~circle.decoder.DECODER_FEATURES`; ``target`` may be left out, = 0) and lie within
     the settings' bounds. Features in ``fixed`` keep their initial weights. Deterministic
-    given ``settings.seed``.
+    given ``settings.seed``; ``checkpoint`` saves each iteration and resumes from one.
     """
     decoder_settings = decoder_settings or DecoderSettings()
     settings = settings or TuningSettings()
@@ -328,6 +343,24 @@ def tune(sentences: Sequence[str], references_per_sentence: Sequence[Sequence[st
     extra = perturbed_weights(weights[free], settings.first_pool, settings.first_pool_spread,
                               box, settings.iteration_rng(0))
     iteration, best = 0, None
+
+    def record(entry: IterationLog) -> None:
+        nonlocal best
+        result.log.append(entry)
+        if best is None or metric.better(entry.decode_score, best[1]):  # earlier wins ties
+            best = (entry.iteration, entry.decode_score, np.array(entry.weights))
+
+    fingerprint = None
+    if checkpoint is not None:
+        fingerprint = checkpoint.fingerprint({
+            "sentences": list(sentences),
+            "references": [list(refs) for refs in references_per_sentence],
+            "weights": dict(zip(names, weights.tolist(), strict=True)), "fixed": fixed,
+            "settings": asdict(settings), "decoder": asdict(decoder_settings)})
+        for saved in checkpoint.load(fingerprint):
+            builder.restore(saved)
+            record(IterationLog(**{**saved.log, "weights": tuple(saved.log["weights"])}))
+            iteration, weights = saved.iteration, saved.next_weights
     while True:
         iteration += 1
         started = time.perf_counter()
@@ -341,8 +374,6 @@ def tune(sentences: Sequence[str], references_per_sentence: Sequence[Sequence[st
         decoded = time.perf_counter()
         n_new = builder.add(sentences, nbests)
         decode_score = builder.one_best_value(nbest)
-        if best is None or metric.better(decode_score, best[1]):  # earlier wins ties
-            best = (iteration, decode_score, weights)
         scored = time.perf_counter()
         reason, pool_score, new = None, None, weights
         if n_new == 0:
@@ -354,8 +385,8 @@ def tune(sentences: Sequence[str], references_per_sentence: Sequence[Sequence[st
                                         settings, settings.iteration_rng(iteration))
             if not _moved(weights[free], new[free], settings.epsilon):
                 reason = f"weights moved less than {settings.epsilon}"
-        result.log.append(IterationLog(iteration, tuple(weights.tolist()), decode_score,
-                                       pool_score, n_new, len(builder.pool), False, reason))
+        record(IterationLog(iteration, tuple(weights.tolist()), decode_score, pool_score, n_new,
+                            len(builder.pool), False, reason))
         logger.info("iteration %d of at most %d: %s of the decode %.4f%s; %d new hypotheses, "
                     "pool %d; decode %.1f s, references %.1f s, optimise %.1f s", iteration,
                     settings.max_iterations + 1,
@@ -368,6 +399,9 @@ def tune(sentences: Sequence[str], references_per_sentence: Sequence[Sequence[st
             logger.info("tuning stops: %s; returning the weights of iteration %d (%s %.4f)",
                         reason, best[0], metric.name, best[1])
             break
+        if checkpoint is not None:
+            checkpoint.save(fingerprint, SavedIteration(
+                asdict(result.log[-1]), new, *builder.pool.rows(len(builder.pool) - n_new)))
         weights = new
     chosen = best[0] - 1
     result.log[chosen] = IterationLog(**{**asdict(result.log[chosen]), "returned": True})

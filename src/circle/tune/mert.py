@@ -145,12 +145,20 @@ class NBestPool:
             self._flat = FlatPool(features[order], stats[order], starts, seg[order], ids)
         return self._flat
 
+    def rows(self, start: int = 0) -> tuple[list, list[str], np.ndarray, np.ndarray]:
+        """Segment ids, hypotheses, features and stats of the rows from ``start`` on, in the
+        order they joined the pool."""
+        features = np.vstack(self._features or [np.zeros((0, self.n_features))])
+        stats = np.vstack(self._stats or [np.zeros((0, self.n_stats))])
+        return (self.segment_ids[start:], self.hypotheses[start:], features[start:],
+                stats[start:])
+
     def save(self, path: str | Path) -> None:
         """Write the pool to a ``.npz`` file (no pickles)."""
-        np.savez_compressed(path, segment_ids=np.array(self.segment_ids),
-                            hypotheses=np.array(self.hypotheses, dtype=str),
-                            features=np.vstack(self._features or [np.zeros((0, self.n_features))]),
-                            stats=np.vstack(self._stats or [np.zeros((0, self.n_stats))]))
+        segment_ids, hypotheses, features, stats = self.rows()
+        np.savez_compressed(path, segment_ids=np.array(segment_ids),
+                            hypotheses=np.array(hypotheses, dtype=str), features=features,
+                            stats=stats)
 
     @classmethod
     def load(cls, path: str | Path) -> NBestPool:

@@ -1,0 +1,145 @@
+"""Per-iteration checkpoints of a tuning run, so that a killed run resumes at the iteration
+where it stopped instead of at MERT iteration 1 (:func:`circle.tune.loop.tune`).
+
+A checkpoint is a directory next to the run's output. After every iteration that does not end
+the run, the loop writes one file ``iteration-NNNN.parquet`` into it
+(:data:`~circle.schemas.TUNING_CHECKPOINT`, atomically): the n-best pool rows that joined in that
+iteration with their features and frozen metric statistics (against each hypothesis' own
+references, as a per-hypothesis reference hook gave them), the iteration's log row, and the
+weights the next iteration decodes with. The loop's random generators depend on the seed and
+the iteration number alone (:meth:`~circle.tune.loop.TuningSettings.iteration_rng`), so these
+files are the run's whole state: a resumed run returns the same weights and log as a run that
+was never interrupted.
+
+Every file carries a fingerprint of what the run depends on: the caller's key (e.g. the job's
+input files and parameters, :meth:`Checkpoint.for_output`) and the loop's own arguments. A
+checkpoint with another fingerprint, a missing iteration or an unreadable file is removed with
+a log line, and the run starts at iteration 1. The caller removes the checkpoint once the run's
+outputs are written.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import logging
+import os
+import re
+import shutil
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from circle.schemas import TUNING_CHECKPOINT
+from circle.tables import SchemaError, read_metadata, read_table, write_table
+
+logger = logging.getLogger(__name__)
+
+_FILE = re.compile(r"iteration-(\d+)\.parquet")
+
+
+@dataclass(frozen=True)
+class SavedIteration:
+    """One finished iteration: its log row (a dict of :class:`~circle.tune.loop.IterationLog`
+    fields), the weights the next iteration decodes with, and the pool rows it added."""
+
+    log: dict[str, Any]
+    next_weights: np.ndarray
+    sentences: list[int]
+    hypotheses: list[str]
+    features: np.ndarray
+    stats: np.ndarray
+
+    @property
+    def iteration(self) -> int:
+        return int(self.log["iteration"])
+
+
+def _digest(value: Any) -> str:
+    text = json.dumps(value, sort_keys=True, default=str, separators=(",", ":"))
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+
+class Checkpoint:
+    """The checkpoint directory of one tuning run; ``key`` identifies what the loop cannot see
+    (the grammar and LM files, what a reference hook depends on)."""
+
+    def __init__(self, directory: str | os.PathLike, key: str = ""):
+        self.directory, self.key = Path(directory), key
+
+    @classmethod
+    def for_output(cls, output: str | os.PathLike, inputs: Iterable[str | os.PathLike],
+                   params: Mapping[str, Any]) -> Checkpoint:
+        """The checkpoint of the run writing ``output``: ``<output stem>.checkpoint/`` next to
+        it, keyed by the input files (path, size, modification time: a rebuilt input voids the
+        checkpoint) and the job's parameters."""
+        files = []
+        for path in inputs:
+            info = os.stat(path)
+            files.append([str(path), info.st_size, info.st_mtime_ns])
+        return cls(Path(output).with_suffix(".checkpoint"), _digest([files, dict(params)]))
+
+    def fingerprint(self, run: Mapping[str, Any]) -> str:
+        """The fingerprint of this checkpoint's key and the loop's arguments ``run``."""
+        return _digest([self.key, dict(run)])
+
+    def _files(self) -> list[tuple[int, Path]]:
+        if not self.directory.is_dir():
+            return []
+        found = ((_FILE.fullmatch(path.name), path) for path in self.directory.iterdir())
+        return sorted((int(match.group(1)), path) for match, path in found if match)
+
+    def load(self, fingerprint: str) -> list[SavedIteration]:
+        """The saved iterations 1, 2, ... of a run with ``fingerprint``; none (and the
+        checkpoint removed) if it holds another run's, a gap or an unreadable file."""
+        files = self._files()
+        saved: list[SavedIteration] = []
+        problem = None
+        for expected, (number, path) in enumerate(files, start=1):
+            if number != expected:
+                problem = f"iteration {expected} is missing"
+                break
+            try:
+                meta = read_metadata(path)
+                if meta.get("fingerprint") != fingerprint:
+                    problem = f"{path.name} was written for other inputs or settings"
+                    break
+                table = read_table(path, TUNING_CHECKPOINT)
+            except SchemaError as error:
+                problem = str(error)
+                break
+            width = len(json.loads(meta["next_weights"]))
+            saved.append(SavedIteration(
+                json.loads(meta["log"]), np.array(json.loads(meta["next_weights"])),
+                table["sentence"].tolist(), table["hypothesis"].tolist(),
+                np.array(table["features"].tolist(), dtype=np.float64).reshape(len(table), width),
+                np.array(table["stats"].tolist(), dtype=np.float64).reshape(len(table), -1)))
+        if problem is not None:
+            logger.warning("ignoring the checkpoint %s (%s): starting at iteration 1",
+                           self.directory, problem)
+            self.remove()
+            return []
+        if saved:
+            logger.info("resuming from the checkpoint %s: continuing at iteration %d "
+                        "(iterations 1 to %d were done)", self.directory, len(saved) + 1,
+                        len(saved))
+        return saved
+
+    def save(self, fingerprint: str, saved: SavedIteration) -> None:
+        """Write one finished iteration (atomically)."""
+        frame = pd.DataFrame({"sentence": saved.sentences, "hypothesis": saved.hypotheses,
+                              "features": list(saved.features), "stats": list(saved.stats)})
+        metadata = {"fingerprint": fingerprint, "iteration": str(saved.iteration),
+                    "log": json.dumps(saved.log),
+                    "next_weights": json.dumps(saved.next_weights.tolist())}
+        write_table(frame, self.directory / f"iteration-{saved.iteration:04d}.parquet",
+                    TUNING_CHECKPOINT, metadata=metadata)
+
+    def remove(self) -> None:
+        """Delete the checkpoint (once the run's outputs are written, or when it is stale)."""
+        if self.directory.exists():
+            shutil.rmtree(self.directory)
