@@ -8,10 +8,17 @@ from snakemake.utils import min_version
 min_version("9.0")
 
 
-configfile: "config/config.yaml"
+# The default experiment applies only when no --configfile is given: a config file named on the
+# command line is a whole experiment (with the schema's defaults), not an overlay of this one.
+# Name config/config.yaml first to overlay it (config/README.md).
+if not workflow.config_settings.configfiles:
+
+    configfile: "config/config.yaml"
+
 
 
 include: "workflow/rules/common.smk"
+include: "workflow/rules/config.smk"
 include: "workflow/rules/corpus.smk"
 include: "workflow/rules/preprocess.smk"
 include: "workflow/rules/align.smk"
@@ -25,6 +32,7 @@ include: "workflow/rules/grid.smk"
 rule all:
     default_target: True
     input:
+        f"results/{EXPERIMENT}/config.yaml",
         rules.aligned_corpus.input,
         rules.language_models.input,
         rules.grammars.input,
