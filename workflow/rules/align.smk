@@ -35,7 +35,7 @@ rule refreeze_alignment:
     alignment."""
     input:
         alignment=lambda wildcards: (
-            [f"results/{EXPERIMENT}/align/eflomal.parquet"]
+            f"results/{EXPERIMENT}/align/eflomal.parquet"
             if config["alignment"]["frozen"]
             else []
         ),
