@@ -61,7 +61,7 @@ def test_the_tiny_test_config_runs_eflomal_on_whole_sets(tmp_path):
     assert config["alignment"]["frozen"] is None
     assert config["sets"]["max_segments"] == WHOLE_SETS
     assert (config["tuning"]["replicates"], config["tuning"]["restarts"],
-            config["paraphrase"]["min_count"]) == (3, 2, 1)
+            config["paraphrase"]["min_count"]) == (1, 2, 0)
 
 
 def test_an_overlay_named_after_the_default_config_extends_it(tmp_path):
