@@ -12,10 +12,17 @@ from circle.tables import remove_unreadable_tables
 min_version("9.0")
 
 
-configfile: "config/config.yaml"
+# The default experiment applies only when no --configfile is given: a config file named on the
+# command line is a whole experiment (with the schema's defaults), not an overlay of this one.
+# Name config/config.yaml first to overlay it (config/README.md).
+if not workflow.config_settings.configfiles:
+
+    configfile: "config/config.yaml"
+
 
 
 include: "workflow/rules/common.smk"
+include: "workflow/rules/config.smk"
 include: "workflow/rules/corpus.smk"
 include: "workflow/rules/preprocess.smk"
 include: "workflow/rules/align.smk"
@@ -34,6 +41,7 @@ if not (workflow.remote_exec or workflow.subprocess_exec):  # once, not in each 
 rule all:
     default_target: True
     input:
+        f"results/{EXPERIMENT}/config.yaml",
         rules.aligned_corpus.input,
         rules.language_models.input,
         rules.grammars.input,

@@ -15,6 +15,7 @@ Symmetrisation heuristics follow Koehn, Och & Marcu (2003) and the Moses ``symal
 from __future__ import annotations
 
 import logging
+import shutil
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -23,7 +24,7 @@ import pandas as pd
 
 from circle.external import run_tool
 from circle.schemas import ALIGNMENT, BITEXT
-from circle.tables import read_table, scratch_directory, write_table
+from circle.tables import atomic_path, read_table, scratch_directory, write_table
 
 logger = logging.getLogger(__name__)
 Link = tuple[int, int]
@@ -168,6 +169,11 @@ def symmetrize_corpus(bitext: pd.DataFrame, forward_lines: Sequence[str],
     return table, stats
 
 
+def aligner_name(model: int) -> str:
+    """The ``aligner`` metadata of an ALIGNMENT table made with eflomal model ``model``."""
+    return f"eflomal model {model}"
+
+
 def align_table(bitext_path: str | Path, out_path: str | Path, samplers: int, model: int,
                 symmetrization: str, log_path: str | Path | None,
                 provenance: Mapping[str, str]) -> AlignmentStats:
@@ -185,6 +191,18 @@ def align_table(bitext_path: str | Path, out_path: str | Path, samplers: int, mo
                                      origin="eflomal output")
     logger.info("alignment (%s): %s", symmetrization, stats.describe())
     write_table(table, out_path, ALIGNMENT, provenance,
-                metadata={"symmetrization": symmetrization, "aligner": f"eflomal model {model}",
+                metadata={"symmetrization": symmetrization, "aligner": aligner_name(model),
                           "stochastic": "eflomal has no seed; links vary between runs"})
     return stats
+
+
+def freeze_alignment(source: str | Path, frozen: str | Path | None) -> None:
+    """Replace the frozen alignment ``frozen`` (config ``alignment.frozen``) with the ALIGNMENT
+    table ``source``, atomically and with its provenance metadata, after checking the table."""
+    if frozen is None:
+        raise AlignmentError("alignment.frozen is null: this config has no frozen alignment to "
+                             "rebuild; set it to the path the alignment should be written to")
+    table = read_table(source, ALIGNMENT, columns=["segment_id"])
+    with atomic_path(frozen) as tmp:
+        shutil.copyfile(source, tmp)
+    logger.info("froze %s (%d segments) as %s", source, len(table), frozen)

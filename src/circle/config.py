@@ -1,19 +1,27 @@
 """Checks of an experiment's configuration when the workflow is built, before any job runs.
 
 The JSON schema (``workflow/schemas/config.schema.yaml``) checks each key on its own; these
-checks need several keys together: tuning conditions against the references the data has, and
-the untuned weights against the features of the grammars they score.
+checks need several keys together: tuning conditions against the references the data has, the
+untuned weights against the features of the grammars they score, and a frozen alignment against
+the alignment settings it replays. :func:`write_effective_config` records the configuration an
+experiment ran with beside its results.
 """
 
 from __future__ import annotations
 
+import os
 from collections.abc import Mapping, Sequence
+from pathlib import Path
 from typing import Any
 
+import yaml
+
+from circle.align import aligner_name
 from circle.corpus.prepare import reference_names
 from circle.decoder.model import Model, finite_weight
 from circle.experiments import Condition
-from circle.schemas import GRAMMAR, PARAPHRASE_GRAMMAR, PARAPHRASE_GRAMMAR_LEX
+from circle.schemas import ALIGNMENT, GRAMMAR, PARAPHRASE_GRAMMAR, PARAPHRASE_GRAMMAR_LEX
+from circle.tables import SchemaError, atomic_path, read_metadata
 
 BASELINE_CONDITION = "1H"
 
@@ -39,7 +47,9 @@ def schema_problem(error: Exception) -> str:
 def config_problems(config: Mapping[str, Any]) -> list[str]:
     """Every problem of a schema-valid configuration (defaults filled in) that would stop a
     job later: see :func:`condition_problems`, :func:`weight_problems` and
-    :func:`grid_problems`."""
+    :func:`grid_problems`. The frozen alignment is checked by the jobs that replay it
+    (:func:`frozen_alignment_problems`), so that the job rebuilding it can run while it is
+    broken."""
     return condition_problems(config) + weight_problems(config) + grid_problems(config)
 
 
@@ -105,3 +115,47 @@ def grid_problems(config: Mapping[str, Any]) -> list[str]:
         if bias is not None and float(bias) not in biases:
             problems.append(f"{key} {bias} is not one of paraphrase.biases {biases}")
     return problems
+
+
+REFREEZE_HINT = ("rebuild it with `snakemake refreeze_alignment`, or set alignment.frozen: null "
+                 "to run eflomal")
+
+
+def frozen_alignment_problems(config: Mapping[str, Any]) -> list[str]:
+    """The frozen alignment (``alignment.frozen``) must be a readable ``alignment`` table made
+    with the config's eflomal model and symmetrisation: the config's alignment keys describe
+    what is replayed. Only the Parquet footer is read; the links are checked against the
+    bitext by the job that reads them (circle.grammar.extract.load_aligned_bitext)."""
+    options = config["alignment"]
+    path = options["frozen"]
+    if path is None:
+        return []
+    if not Path(path).is_file():
+        return [f"alignment.frozen: {path} does not exist; {REFREEZE_HINT}"]
+    try:
+        meta = read_metadata(path)
+    except SchemaError as error:
+        return [f"alignment.frozen: {error}; {REFREEZE_HINT}"]
+    if meta.get("schema") != ALIGNMENT.name:
+        return [f"alignment.frozen: {path} is not an '{ALIGNMENT.name}' table (schema "
+                f"'{meta.get('schema')}'); {REFREEZE_HINT}"]
+    problems = []
+    for key, expected, found in (
+            ("symmetrization", options["symmetrization"], meta.get("symmetrization")),
+            ("model", aligner_name(options["model"]), meta.get("aligner"))):
+        if found != expected:
+            problems.append(f"alignment.frozen: {path} was made with {found}, but "
+                            f"alignment.{key} asks for {expected}; {REFREEZE_HINT}")
+    return problems
+
+
+def write_effective_config(config: Mapping[str, Any], path: str | os.PathLike) -> None:
+    """Write the configuration an experiment runs with (config files merged, schema defaults
+    filled in) as YAML to ``path``, atomically. The file is itself a complete config file."""
+    header = (f"# The effective configuration of experiment '{config['experiment']}': its config "
+              "files merged and the\n# schema's defaults filled in. A complete config file: "
+              "snakemake --configfile <this file>\n")
+    text = yaml.safe_dump(config, sort_keys=False, allow_unicode=True)
+    with atomic_path(path) as tmp:
+        tmp.write_text(header + text, encoding="utf-8")
+

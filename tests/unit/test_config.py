@@ -9,7 +9,7 @@ import pytest
 import yaml
 from snakemake.utils import validate
 
-from circle.config import config_problems
+from circle.config import config_problems, frozen_alignment_problems
 
 ROOT = Path(__file__).resolve().parents[2]
 SCHEMA = ROOT / "workflow" / "schemas" / "config.schema.yaml"
@@ -93,3 +93,124 @@ def test_bible_references_are_counted_from_the_chosen_columns():
         "(corpus.bible.references)",
         "tuning.conditions: 4H needs 4 references but the tune set has 2 "
         "(corpus.bible.references)"]
+
+
+def schema_defaults(schema: dict, prefix: str = "") -> dict[str, object]:
+    """Every key of the schema that has a default, dotted, with that default; objects whose
+    default is ``{}`` are not listed themselves, their keys are."""
+    found = {}
+    for name, spec in schema.get("properties", {}).items():
+        key = f"{prefix}{name}"
+        if "default" in spec and spec["default"] != {}:
+            found[key] = spec["default"]
+        if spec.get("type") == "object" and spec.get("default") == {}:
+            found |= schema_defaults(spec, f"{key}.")
+    return found
+
+
+def readme_defaults() -> dict[str, tuple[str, str | None]]:
+    """The key table of config/README.md: dotted key -> (stated default, stated value of the
+    default experiment or None). Rows naming several keys (`a.b` / `c`, `a.{b,c}`) and their
+    defaults (`x / y`) are split."""
+    text = (ROOT / "config" / "README.md").read_text(encoding="utf-8")
+    table = text[text.index("## Keys"):text.index("## Your own corpus")]
+    rows = {}
+    for line in table.splitlines():
+        if not line.startswith("| `"):
+            continue
+        key_cell, default_cell = (cell.strip() for cell in line.split(" | ")[:2])
+        keys = []
+        for part in re.findall(r"`([^`]+)`", key_cell.lstrip("| ")):
+            if "." not in part and keys:  # `a.b` / `c` shares the parent a.
+                part = keys[0].rsplit(".", 1)[0] + "." + part
+            if braces := re.fullmatch(r"(.*)\{(.*)\}(.*)", part):
+                keys += [braces[1] + leaf + braces[3] for leaf in braces[2].split(",")]
+            else:
+                keys.append(part)
+        experiment = re.search(r" \(default experiment: (.*)\)$", default_cell)
+        default_cell = default_cell[:experiment.start()] if experiment else default_cell
+        defaults = split(default_cell, len(keys))
+        values = split(experiment[1], len(keys)) if experiment else [None] * len(keys)
+        assert len(defaults) == len(keys) == len(values), line
+        rows |= {k: (d, v) for k, d, v in zip(keys, defaults, values, strict=True)}
+    return rows
+
+
+def split(cell: str, keys: int) -> list[str]:
+    """The cell's value per key: `x / y` for two keys, or one value for them all."""
+    parts = cell.split(" / ") if keys > 1 else [cell]
+    return parts * keys if len(parts) == 1 else parts
+
+
+def stated(cell: str) -> object:
+    return yaml.safe_load(cell.strip("`"))
+
+
+def test_every_default_in_the_config_readme_is_the_schema_default():
+    schema = yaml.safe_load(SCHEMA.read_text())
+    defaults, documented = schema_defaults(schema), readme_defaults()
+    assert sorted(set(defaults) - set(documented)) == []  # every key with a default is listed
+    for key, (cell, _) in documented.items():
+        if key in defaults and cell != "see schema":
+            assert stated(cell) == defaults[key], key
+
+
+def test_the_config_readme_states_the_default_experiment_where_it_differs():
+    default = yaml.safe_load((ROOT / "config" / "config.yaml").read_text())
+    validate(default, schema=str(SCHEMA))
+    schema = schema_defaults(yaml.safe_load(SCHEMA.read_text()))
+
+    def value(key: str) -> object:
+        node = default
+        for part in key.split("."):
+            node = node[part]
+        return node
+
+    for key, (_, experiment) in readme_defaults().items():
+        if key not in schema:
+            continue
+        expected = value(key) if value(key) != schema[key] else None
+        assert (stated(experiment) if experiment else None) == expected, key
+
+
+FROZEN = "resources/alignment/bible-es-kjv.parquet"
+
+
+def alignment_options(frozen, **changes) -> dict:
+    return {"alignment": {"symmetrization": "grow-diag-final-and", "model": 3, "frozen": frozen,
+                          **changes}}
+
+
+def test_the_shipped_frozen_alignment_fits_the_default_alignment_settings():
+    default = yaml.safe_load((ROOT / "config" / "config.yaml").read_text())
+    assert default["alignment"]["frozen"] == FROZEN
+    assert frozen_alignment_problems({"alignment": {
+        **default["alignment"], "frozen": str(ROOT / FROZEN)}}) == []
+
+
+@pytest.mark.parametrize("changes, problem", [
+    ({"symmetrization": "union"},
+     "was made with grow-diag-final-and, but alignment.symmetrization asks for union"),
+    ({"model": 2}, "was made with eflomal model 3, but alignment.model asks for eflomal model 2"),
+])
+def test_a_frozen_alignment_made_otherwise_is_named(changes, problem):
+    [found] = frozen_alignment_problems(alignment_options(str(ROOT / FROZEN), **changes))
+    assert found.startswith(f"alignment.frozen: {ROOT / FROZEN} ") and problem in found
+    assert "snakemake refreeze_alignment" in found
+
+
+def test_a_missing_or_unreadable_frozen_alignment_is_named(tmp_path):
+    missing, text = tmp_path / "missing.parquet", tmp_path / "links.txt"
+    text.write_text("0-0 1-1\n")
+    assert frozen_alignment_problems(alignment_options(str(missing))) == [
+        f"alignment.frozen: {missing} does not exist; rebuild it with `snakemake "
+        "refreeze_alignment`, or set alignment.frozen: null to run eflomal"]
+    [problem] = frozen_alignment_problems(alignment_options(str(text)))
+    assert problem.startswith(f"alignment.frozen: {text}: not a readable Parquet file")
+
+
+def test_a_table_of_another_schema_as_frozen_alignment_is_named():
+    bible = ROOT / "resources" / "bible" / "bible.parquet"
+    [problem] = frozen_alignment_problems(alignment_options(str(bible)))
+    assert problem.startswith(f"alignment.frozen: {bible} is not an 'alignment' table "
+                              "(schema 'verses')")

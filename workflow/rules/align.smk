@@ -26,3 +26,25 @@ rule aligned_corpus:
     input:
         f"results/{EXPERIMENT}/tokenized/train.parquet",
         alignment_source,
+
+
+rule refreeze_alignment:
+    """Named target: run eflomal on the training bitext and make its alignment the frozen one
+    (the file alignment.frozen names), which every later stage then reruns from. Add
+    --forcerun align_corpus for a new draw when the experiment already has an eflomal
+    alignment."""
+    input:
+        alignment=lambda wildcards: (
+            f"results/{EXPERIMENT}/align/eflomal.parquet"
+            if config["alignment"]["frozen"]
+            else []
+        ),
+    log:
+        f"logs/{EXPERIMENT}/refreeze_alignment.log",
+    params:
+        frozen=config["alignment"]["frozen"],
+    localrule: True
+    conda:
+        "../../envs/circle.yaml"
+    script:
+        "../scripts/refreeze_alignment.py"

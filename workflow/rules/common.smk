@@ -4,9 +4,15 @@ import re
 from snakemake.exceptions import WorkflowError
 from snakemake.utils import validate
 
-from circle.config import ConfigError, config_problems, schema_problem
+from circle.config import (
+    ConfigError,
+    config_problems,
+    frozen_alignment_problems,
+    schema_problem,
+)
 from circle.corpus.prepare import EVAL_SETS
 from circle.experiments import CONDITION_PATTERN, Condition, TuningRun, run_seed
+from circle.tables import config_hash
 
 
 try:
@@ -49,9 +55,14 @@ def corpus_files(wildcards):
 
 
 def alignment_source(wildcards):
-    """The frozen alignment table if the config names one, else eflomal's fresh output."""
+    """The frozen alignment table if the config names one (checked against the config's
+    alignment settings), else eflomal's fresh output."""
     frozen = config["alignment"]["frozen"]
-    return frozen if frozen else f"results/{EXPERIMENT}/align/eflomal.parquet"
+    if not frozen:
+        return f"results/{EXPERIMENT}/align/eflomal.parquet"
+    if problems := frozen_alignment_problems(config):
+        raise ConfigError(problems)
+    return frozen
 
 
 def lm_orders():

@@ -1,0 +1,110 @@
+"""Which configuration runs: the effective configuration (results/<experiment>/config.yaml)
+that the workflow writes for every shipped config, and the frozen alignment of the default
+experiment."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+import yaml
+from test_workflow import ROOT, snakemake, tiny_config
+
+pytestmark = pytest.mark.workflow
+
+FROZEN = "resources/alignment/bible-es-kjv.parquet"
+LAPTOP_SUBSETS = {"tune": 200, "test": 300, "paratune": 100}
+WHOLE_SETS = {"tune": None, "test": None, "paratune": None}
+
+
+def effective_config(run: Path, experiment: str, *configfiles: Path) -> dict:
+    """Write ``experiment``'s effective configuration in ``run`` (a directory seeing the
+    repository's config/ and resources/) with these --configfile arguments, and read it."""
+    for name in ("config", "resources"):
+        if not (run / name).exists():
+            (run / name).symlink_to(ROOT / name)
+    options = ["--configfile", *map(str, configfiles)] if configfiles else []
+    target = f"results/{experiment}/config.yaml"
+    result = snakemake("--cores", "1", target, *options, cwd=run)
+    assert result.returncode == 0, result.stdout + result.stderr
+    return yaml.safe_load((run / target).read_text())
+
+
+def test_default_experiment_is_the_laptop_run_with_the_frozen_alignment(tmp_path):
+    config = effective_config(tmp_path, "default")
+    assert config["sets"]["max_segments"] == LAPTOP_SUBSETS
+    assert config["paraphrase"]["min_count"] == 1
+    assert config["alignment"]["frozen"] == FROZEN
+    assert {k: config["tuning"][k] for k in ("replicates", "restarts", "max_iterations")} == {
+        "replicates": 3, "restarts": 10, "max_iterations": 10}
+
+
+def test_paper_is_the_full_split_with_the_exact_pivot_and_moses_mert(tmp_path):
+    config = effective_config(tmp_path, "paper", ROOT / "config" / "paper.yaml")
+    assert config["sets"]["max_segments"] == WHOLE_SETS
+    assert (config["paraphrase"]["min_count"], config["paraphrase"]["min_probability"]) == (0, 0)
+    assert config["paraphrase"]["phrases_from"] == ["tune", "paratune"]  # exact for every rule
+    tuning = config["tuning"]
+    assert (tuning["optimizer"], tuning["metric"], tuning["restarts"], tuning["max_iterations"],
+            tuning["replicates"]) == ("mert", "bleu", 20, 25, 3)
+    assert tuning["conditions"] == ["1H", "2H", "3H", "4H", "1H+1P", "1H+2P", "1H+3P"]
+    assert config["alignment"]["frozen"] == FROZEN
+    # overlaid on the default experiment it means the same
+    overlaid = tmp_path / "overlaid"
+    overlaid.mkdir()
+    assert effective_config(overlaid, "paper", ROOT / "config" / "config.yaml",
+                            ROOT / "config" / "paper.yaml") == config
+
+
+def test_the_tiny_test_config_runs_eflomal_on_whole_sets(tmp_path):
+    config = effective_config(tmp_path, "tiny", tiny_config(tmp_path))
+    assert config["alignment"]["frozen"] is None
+    assert config["sets"]["max_segments"] == WHOLE_SETS
+    assert (config["tuning"]["replicates"], config["tuning"]["restarts"],
+            config["paraphrase"]["min_count"]) == (1, 2, 0)
+
+
+def test_an_overlay_named_after_the_default_config_extends_it(tmp_path):
+    overlay = tmp_path / "overlay.yaml"
+    overlay.write_text("tuning: {replicates: 5}\n")
+    config = effective_config(tmp_path, "default", ROOT / "config" / "config.yaml", overlay)
+    assert config["tuning"]["replicates"] == 5
+    assert config["sets"]["max_segments"] == LAPTOP_SUBSETS
+
+
+def test_every_shipped_config_is_covered():
+    shipped = {p.relative_to(ROOT).as_posix() for p in
+               [*(ROOT / "config").glob("*.yaml"), *(ROOT / "tests").rglob("config.yaml")]}
+    assert shipped == {"config/config.yaml", "config/paper.yaml",
+                       "tests/data/tiny/config.yaml"}
+
+
+def test_the_effective_config_is_rewritten_only_when_the_config_changes(tmp_path):
+    effective_config(tmp_path, "default")
+    again = snakemake("--cores", "1", "-n", "results/default/config.yaml", cwd=tmp_path)
+    assert "Nothing to be done" in again.stdout + again.stderr
+    changed = snakemake("--cores", "1", "results/default/config.yaml", "--config", "seed=14",
+                        cwd=tmp_path)
+    assert changed.returncode == 0, changed.stdout + changed.stderr
+    assert yaml.safe_load((tmp_path / "results/default/config.yaml").read_text())["seed"] == 14
+
+
+def test_the_default_dry_run_replays_the_frozen_alignment():
+    result = snakemake("-n", "--forceall")
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert "rule align_corpus:" not in result.stdout and "rule extract_grammar:" in result.stdout
+    assert f"input: results/default/tokenized/train.parquet, {FROZEN}" in result.stdout
+
+
+def test_refreeze_alignment_writes_eflomals_alignment_as_the_frozen_one(tmp_path):
+    frozen = tmp_path / "frozen" / "tiny.parquet"
+    config = tiny_config(tmp_path, **{"alignment.frozen": str(frozen)})
+    result = snakemake("--cores", "1", "--configfile", str(config), "--directory", str(tmp_path),
+                       "refreeze_alignment")
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert frozen.read_bytes() == (tmp_path / "results/tiny/align/eflomal.parquet").read_bytes()
+    plan = snakemake("-n", "--configfile", str(config), "--directory", str(tmp_path),
+                     "results/tiny/grammar/bilingual.parquet")
+    assert plan.returncode == 0, plan.stdout + plan.stderr
+    assert "rule align_corpus:" not in plan.stdout
+    assert f"input: results/tiny/tokenized/train.parquet, {frozen}" in plan.stdout
