@@ -17,7 +17,6 @@ from pathlib import Path
 
 import pandas as pd
 import pytest
-
 from test_workflow import ROOT, tiny_config
 
 pytestmark = pytest.mark.workflow
@@ -63,6 +62,24 @@ def run(command: list[str], cwd: Path, log: Path) -> None:
         result = subprocess.run(command, cwd=cwd, stdout=out, stderr=subprocess.STDOUT,
                                 timeout=1500)
     assert result.returncode == 0, log.read_text()[-5000:]
+
+
+def test_readme_cluster_command_plans_the_rules_own_resources(tmp_path):
+    """A dry run of the README's command: every job asks what its rule declares, which fits a
+    2-core node, and the partition from the command line reaches every job."""
+    args = [arg.replace("<partition>", "somewhere") for arg in readme_cluster_command()[1:]]
+    result = subprocess.run(
+        [sys.executable, "-m", "snakemake", "--snakefile", str(ROOT / "Snakefile"), *args,
+         "-n", "--forceall", "--configfile", str(tiny_config(tmp_path)),
+         "--directory", str(tmp_path)],
+        cwd=ROOT, capture_output=True, text=True, timeout=300)
+    assert result.returncode == 0, result.stdout + result.stderr
+    resources = re.findall(r"^\s+resources: (.*)$", result.stdout, flags=re.M)
+    threads = [int(n) for n in re.findall(r"^\s+threads: (\d+)$", result.stdout, flags=re.M)]
+    assert len(resources) > 40 and threads
+    assert all("slurm_partition=somewhere" in line for line in resources)
+    memory = [int(m) for line in resources for m in re.findall(r"\bmem_mb=(\d+)", line)]
+    assert memory and max(memory) <= 6000 and max(threads) <= 2
 
 
 def test_readme_cluster_command_matches_a_local_run(tmp_path):
