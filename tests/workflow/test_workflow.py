@@ -125,14 +125,6 @@ def test_an_infeasible_config_is_refused_when_the_workflow_is_built(tmp_path, ch
     assert not (tmp_path / "results").exists()
 
 
-def test_slurm_profile_dry_run_resolves_per_rule_resources(tmp_path):
-    result = snakemake("-n", "--forceall", "--workflow-profile", str(ROOT / "profiles/slurm"),
-                       "--configfile", str(tiny_config(tmp_path)), "--directory", str(tmp_path))
-    assert result.returncode == 0, result.stdout + result.stderr
-    assert "mem_mb=16000" in result.stdout  # align_corpus override
-    assert "slurm_partition=<partition>" in result.stdout
-
-
 def test_bad_corpus_stops_in_the_first_job_naming_file_and_line(tmp_path):
     bad = tmp_path / "bad.en"
     lines = (TINY / "tune.ref1.txt").read_text().splitlines()
