@@ -17,7 +17,10 @@ up to thousands of rules, a sentence about a thousand sides.
 Targeting (thesis eq. 5.1) is rule-local: an application's value is the number of its target
 words missing from T. :meth:`Decoder.prepare` does the target-independent work once per input
 (rule matching, scoring, ranking); :meth:`Decoder.decode` then only re-ranks each side's rules
-with the targeting term, so many targets per input are cheap.
+with the targeting term, so many targets per input are cheap. Cheaper still,
+:meth:`Decoder.forest` keeps one search's hypergraph and :meth:`Decoder.decode_forest` re-weights
+its edges towards each target and reads the k-best again, without a new search (exact within
+the forest, whose pruning was not guided by that target).
 
 The chart is acyclic, so reference counting frees it; Python's cyclic garbage collector is
 paused while a sentence is matched or decoded, because its passes over the ~10⁵ chart objects
