@@ -1,0 +1,79 @@
+"""Tune one targeted run (condition 1H+kT, thesis §5.3) of a finished experiment in a chosen
+search mode, outside the pipeline, and score it on the test set: the exact-versus-forest
+comparison of tuned systems.
+
+Everything but the mode comes from the experiment's results and config (``config/config.yaml``
+with the schema's defaults): the tune set, filtered
+grammars, LMs, the 1H weights of the replicate, the paraphraser weights and the grid search's
+chosen configuration; the MERT seed is the pipeline's seed of that run. The targeted cache goes
+to ``--out`` (not the experiment's), so the run paraphrases everything itself. Printed: per
+iteration the decode and reference (targeted paraphrasing) seconds from the tuning log, and the
+test BLEU (sacrebleu, lowercased, against all references) of the tuned weights. Run from the
+repository root:
+
+    python benchmarks/targeted_tuning.py --mode exact [--condition 1H+1T] [--replicate 0] --out DIR
+"""
+
+from __future__ import annotations
+
+import argparse
+import logging
+from pathlib import Path
+
+import yaml
+from snakemake.utils import validate
+
+from circle.decoder import DecoderSettings, decode_corpus, read_weights
+from circle.evaluate import corpus_bleu
+from circle.experiments import TuningRun, run_seed, tune_condition
+from circle.schemas import EVALSET
+from circle.tables import read_table
+from circle.targeted import SEARCH_MODES, targeted_setup
+from circle.tune.loop import TuningSettings
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--mode", choices=SEARCH_MODES, required=True)
+    parser.add_argument("--condition", default="1H+1T")
+    parser.add_argument("--replicate", type=int, default=0)
+    parser.add_argument("--experiment", default="default")
+    parser.add_argument("--workers", type=int, default=2)
+    parser.add_argument("--out", type=Path, required=True)
+    args = parser.parse_args()
+    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(message)s")
+    config = yaml.safe_load((ROOT / "config/config.yaml").read_text(encoding="utf-8"))
+    validate(config, str(ROOT / "workflow/schemas/config.schema.yaml"))  # fills the defaults
+    results = ROOT / "results" / args.experiment
+    run = TuningRun.of(args.condition, args.replicate)
+    biases = [float(b) for b in config["paraphrase"]["biases"]]
+    targeted = config["targeted"]
+    params = {"biases": biases, "point": None, "nbest": targeted["nbest"], "search": args.mode,
+              "forest_beam": targeted["forest_beam"], "rerank": targeted["rerank"],
+              "depth": run.condition.paraphrases, "cache": args.out / "cache"}
+    settings = DecoderSettings(**{key: config["decoder"][key]
+                                  for key in ("pop_limit", "span_limit", "options_limit", "k")})
+    setup = targeted_setup(params, results / "grid/chosen.parquet",
+                           [results / f"paraphrase/bias{b:g}.parquet" for b in biases],
+                           results / "lm/3gram.binary", results / "weights/paraphraser-bias0.txt",
+                           results / "lm/5gram.binary", settings)
+    tuning = TuningSettings.from_config(config["tuning"], run_seed(config["seed"], run.name))
+    args.out.mkdir(parents=True, exist_ok=True)
+    weights_path = args.out / f"{run.name}.txt"
+    tune_condition(results / "sets/tune.parquet", results / "grammar/filtered/tune.parquet",
+                   results / "lm/3gram.binary", results / f"weights/1H.rep{args.replicate}.txt",
+                   run, None, settings, tuning, args.workers, weights_path,
+                   args.out / f"{run.name}.parquet", None, setup)
+    test = read_table(results / "sets/test.parquet", EVALSET)
+    nbest = decode_corpus(list(test["source"]), results / "grammar/filtered/test.parquet",
+                          results / "lm/3gram.binary", read_weights(weights_path), settings,
+                          workers=args.workers, k=1)
+    bleu = corpus_bleu([hypotheses[0].text for hypotheses in nbest],
+                       [list(references) for references in test["references"]], lowercased=True)
+    print(f"{run.name} ({args.mode}): test BLEU {bleu.score:.2f} ({bleu.signature})")
+
+
+if __name__ == "__main__":
+    main()
