@@ -369,20 +369,28 @@ def random_grammar(rng: random.Random, source_vocab: list[str], target_vocab: li
     return Grammar.from_frame(frame, FEATURES)
 
 
+SOURCE_VOCAB = [f"s{i}" for i in range(12)]
+TARGET_VOCAB = [f"t{i}" for i in range(15)]
+
+
+def random_grammar_and_lm(rng: random.Random, tmp_path) -> tuple[Grammar, kenlm.Model]:
+    """A random grammar of 400 rules over SOURCE_VOCAB → TARGET_VOCAB and a random trigram LM."""
+    grammar = random_grammar(rng, SOURCE_VOCAB, TARGET_VOCAB, 400)
+    path = tmp_path / "lm.arpa"
+    write_arpa(path, [" ".join(rng.choices(TARGET_VOCAB, k=12)) for _ in range(40)], 3)
+    return grammar, kenlm.Model(str(path))
+
+
 @pytest.mark.parametrize("cython_options", [{}, {"max_transitions": 7}],
                          ids=["lm-cache", "tiny-lm-cache"])
 def test_engines_agree_on_a_random_grammar(tmp_path, cython_options):
     """Heavy pruning and recombination: many rules per span, long inputs, a trigram LM."""
     rng = random.Random(11)
-    source_vocab = [f"s{i}" for i in range(12)]
-    target_vocab = [f"t{i}" for i in range(15)]
-    grammar = random_grammar(rng, source_vocab, target_vocab, 400)
-    path = tmp_path / "lm.arpa"
-    write_arpa(path, [" ".join(rng.choices(target_vocab, k=12)) for _ in range(40)], 3)
-    cases = [(" ".join(rng.choices(source_vocab + ["oov"], k=rng.randint(6, 14))),
-              " ".join(rng.choices(target_vocab, k=8)) if i % 2 else None) for i in range(8)]
+    grammar, model = random_grammar_and_lm(rng, tmp_path)
+    cases = [(" ".join(rng.choices(SOURCE_VOCAB + ["oov"], k=rng.randint(6, 14))),
+              " ".join(rng.choices(TARGET_VOCAB, k=8)) if i % 2 else None) for i in range(8)]
     settings = {"pop_limit": 20, "options_limit": 6, "k": 50}
-    outputs = engine_outputs(grammar, kenlm.Model(str(path)), WEIGHTS[1], settings, cases,
+    outputs = engine_outputs(grammar, model, WEIGHTS[1], settings, cases,
                              **cython_options)
     assert min(len(nbest) for nbest in outputs["python"]) >= 20
     assert outputs["cython"] == outputs["python"]
@@ -531,17 +539,13 @@ def test_forest_of_a_pruned_search_misses_what_targeting_would_keep(kenlm_model,
 def test_engines_agree_on_forest_decoding(tmp_path):
     """Pruned forests of a random grammar, re-weighted towards several targets in turn."""
     rng = random.Random(5)
-    source_vocab = [f"s{i}" for i in range(12)]
-    target_vocab = [f"t{i}" for i in range(15)]
-    grammar = random_grammar(rng, source_vocab, target_vocab, 400)
-    path = tmp_path / "lm.arpa"
-    write_arpa(path, [" ".join(rng.choices(target_vocab, k=12)) for _ in range(40)], 3)
-    sentences = [" ".join(rng.choices(source_vocab + ["oov"], k=rng.randint(6, 14)))
+    grammar, model = random_grammar_and_lm(rng, tmp_path)
+    sentences = [" ".join(rng.choices(SOURCE_VOCAB + ["oov"], k=rng.randint(6, 14)))
                  for _ in range(4)]
-    targets = [" ".join(rng.choices(target_vocab, k=8)) for _ in range(3)]
+    targets = [" ".join(rng.choices(TARGET_VOCAB, k=8)) for _ in range(3)]
     outputs = {}
     for engine in ENGINES:
-        decoder = Decoder(grammar, LanguageModel(kenlm.Model(str(path))), WEIGHTS[1],
+        decoder = Decoder(grammar, LanguageModel(model), WEIGHTS[1],
                           DecoderSettings(pop_limit=20, options_limit=6, k=50, engine=engine))
         outputs[engine] = [[(h.text, h.score, h.features)
                             for h in decoder.decode_forest(forest, target)]
