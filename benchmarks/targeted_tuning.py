@@ -42,6 +42,8 @@ def main() -> None:
     parser.add_argument("--experiment", default="default")
     parser.add_argument("--workers", type=int, default=2)
     parser.add_argument("--out", type=Path, required=True)
+    parser.add_argument("--score-only", action="store_true",
+                        help="score the weights already in --out without tuning")
     args = parser.parse_args()
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(message)s")
     config = yaml.safe_load((ROOT / "config/config.yaml").read_text(encoding="utf-8"))
@@ -62,17 +64,18 @@ def main() -> None:
     tuning = TuningSettings.from_config(config["tuning"], run_seed(config["seed"], run.name))
     args.out.mkdir(parents=True, exist_ok=True)
     weights_path = args.out / f"{run.name}.txt"
-    tune_condition(results / "sets/tune.parquet", results / "grammar/filtered/tune.parquet",
-                   results / "lm/3gram.binary", results / f"weights/1H.rep{args.replicate}.txt",
-                   run, None, settings, tuning, args.workers, weights_path,
-                   args.out / f"{run.name}.parquet", None, setup)
+    if not args.score_only:
+        tune_condition(results / "sets/tune.parquet", results / "grammar/filtered/tune.parquet",
+                       results / "lm/3gram.binary",
+                       results / f"weights/1H.rep{args.replicate}.txt", run, None, settings, tuning,
+                       args.workers, weights_path, args.out / f"{run.name}.parquet", None, setup)
     test = read_table(results / "sets/test.parquet", EVALSET)
     nbest = decode_corpus(list(test["source"]), results / "grammar/filtered/test.parquet",
                           results / "lm/3gram.binary", read_weights(weights_path), settings,
                           workers=args.workers, k=1)
     bleu = corpus_bleu([hypotheses[0].text for hypotheses in nbest],
                        [list(references) for references in test["references"]], lowercased=True)
-    print(f"{run.name} ({args.mode}): test BLEU {bleu.score:.2f} ({bleu.signature})")
+    print(f"{run.name} ({args.mode}): test BLEU {bleu.value:.2f} ({bleu.signature})")
 
 
 if __name__ == "__main__":
