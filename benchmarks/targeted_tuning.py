@@ -11,7 +11,8 @@ iteration the decode and reference (targeted paraphrasing) seconds from the tuni
 test BLEU (sacrebleu, lowercased, against all references) of the tuned weights. Run from the
 repository root:
 
-    python benchmarks/targeted_tuning.py --mode exact [--condition 1H+1T] [--replicate 0] --out DIR
+    python benchmarks/targeted_tuning.py --mode exact [--condition 1H+1T] [--replicate 0]
+        [--without-reranking] [--score-only] --out DIR
 """
 
 from __future__ import annotations
@@ -42,6 +43,8 @@ def main() -> None:
     parser.add_argument("--experiment", default="default")
     parser.add_argument("--workers", type=int, default=2)
     parser.add_argument("--out", type=Path, required=True)
+    parser.add_argument("--without-reranking", action="store_true",
+                        help="keep the paraphraser's order (the ablation of targeted.rerank: null)")
     parser.add_argument("--score-only", action="store_true",
                         help="score the weights already in --out without tuning")
     args = parser.parse_args()
@@ -53,7 +56,8 @@ def main() -> None:
     biases = [float(b) for b in config["paraphrase"]["biases"]]
     targeted = config["targeted"]
     params = {"biases": biases, "point": None, "nbest": targeted["nbest"], "search": args.mode,
-              "forest_beam": targeted["forest_beam"], "rerank": targeted["rerank"],
+              "forest_beam": targeted["forest_beam"],
+              "rerank": None if args.without_reranking else targeted["rerank"],
               "depth": run.condition.paraphrases, "cache": args.out / "cache"}
     settings = DecoderSettings(**{key: config["decoder"][key]
                                   for key in ("pop_limit", "span_limit", "options_limit", "k")})
@@ -75,7 +79,7 @@ def main() -> None:
                           workers=args.workers, k=1)
     bleu = corpus_bleu([hypotheses[0].text for hypotheses in nbest],
                        [list(references) for references in test["references"]], lowercased=True)
-    print(f"{run.name} ({args.mode}): test BLEU {bleu.value:.2f} ({bleu.signature})")
+    print(f"{weights_path}: test BLEU {bleu.value:.2f} ({bleu.signature})")
 
 
 if __name__ == "__main__":
