@@ -48,6 +48,7 @@ rule all:
         rules.untuned_translations.input,
         rules.reference_sparsity.input,
         rules.grid_search.input,
+        rules.targeted_tuning.input if targeted_conditions() else [],
 
 
 onsuccess:

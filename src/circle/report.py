@@ -1,4 +1,4 @@
-"""The thesis's reference-count table and plot (Fig. 4.3, and Fig. 5.10 with targeted rows).
+"""The thesis's reference-count tables and plots (Fig. 4.3; Fig. 5.10 with targeted rows).
 
 From an :data:`~circle.schemas.EVALUATION` table: one row per number of tuning references
 k = 1..4; per reference series (``human`` first, then each paraphrase kind, e.g. ``paraphrase``
@@ -8,8 +8,10 @@ over tuning replicates, with the sample standard deviation when there are severa
 unstable; Clark et al. 2011). Given the :data:`~circle.schemas.CONDITION_SUMMARY` of the same
 runs, a cell also carries the approximate randomisation test over all replicates against the
 baseline: ``*`` significantly better, ``†`` significantly worse. Outputs are Markdown, CSV and
-a PNG plot of BLEU against k; :func:`plot_tuning_curves` draws every tuning run's tune score
-per iteration from the tuning logs.
+a PNG plot of BLEU against k. Each figure (:data:`THESIS_TABLES`) keeps its series and puts the
+thesis's published numbers beside ours (:func:`figure_table`); the thesis prints different numbers
+for the same conditions in Fig. 4.3 and Fig. 5.10, so each figure has its own.
+:func:`plot_tuning_curves` draws every tuning run's tune score per iteration from the tuning logs.
 """
 
 from __future__ import annotations
@@ -39,6 +41,43 @@ SERIES_LABELS: dict[str, str] = {"human": "Human", "paraphrase": "Paraphrased",
 METRIC_LABELS: dict[str, str] = {"bleu": "BLEU", "ter": "TER"}
 DECIMALS = 2
 BETTER, WORSE = "*", "†"
+THESIS = "thesis"
+
+
+@dataclass(frozen=True)
+class ThesisTable:
+    """A reference-count figure as the thesis prints it (NIST MT04+05 scored against four
+    references, Chinese-English): per series, per metric, the values for k = 1..4 tuning
+    references."""
+
+    figure: str
+    title: str
+    series: Mapping[str, Mapping[str, tuple[float, ...]]]
+
+    @property
+    def stem(self) -> str:
+        """The report file stem: ``fig4_3`` for Fig. 4.3."""
+        return "fig" + self.figure.replace(".", "_")
+
+
+THESIS_TABLES: dict[str, ThesisTable] = {
+    "4.3": ThesisTable(
+        "4.3", "Test-set scores per number of human or paraphrased tuning references "
+        "(thesis Fig. 4.3)",
+        {"human": {"bleu": (37.65, 39.20, 40.01, 40.56), "ter": (56.39, 54.48, 53.50, 53.31)},
+         "paraphrase": {"bleu": (37.65, 39.32, 39.79, 39.21),
+                        "ter": (56.39, 54.39, 53.71, 53.46)}}),
+    "5.10": ThesisTable(
+        "5.10", "Test-set scores per number of human, untargeted or targeted tuning references "
+        "(thesis Fig. 5.10)",
+        {"human": {"bleu": (37.65, 39.20, 40.21, 40.69), "ter": (56.39, 54.48, 53.50, 53.31)},
+         "paraphrase": {"bleu": (37.65, 39.32, 39.58, 39.21),
+                        "ter": (56.39, 54.39, 53.87, 54.19)},
+         "targeted": {"bleu": (37.65, 39.01, 39.93, 40.22),
+                      "ter": (56.39, 54.88, 53.71, 53.43)}}),
+}
+"""The thesis's published reference-count tables, keyed by figure (they disagree on the same
+conditions, so neither is "the" thesis number)."""
 
 
 @dataclass(frozen=True)
@@ -162,6 +201,26 @@ def reference_table(evaluation: pd.DataFrame, experiment: str | None = None,
     return table
 
 
+def figure_table(table: pd.DataFrame, thesis: ThesisTable) -> pd.DataFrame:
+    """A :func:`reference_table` cut to the series of a thesis figure, with the thesis's
+    numbers in columns ``<series>_<metric>_thesis`` (NaN beyond its four rows). A series of
+    the figure that the runs lack keeps its column, empty (n = 0), beside the thesis's."""
+    kept = ["references", "label"]
+    for name in thesis.series:
+        kept += [c for c in table.columns if c.startswith(f"{name}_")]
+    cut = table[kept].copy()
+    for name, metrics in thesis.series.items():
+        if f"{name}_bleu_mean" not in cut.columns:
+            for metric in METRIC_LABELS:
+                cut[f"{name}_{metric}_mean"] = np.nan
+                cut[f"{name}_{metric}_sd"] = np.nan
+                cut[f"{name}_{metric}_n"] = np.int64(0)
+        for metric, values in metrics.items():
+            published = dict(enumerate(values, start=1))
+            cut[f"{name}_{metric}_{THESIS}"] = cut["references"].map(published).astype(float)
+    return cut
+
+
 def series_names(table: pd.DataFrame) -> list[str]:
     """The series of a :func:`reference_table`, in column order."""
     return [c[:-len("_bleu_mean")] for c in table.columns if c.endswith("_bleu_mean")]
@@ -180,18 +239,31 @@ def markdown_table(table: pd.DataFrame, labels: Mapping[str, str] | None = None,
     """The table as GitHub Markdown, values rounded to two decimals as in the thesis; with
     ``significance``, each cell's mark (from its ``_mark`` column) and a line on the test."""
     names = series_names(table)
-    header = ["# tuning refs"] + [f"{_label(s, labels)} {METRIC_LABELS[m]}" for s in names
-                                  for m in METRIC_LABELS]
+    columns = [(s, m, published) for s in names for m in METRIC_LABELS
+               for published in (False, True)
+               if not published or f"{s}_{m}_{THESIS}" in table.columns]
+    header = ["# tuning refs"] + [
+        f"{_label(s, labels)} {METRIC_LABELS[m]}{' (thesis)' if published else ''}"
+        for s, m, published in columns]
     lines = ["| " + " | ".join(header) + " |",
              "|" + "|".join([":---"] + ["---:"] * (len(header) - 1)) + "|"]
     for row in table.to_dict("records"):
-        cells = [row["label"]] + [
-            _cell(row[f"{s}_{m}_mean"], row[f"{s}_{m}_sd"], row[f"{s}_{m}_n"],
-                  row.get(f"{s}_{m}_mark", "") if significance is not None else "")
-            for s in names for m in METRIC_LABELS]
+        cells = [row["label"]]
+        for s, m, published in columns:
+            if published:
+                value = row[f"{s}_{m}_{THESIS}"]
+                cells.append("–" if math.isnan(value) else f"{value:.{DECIMALS}f}")
+            else:
+                cells.append(_cell(row[f"{s}_{m}_mean"], row[f"{s}_{m}_sd"], row[f"{s}_{m}_n"],
+                                   row.get(f"{s}_{m}_mark", "") if significance is not None
+                                   else ""))
         lines.append("| " + " | ".join(cells) + " |")
     lines += ["", "BLEU and TER (lower is better) in percent on the test set; mean over tuning "
               "replicates ± sample standard deviation where a cell has more than one."]
+    if any(published for _, _, published in columns):
+        lines += ["", "(thesis): the thesis's published numbers for its Chinese-English NIST "
+                  "experiment (tuned on MT03, tested on MT04+05 against four references): a "
+                  "shape to compare with, not a number to match."]
     if significance is not None:
         counts = sorted({int(n) for s in names for m in METRIC_LABELS
                          for n in table[f"{s}_{m}_n"] if n > 0})
@@ -263,10 +335,11 @@ def write_page(text: str, markdown_path: str | os.PathLike,
 def write_table_files(table: pd.DataFrame, markdown_path: str | os.PathLike,
                       html_path: str | os.PathLike, csv_path: str | os.PathLike,
                       labels: Mapping[str, str] | None = None,
-                      significance: Significance | None = None) -> None:
+                      significance: Significance | None = None,
+                      title: str = "Test-set scores per number of tuning references") -> None:
     """Write the table as Markdown, as HTML and as CSV (full precision, p-values included)."""
-    write_page(markdown_table(table, labels, significance), markdown_path, html_path,
-               "Test-set scores per number of tuning references (thesis Fig. 4.3)")
+    write_page(f"# {title}\n\n" + markdown_table(table, labels, significance), markdown_path,
+               html_path, title)
     write_text_atomically(csv_text(table), csv_path)
 
 
@@ -298,12 +371,20 @@ def plot_references(table: pd.DataFrame, path: str | os.PathLike, metric: str = 
     figure = Figure(figsize=(5.5, 4.0), dpi=100)
     axes = figure.add_subplot()
     markers = "osd^v<>"
+    references = table["references"].to_numpy()
     for number, name in enumerate(series_names(table)):
         mean = table[f"{name}_{metric}_mean"].to_numpy(dtype=float)
         sd = np.nan_to_num(table[f"{name}_{metric}_sd"].to_numpy(dtype=float))
         keep = ~np.isnan(mean)
-        axes.errorbar(table["references"].to_numpy()[keep], mean[keep], yerr=sd[keep],
+        colour = f"C{number % 10}"
+        axes.errorbar(references[keep], mean[keep], yerr=sd[keep], color=colour,
                       marker=markers[number % len(markers)], capsize=3, label=_label(name, labels))
+        if f"{name}_{metric}_{THESIS}" in table.columns:
+            published = table[f"{name}_{metric}_{THESIS}"].to_numpy(dtype=float)
+            shown = ~np.isnan(published)
+            axes.plot(references[shown], published[shown], color=colour, linestyle="--",
+                      linewidth=1, marker=markers[number % len(markers)], fillstyle="none",
+                      label=f"{_label(name, labels)} (thesis)")
     axes.set_xticks(table["references"].to_numpy())
     axes.set_xlabel("number of tuning references")
     axes.set_ylabel(f"test {METRIC_LABELS.get(metric, metric)} (%)")
@@ -388,18 +469,27 @@ def write_report(evaluation: pd.DataFrame | str | os.PathLike,
                  csv_path: str | os.PathLike, png_path: str | os.PathLike,
                  experiment: str | None = None,
                  labels: Mapping[str, str] | None = None,
-                 conditions: pd.DataFrame | str | os.PathLike | None = None) -> pd.DataFrame:
+                 conditions: pd.DataFrame | str | os.PathLike | None = None,
+                 figure: str | None = None) -> pd.DataFrame:
     """Table (Markdown, HTML, CSV) and BLEU plot from an EVALUATION frame or table path; with the
-    CONDITION_SUMMARY (frame or path) of the same runs, significance marks and p-values."""
+    CONDITION_SUMMARY (frame or path) of the same runs, significance marks and p-values; with a
+    thesis ``figure`` (a key of :data:`THESIS_TABLES`), that figure's series and the thesis's
+    numbers beside ours."""
     if not isinstance(evaluation, pd.DataFrame):
         evaluation = read_table(evaluation, EVALUATION)
     if conditions is not None and not isinstance(conditions, pd.DataFrame):
         conditions = read_table(conditions, CONDITION_SUMMARY)
     table = reference_table(evaluation, experiment, conditions)
+    thesis = THESIS_TABLES[figure] if figure is not None else None
+    if thesis is not None:
+        table = figure_table(table, thesis)
     significance = None
     if conditions is not None:
         chosen = experiment if experiment is not None else evaluation["experiment"].iloc[0]
         significance = Significance.of(conditions[conditions["experiment"] == chosen])
-    write_table_files(table, markdown_path, html_path, csv_path, labels, significance)
-    plot_references(table, png_path, labels=labels)
+    title = thesis.title if thesis is not None else \
+        "Test-set scores per number of tuning references"
+    write_table_files(table, markdown_path, html_path, csv_path, labels, significance, title)
+    plot_references(table, png_path, labels=labels,
+                    title=f"BLEU vs. tuning references (thesis Fig. {figure})" if figure else None)
     return table

@@ -42,7 +42,7 @@ from circle.decoder import Decoder, DecoderSettings, Grammar, Hypothesis, read_w
 from circle.decoder.corpus import DecoderPool
 from circle.decoder.lm import LN10, LanguageModel
 from circle.grid_search import paraphraser_configuration
-from circle.metrics import ter_from_stats, wer_stats
+from circle.metrics import ter_from_stats, ter_stats, wer_stats
 from circle.paraphraser import ParaphraserConfig
 from circle.schemas import TARGETED_CACHE
 from circle.tables import read_metadata, read_table, write_table
@@ -293,12 +293,20 @@ class TargetedSetup:
             raise ValueError("targeted references need a negative targeting weight, got the "
                              f"configuration {self.config}")
 
+    @property
+    def key(self) -> str:
+        """The cache key of this set-up's lists (:func:`cache_key`)."""
+        return cache_key(self.config, self.paraphraser_weights, self.settings, self.mode,
+                         self.forest_beam, self.reranker)
+
+    def cache(self) -> ParaphraseCache:
+        """Every list this set-up has cached so far, by any run."""
+        return ParaphraseCache(self.cache_directory, self.key, self.depth)
+
     def references(self, references: Sequence[str], count: int, writer: str,
                    workers: int) -> TargetedReferences:
         """The reference hook of one run: ``count`` targeted paraphrases per hypothesis."""
-        key = cache_key(self.config, self.paraphraser_weights, self.settings, self.mode,
-                        self.forest_beam, self.reranker)
-        cache = ParaphraseCache(self.cache_directory, key, self.depth)
+        cache = self.cache()
         paraphraser = TargetedParaphraser(
             self.grammar_path, self.lm_path, self.paraphraser_weights, self.config,
             self.settings, self.mode, self.forest_beam, self.reranker, self.reranking_lm_path,
@@ -326,3 +334,43 @@ def targeted_setup(params: Mapping, choice_path: str | os.PathLike | None,
                          replace(settings, k=params["nbest"]), params["search"],
                          params["forest_beam"], None if rerank is None else Reranker(**rerank),
                          reranking_lm_path, params["cache"], params["depth"])
+
+
+def sample_triples(cache: ParaphraseCache, count: int, seed: int) -> pd.DataFrame:
+    """``count`` (hypothesis, original reference, top targeted paraphrase) triples drawn with
+    ``seed`` from the cached lists (sorted first, so the draw does not depend on which run wrote
+    which part), for reading what targeting does (thesis Fig. 5.9)."""
+    pairs = sorted(pair for pair, paraphrases in cache.lists.items() if paraphrases)
+    if not pairs:
+        raise ValueError(f"the targeted cache {cache.directory} holds no lists of set-up "
+                         f"{cache.key}")
+    chosen = np.random.default_rng(seed).choice(len(pairs), min(count, len(pairs)),
+                                                replace=False)
+    rows = [{"hypothesis": pairs[i][1], "reference": pairs[i][0],
+             "paraphrase": cache.get(*pairs[i])[0]} for i in sorted(chosen)]
+    return pd.DataFrame(rows, columns=["hypothesis", "reference", "paraphrase"])
+
+
+def triples_page(triples: pd.DataFrame, setup: TargetedSetup, lists: int) -> str:
+    """The Markdown page of :func:`sample_triples`: the set-up, then each triple with the TER
+    of the reference and of its paraphrase to the hypothesis (how far targeting moved it)."""
+    reranker = "not reranked" if setup.reranker is None else (
+        f"reranked by {setup.reranker.lm:g} × LM log-probability per word − "
+        f"{setup.reranker.distance:g} × WER to the hypothesis + "
+        f"{setup.reranker.paraphraser:g} × paraphraser score")
+    lines = ["# Targeted paraphrases inside the tuning loop (thesis §5.3, Fig. 5.9)", "",
+             f"Paraphraser: bias {setup.config.bias:g}, targeting weight "
+             f"{setup.config.targeting_weight:g}; {setup.mode} search, "
+             f"{setup.settings.k}-best, {reranker}. {len(triples)} of the {lists:,} cached "
+             "(reference, hypothesis) lists, drawn with the config seed. H = MT hypothesis, "
+             "R = original reference, P = the top targeted paraphrase of R; TER to H in "
+             "brackets.", ""]
+    targets = [[hypothesis] for hypothesis in triples["hypothesis"]]
+    distances = zip(ter_from_stats(ter_stats(list(triples["reference"]), targets)),
+                    ter_from_stats(ter_stats(list(triples["paraphrase"]), targets)), strict=True)
+    for number, (row, (before, after)) in enumerate(
+            zip(triples.itertuples(index=False), distances, strict=True), start=1):
+        lines += [f"{number}.", f"- H: {row.hypothesis}",
+                  f"- R: {row.reference} [{100 * before:.1f}]",
+                  f"- P: {row.paraphrase} [{100 * after:.1f}]", ""]
+    return "\n".join(lines)

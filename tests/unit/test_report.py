@@ -9,7 +9,9 @@ import pytest
 
 from circle.evaluate import write_evaluation
 from circle.report import (
+    THESIS_TABLES,
     Significance,
+    figure_table,
     finished_line,
     markdown_html,
     markdown_table,
@@ -282,12 +284,12 @@ def test_a_page_becomes_html_with_its_tables_lists_and_headings():
 
 def test_the_report_page_html_holds_the_table_of_the_markdown(tmp_path):
     paths = [tmp_path / f"t.{ext}" for ext in ("md", "html", "csv", "png")]
-    write_report(evaluation(), *paths)
+    write_report(evaluation(), *paths, figure="4.3")
     markdown, html = paths[0].read_text(), paths[1].read_text()
     rows = [line for line in markdown.splitlines() if line.startswith("| ")]
     assert html.count("<tr>") == len(rows) > 2
-    assert "<title>Test-set scores per number of tuning references (thesis Fig. 4.3)</title>" \
-        in html
+    title = THESIS_TABLES["4.3"].title
+    assert f"<title>{title}</title>" in html and f"<h1>{title}</h1>" in html
 
 
 def test_finished_line_names_the_tables(tmp_path):
@@ -298,3 +300,43 @@ def test_finished_line_names_the_tables(tmp_path):
     line = finished_line(tmp_path / "report")
     assert line.startswith(f"Tables: {tmp_path}/report/fig4_3.md, {tmp_path}/report/"
                            "grid_search.md; their HTML, CSV and plots are beside them in ")
+
+
+def test_a_thesis_figure_keeps_its_series_with_the_published_numbers_beside_ours(tmp_path):
+    frame = evaluation()
+    paths = [tmp_path / f"f.{suffix}" for suffix in ("md", "html", "csv", "png")]
+    table = write_report(frame, *paths, figure="4.3")
+    assert series_of(table) == ["human", "paraphrase"]  # Fig. 4.3 has no targeted column
+    assert table["human_bleu_thesis"].tolist() == [37.65, 39.20, 40.01, 40.56]
+    assert table["paraphrase_ter_thesis"].tolist() == [56.39, 54.39, 53.71, 53.46]
+    ours = reference_table(frame)
+    pd.testing.assert_series_equal(table["paraphrase_bleu_mean"], ours["paraphrase_bleu_mean"])
+    rows = parse_markdown(paths[0].read_text(encoding="utf-8"))
+    assert rows[0] == ["# tuning refs", "Human BLEU", "Human BLEU (thesis)", "Human TER",
+                       "Human TER (thesis)", "Paraphrased BLEU", "Paraphrased BLEU (thesis)",
+                       "Paraphrased TER", "Paraphrased TER (thesis)"]
+    assert rows[5][2] == "40.56" and rows[5][8] == "53.46"
+    assert paths[0].read_text().startswith("# Test-set scores per number of human or "
+                                           "paraphrased tuning references (thesis Fig. 4.3)")
+
+    fig5_10 = write_report(frame, *paths, figure="5.10")  # the thesis's other numbers for 2H..4H
+    assert series_of(fig5_10) == ["human", "paraphrase", "targeted"]
+    assert fig5_10["human_bleu_thesis"].tolist() == [37.65, 39.20, 40.21, 40.69]
+    assert fig5_10["targeted_bleu_thesis"].tolist() == [37.65, 39.01, 39.93, 40.22]
+    rows = parse_markdown(paths[0].read_text(encoding="utf-8"))
+    assert rows[0][9:] == ["Targeted BLEU", "Targeted BLEU (thesis)", "Targeted TER",
+                           "Targeted TER (thesis)"]
+    assert rows[5][9] == "–" and rows[5][10] == "40.22"  # no 1H+3P' run, the thesis's beside
+
+
+def test_a_thesis_figure_shows_a_series_the_runs_lack_as_empty_cells():
+    without_targeted = evaluation().query("reference_type != 'targeted'")
+    table = figure_table(reference_table(without_targeted), THESIS_TABLES["5.10"])
+    assert series_of(table) == ["human", "paraphrase", "targeted"]
+    assert (table["targeted_bleu_n"] == 0).all() and table["targeted_bleu_mean"].isna().all()
+    body = parse_markdown(markdown_table(table))[2]
+    assert body[9:11] == ["–", "37.65"]
+
+
+def series_of(table: pd.DataFrame) -> list[str]:
+    return [c[:-len("_bleu_mean")] for c in table.columns if c.endswith("_bleu_mean")]

@@ -20,6 +20,8 @@ from circle.targeted import (
     TargetedReferences,
     TargetedSetup,
     cache_key,
+    sample_triples,
+    triples_page,
 )
 from circle.tune.loop import TuningSettings, tune
 from circle.tune.mert import MertSettings
@@ -124,6 +126,33 @@ def test_hook_refuses_too_many_references_and_setup_an_untargeted_configuration(
     with pytest.raises(ValueError, match="negative targeting weight"):
         TargetedSetup(ParaphraserConfig(0.0, 0.0), "g", "lm", {}, DecoderSettings(), "forest", 2,
                       Reranker(), "lm5", tmp_path, 2)
+
+
+def test_sample_triples_draw_from_every_part_whatever_wrote_it(tmp_path):
+    setup = TargetedSetup(ParaphraserConfig(0.5, -0.5), "g", "lm", {"lm": 1.0},
+                          DecoderSettings(k=10), "forest", 2, Reranker(), "lm5", tmp_path, 2)
+    for writer, pairs in (("1H+1T.rep0", range(0, 6)), ("1H+2T.rep1", range(6, 12))):
+        cache = setup.cache()
+        for n in pairs:
+            cache.add(f"the house {n}", f"a home {n}", [(f"the home {n}", -1.0), ("x", -2.0)])
+        cache.flush(writer)
+    cache = setup.cache()
+    assert len(cache.lists) == 12
+    triples = sample_triples(cache, 4, seed=13)
+    assert len(triples) == 4 and triples.equals(sample_triples(setup.cache(), 4, seed=13))
+    assert not triples.equals(sample_triples(cache, 4, seed=14))
+    for row in triples.itertuples():
+        n = row.reference.split()[-1]
+        assert (row.hypothesis, row.paraphrase) == (f"a home {n}", f"the home {n}")
+    page = triples_page(triples, setup, len(cache.lists))
+    assert "bias 0.5, targeting weight -0.5; forest search, 10-best" in page
+    first = triples.iloc[0]
+    # "the home n" is one substitution from "a home n": TER 1/3; the reference two: 2/3
+    assert f"- R: {first['reference']} [66.7]" in page
+    assert f"- P: {first['paraphrase']} [33.3]" in page
+    assert len(sample_triples(cache, 50, seed=1)) == 12
+    with pytest.raises(ValueError, match="holds no lists"):
+        sample_triples(ParaphraseCache(tmp_path / "empty", "k", 2), 3, seed=1)
 
 
 WORDS = [("la", "the", "her"), ("casa", "house", "home"), ("es", "is", "'s"),

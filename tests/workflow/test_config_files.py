@@ -15,6 +15,8 @@ pytestmark = pytest.mark.workflow
 FROZEN = "resources/alignment/bible-es-kjv.parquet"
 LAPTOP_SUBSETS = {"tune": 200, "test": 300, "paratune": 100}
 WHOLE_SETS = {"tune": None, "test": None, "paratune": None}
+FIG5_10_CONDITIONS = ["1H", "2H", "3H", "4H", "1H+1P", "1H+2P", "1H+3P", "1H+1T", "1H+2T",
+                      "1H+3T"]
 
 
 def effective_config(run: Path, experiment: str, *configfiles: Path) -> dict:
@@ -37,6 +39,7 @@ def test_default_experiment_is_the_laptop_run_with_the_frozen_alignment(tmp_path
     assert config["alignment"]["frozen"] == FROZEN
     assert {k: config["tuning"][k] for k in ("replicates", "restarts", "max_iterations")} == {
         "replicates": 3, "restarts": 10, "max_iterations": 10}
+    assert config["tuning"]["conditions"] == FIG5_10_CONDITIONS
 
 
 def test_paper_is_the_full_split_with_the_exact_pivot_and_moses_mert(tmp_path):
@@ -47,7 +50,7 @@ def test_paper_is_the_full_split_with_the_exact_pivot_and_moses_mert(tmp_path):
     tuning = config["tuning"]
     assert (tuning["optimizer"], tuning["metric"], tuning["restarts"], tuning["max_iterations"],
             tuning["replicates"]) == ("mert", "bleu", 20, 25, 3)
-    assert tuning["conditions"] == ["1H", "2H", "3H", "4H", "1H+1P", "1H+2P", "1H+3P"]
+    assert tuning["conditions"] == FIG5_10_CONDITIONS
     assert config["alignment"]["frozen"] == FROZEN
     # overlaid on the default experiment it means the same
     overlaid = tmp_path / "overlaid"
@@ -56,9 +59,9 @@ def test_paper_is_the_full_split_with_the_exact_pivot_and_moses_mert(tmp_path):
                             ROOT / "config" / "paper.yaml") == config
 
 
-def test_the_tiny_test_config_runs_eflomal_on_whole_sets(tmp_path):
+def test_the_tiny_test_config_replays_its_frozen_alignment_on_whole_sets(tmp_path):
     config = effective_config(tmp_path, "tiny", tiny_config(tmp_path))
-    assert config["alignment"]["frozen"] is None
+    assert config["alignment"]["frozen"] == str(ROOT / "tests/data/tiny/alignment.parquet")
     assert config["sets"]["max_segments"] == WHOLE_SETS
     assert (config["tuning"]["replicates"], config["tuning"]["restarts"],
             config["paraphrase"]["min_count"]) == (1, 2, 0)

@@ -54,10 +54,10 @@ def require_slurm() -> str:
 
 def tables(directory: Path) -> dict[str, pd.DataFrame]:
     """Every Parquet table under results/, but the targeted-paraphrase cache (named by a hash of
-    its set-up, not a table of record) and the alignment (the local run replays it)."""
+    its set-up and the writing run, not a table of record)."""
     return {str(path.relative_to(directory)): pd.read_parquet(path)
             for path in sorted(directory.glob("results/**/*.parquet"))
-            if "/targeted/cache/" not in str(path) and path.parent.name != "align"}
+            if "/targeted/cache/" not in str(path)}
 
 
 def run(command: list[str], cwd: Path, log: Path) -> None:
@@ -98,11 +98,9 @@ def test_readme_cluster_command_matches_a_local_run(tmp_path):
     # The README's command as written (relative profile path: run from the repository root).
     run([*snakemake, *args, "--configfile", str(tiny_config(cluster)),
          "--directory", str(cluster)], ROOT, tmp_path / "slurm.log")
-    # eflomal has no seed, so the local run replays the cluster's alignment (alignment.frozen);
-    # everything after it is deterministic and must come out identical.
-    alignment = cluster / "results/tiny/align/eflomal.parquet"
-    run([*snakemake, "--cores", "2", "--configfile",
-         str(tiny_config(local, **{"alignment.frozen": str(alignment)})),
+    # Both replay the tiny config's frozen alignment (eflomal has no seed); everything after it
+    # is deterministic and must come out identical.
+    run([*snakemake, "--cores", "2", "--configfile", str(tiny_config(local)),
          "--directory", str(local)], ROOT, tmp_path / "local.log")
 
     log = (tmp_path / "slurm.log").read_text()

@@ -61,6 +61,7 @@ def tiny_config(tmp_path: Path, **changes) -> Path:
         for key, value in spec.items():
             spec[key] = [str(TINY / v) for v in value] if isinstance(value, list) \
                 else str(TINY / value)
+    config["alignment"]["frozen"] = str(TINY / config["alignment"]["frozen"])
     for dotted, value in changes.items():
         node = config
         *parents, leaf = dotted.split(".")
@@ -146,7 +147,12 @@ def test_tiny_end_to_end_through_grammars_and_decoding(tmp_path):
     result = snakemake("--cores", "2", "--configfile", str(config), "--directory", str(tmp_path))
     assert result.returncode == 0, result.stdout + result.stderr
     results = tmp_path / "results" / "tiny"
+    assert not (results / "align").exists()  # the frozen alignment is replayed
 
+    # eflomal itself, on demand (refreeze_alignment would copy it over the frozen table)
+    aligned = snakemake("--cores", "2", "--configfile", str(config), "--directory",
+                        str(tmp_path), "results/tiny/align/eflomal.parquet")
+    assert aligned.returncode == 0, aligned.stdout + aligned.stderr
     bitext = read_table(results / "tokenized/train.parquet", BITEXT)
     alignment = read_table(results / "align/eflomal.parquet", ALIGNMENT)
     assert list(alignment["segment_id"]) == list(bitext["segment_id"])
@@ -213,9 +219,16 @@ def test_tiny_end_to_end_through_grammars_and_decoding(tmp_path):
         assert evaluation[f"{metric}_signature"].str.contains("|case:lc|", regex=False).all()
     paraphrases = read_table(results / "paraphrase/untargeted-bias0/tune.nbest.parquet", NBEST)
     assert paraphrases["rank"].max() == 1  # k = 2 for 1H+2P
-    assert "| 2 (1H+1) |" in (results / "report/fig4_3.md").read_text()
-    assert "Targeted" in (results / "report/fig4_3.md").read_text()
-    assert (results / "report/fig4_3.png").read_bytes()[:4] == b"\x89PNG"
+    fig4_3 = (results / "report/fig4_3.md").read_text()
+    assert "| 2 (1H+1) |" in fig4_3 and "Paraphrased BLEU (thesis)" in fig4_3
+    assert "Targeted" not in fig4_3  # Fig. 4.3 is human and untargeted only
+    fig5_10 = pd.read_csv(results / "report/fig5_10.csv")
+    assert fig5_10["targeted_bleu_mean"].iloc[1] == pytest.approx(targeted["bleu"])
+    assert fig5_10["targeted_bleu_thesis"].tolist() == [37.65, 39.01, 39.93]  # 1H+2P: 3 rows
+    samples = (results / "report/targeted_samples.md").read_text()
+    assert samples.count("\n- H: ") == 10 and samples.count("\n- P: ") == 10
+    for figure in ("fig4_3", "fig5_10"):
+        assert (results / f"report/{figure}.png").read_bytes()[:4] == b"\x89PNG"
 
     check_grid_search(results)
     tables = {name: pd.read_parquet(results / "grid" / name)
@@ -230,8 +243,9 @@ def test_tiny_end_to_end_through_grammars_and_decoding(tmp_path):
     assert again.returncode == 0 and "Nothing to be done" in again.stdout + again.stderr
     assert "Shell command" not in result.stdout + result.stderr
     assert result.stdout.splitlines()[-1].startswith(
-        "Tables: results/tiny/report/fig4_3.md, results/tiny/report/grid_search.md, "
-        "results/tiny/report/paraphraser-bias0.md; their HTML, CSV and plots are beside them")
+        "Tables: results/tiny/report/fig4_3.md, results/tiny/report/fig5_10.md, "
+        "results/tiny/report/grid_search.md, results/tiny/report/paraphraser-bias0.md, "
+        "results/tiny/report/targeted_samples.md; their HTML, CSV and plots are beside them")
     check_report(tmp_path, config)
 
 
@@ -245,7 +259,8 @@ def check_report(directory: Path, config: Path) -> None:
         names = {Path(name).name: name for name in archive.namelist()}
         assert set(names) == {"report.html", "fig4_3.html", "grid_search.html",
                               "paraphraser-bias0.html", "fig4_3.png", "tuning_curves.png",
-                              "fig5_3.png", "fig5_8.png"}
+                              "fig5_3.png", "fig5_8.png", "fig5_10.html", "fig5_10.png",
+                              "targeted_samples.html"}
         report = archive.read(names["report.html"]).decode()
         table = archive.read(names["fig4_3.html"]).decode()
     assert table == (directory / "results/tiny/report/fig4_3.html").read_text()

@@ -133,17 +133,27 @@ def tuning_inputs(wildcards):
         # thesis §5.3: start from the 1H-tuned weights; the paraphraser of the grid's choice
         inputs["weights"] = (f"results/{wildcards.experiment}/weights/"
                              f"1H.rep{wildcards.replicate}.txt")
-        inputs["paraphrase_grammars"] = paraphrase_grammars()
-        inputs["paraphraser_weights"] = paraphraser_weights(wildcards)
-        inputs["reranking_lm"] = (f"results/{wildcards.experiment}/lm/"
-                                  f"{config['lm']['reranking_order']}gram.binary")
-        if config["grid_search"]["point"] is None:
-            inputs["choice"] = f"results/{wildcards.experiment}/grid/chosen.parquet"
+        inputs.update(targeted_paraphraser_inputs(wildcards))
     elif condition.paraphrases:
         bias = bias_name(config["tuning"]["paraphraser_bias"])
         inputs["paraphrases"] = (
             f"results/{wildcards.experiment}/paraphrase/untargeted-bias{bias}/tune.nbest.parquet"
         )
+    return inputs
+
+
+def targeted_paraphraser_inputs(wildcards):
+    """What the targeted paraphraser of the 1H+kT runs is built from: every paraphrase grammar
+    (the chosen bias is known only once the grid has run), the tuned paraphraser's weights, the
+    reranking LM and, unless grid_search.point overrides it, the grid's choice."""
+    inputs = {
+        "paraphrase_grammars": paraphrase_grammars(),
+        "paraphraser_weights": paraphraser_weights(wildcards),
+        "reranking_lm": (f"results/{wildcards.experiment}/lm/"
+                         f"{config['lm']['reranking_order']}gram.binary"),
+    }
+    if config["grid_search"]["point"] is None:
+        inputs["choice"] = f"results/{wildcards.experiment}/grid/chosen.parquet"
     return inputs
 
 
@@ -171,6 +181,16 @@ def targeted_params(wildcards):
     """What a 1H+kT run's script needs besides its inputs (None for other conditions)."""
     if not Condition.parse(wildcards.condition).targeted:
         return None
+    return targeted_settings(wildcards)
+
+
+def targeted_conditions():
+    """The config's 1H+kT conditions."""
+    return [c for c in config["tuning"]["conditions"] if Condition.parse(c).targeted]
+
+
+def targeted_settings(wildcards):
+    """The targeted paraphraser's settings besides its inputs (circle.targeted.targeted_setup)."""
     return {
         "biases": [float(b) for b in config["paraphrase"]["biases"]],
         "point": config["grid_search"]["point"],

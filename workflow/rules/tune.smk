@@ -1,6 +1,7 @@
-# The reference-sparsity experiments of thesis ch. 4: paraphraser tuning, untargeted paraphrases
-# of the single reference, MERT of the MT system per condition and replicate, test evaluation
-# and the Fig. 4.3 table. Logic in circle.experiments, circle.tune, circle.evaluate, circle.report.
+# The reference-sparsity experiments of thesis ch. 4 and 5.3: paraphraser tuning, untargeted
+# paraphrases of the single reference, MERT of the MT system per condition and replicate (1H+kT
+# with targeted references per hypothesis), test evaluation, the Fig. 4.3 and 5.10 tables. Logic
+# in circle.experiments, circle.targeted, circle.tune, circle.evaluate, circle.report.
 
 
 rule select_evalset:
@@ -160,6 +161,47 @@ rule report_references:
         "../scripts/report_references.py"
 
 
+rule report_targeted:
+    """The thesis Fig. 5.10 table and plot (human, untargeted and targeted references, the
+    thesis's numbers beside ours) and sample (hypothesis, reference, targeted paraphrase)
+    triples from the targeted cache."""
+    input:
+        unpack(targeted_paraphraser_inputs),
+        table="results/{experiment}/evaluation/results.parquet",
+        conditions="results/{experiment}/evaluation/conditions.parquet",
+        lm=decoding_lm,
+    output:
+        markdown="results/{experiment}/report/fig5_10.md",
+        html=report(
+            "results/{experiment}/report/fig5_10.html",
+            caption="../report/fig5_10_table.rst",
+            category="Targeted paraphraser",
+        ),
+        csv="results/{experiment}/report/fig5_10.csv",
+        plot=report(
+            "results/{experiment}/report/fig5_10.png",
+            caption="../report/fig5_10.rst",
+            category="Targeted paraphraser",
+        ),
+        samples_markdown="results/{experiment}/report/targeted_samples.md",
+        samples_html=report(
+            "results/{experiment}/report/targeted_samples.html",
+            caption="../report/targeted_samples.rst",
+            category="Targeted paraphraser",
+        ),
+    log:
+        "logs/{experiment}/report_targeted.log",
+    params:
+        settings=decoder_settings(),
+        targeted=targeted_settings,
+        samples=10,
+        seed=config["seed"],
+    conda:
+        "../../envs/circle.yaml"
+    script:
+        "../scripts/report_targeted.py"
+
+
 rule report_paraphraser:
     """The tuned paraphraser's tune score per iteration and 10 sample paraphrases (§3.2.3)."""
     input:
@@ -190,3 +232,10 @@ rule reference_sparsity:
         f"results/{EXPERIMENT}/report/fig4_3.md",
         f"results/{EXPERIMENT}/report/paraphraser-bias"
         f"{bias_name(config['tuning']['paraphraser_bias'])}.md",
+
+
+rule targeted_tuning:
+    """Named target: the Fig. 5.10 experiment (the config's 1H+kT conditions beside kH and
+    1H+kP, every replicate) and its sample triples."""
+    input:
+        f"results/{EXPERIMENT}/report/fig5_10.md",

@@ -222,6 +222,56 @@ cdef class Edge:
 
 
 @cython.final
+cdef class FlatForest:
+    """A hypergraph as arrays, for re-weighting it towards many targets (forest mode): per item
+    (antecedents first) the end of its edges; per edge its untargeted score (``base``), its
+    distinct option and its antecedents' item numbers (−1: none); per distinct option the word
+    ids of its target side (nonterminals left out). Keeps the edges, to write scores back."""
+
+    cdef readonly object base
+    cdef list edges
+    cdef vector[int32_t] item_end
+    cdef vector[int32_t] edge_option
+    cdef vector[int32_t] edge_first
+    cdef vector[int32_t] edge_second
+    cdef vector[int32_t] option_offsets
+    cdef vector[int32_t] option_symbols
+
+    def __init__(self, list items, double weight):
+        cdef dict item_numbers = {}
+        cdef dict option_numbers = {}
+        cdef Item item
+        cdef Edge edge
+        cdef Option option
+        cdef Py_ssize_t s
+        cdef list scores = []
+        self.edges = []
+        self.option_offsets.push_back(0)
+        for item in items:
+            for edge in item.edges:
+                option = edge.option
+                number = option_numbers.get(id(option))
+                if number is None:
+                    number = option_numbers[id(option)] = len(option_numbers)
+                    for s in range(option.length):
+                        if option.symbols[s] >= 0:
+                            self.option_symbols.push_back(option.symbols[s])
+                    self.option_offsets.push_back(self.option_symbols.size())
+                self.edge_option.push_back(number)
+                self.edge_first.push_back(item_numbers[id(edge.first)] if edge.arity > 0 else -1)
+                self.edge_second.push_back(item_numbers[id(edge.second)] if edge.arity > 1
+                                           else -1)
+                scores.append(edge.score - weight * edge.miss)
+                self.edges.append(edge)
+            item_numbers[id(item)] = len(item_numbers)
+            self.item_end.push_back(len(self.edges))
+        self.base = np.array(scores, dtype=np.float64)
+
+    def __len__(self):
+        return len(self.edges)
+
+
+@cython.final
 cdef class CubePruning:
     """The search loop of one decoder, as :class:`circle.decoder.cube.CubePruning`.
 
@@ -466,51 +516,60 @@ cdef class CubePruning:
 
     def edge_scores(self, list items, double weight):
         """The scores of the edges of ``items`` without their targeting term, as
-        :meth:`circle.decoder.cube.CubePruning.edge_scores`."""
-        cdef Item item
-        cdef Edge edge
-        return np.array([edge.score - weight * edge.miss for item in items for edge in item.edges],
-                        dtype=np.float64)
+        :meth:`circle.decoder.cube.CubePruning.edge_scores`, in a :class:`FlatForest` that
+        :meth:`retarget` reads instead of walking the objects."""
+        return FlatForest(items, weight)
 
-    def retarget(self, list items, const double[:] base, target, double weight):
+    def retarget(self, list items, FlatForest forest, target, double weight):
         """Re-weight a hypergraph towards the words ``target`` (thesis eq. 5.1), as
-        :meth:`circle.decoder.cube.CubePruning.retarget`."""
+        :meth:`circle.decoder.cube.CubePruning.retarget`: the targeting values per distinct
+        option, then edge scores and insides over the forest's arrays, then written back to the
+        edges and items that k-best extraction reads (the same operations in the same order)."""
         cdef vector[char] wanted = vector[char](len(self.words), 0)
-        cdef Item item
-        cdef Edge edge
-        cdef Option option
-        cdef Py_ssize_t e = 0
-        cdef int32_t s, symbol, miss
+        cdef vector[int32_t] misses = vector[int32_t](forest.option_offsets.size() - 1, 0)
+        cdef vector[double] scores = vector[double](forest.edge_option.size())
+        cdef vector[double] insides = vector[double](forest.item_end.size())
+        cdef const double[:] base = forest.base
+        cdef Py_ssize_t e = 0, i, o, s
+        cdef int32_t symbol, miss, tail
         cdef double best, total
-        for item in items:
-            e += len(item.edges)
-        if e != base.shape[0]:
-            raise ValueError(f"{base.shape[0]} edge scores for a hypergraph of {e} edges")
-        e = 0
+        if len(items) != <Py_ssize_t>forest.item_end.size():
+            raise ValueError(f"a flat forest of {forest.item_end.size()} items for a hypergraph "
+                             f"of {len(items)} items")
         for word in target:
             symbol = self.word_ids.get(word, -1)
             if symbol >= 0:
                 wanted[symbol] = 1
-        for item in items:
+        for o in range(<Py_ssize_t>misses.size()):
+            miss = 0
+            for s in range(forest.option_offsets[o], forest.option_offsets[o + 1]):
+                if not wanted[forest.option_symbols[s]]:
+                    miss += 1
+            misses[o] = miss
+        for i in range(<Py_ssize_t>insides.size()):
             best = -INFINITY
-            for edge in item.edges:
-                option = edge.option
-                miss = 0
-                for s in range(option.length):
-                    symbol = option.symbols[s]
-                    if symbol >= 0 and not wanted[symbol]:
-                        miss += 1
-                edge.miss = miss
-                edge.score = base[e] + weight * miss
-                e += 1
-                total = edge.score
-                if edge.arity > 0:
-                    total += edge.first.inside
-                if edge.arity > 1:
-                    total += edge.second.inside
+            while e < forest.item_end[i]:
+                scores[e] = base[e] + weight * misses[forest.edge_option[e]]
+                total = scores[e]
+                tail = forest.edge_first[e]
+                if tail >= 0:
+                    total += insides[tail]
+                tail = forest.edge_second[e]
+                if tail >= 0:
+                    total += insides[tail]
                 if total > best:
                     best = total
-            item.inside = best
+                e += 1
+            insides[i] = best
+        cdef Edge edge
+        cdef Item item
+        for e in range(<Py_ssize_t>scores.size()):
+            edge = <Edge>(<list>forest.edges)[e]
+            edge.score = scores[e]
+            edge.miss = misses[forest.edge_option[e]]
+        for i in range(<Py_ssize_t>insides.size()):
+            item = <Item>(<list>items)[i]
+            item.inside = insides[i]
 
     def estimates(self, grammar, rows):
         """log10 LM estimates of the target sides of grammar ``rows``, as

@@ -34,7 +34,7 @@ import gc
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import ParamSpec, TypeVar
+from typing import TYPE_CHECKING, ParamSpec, TypeVar
 
 import numpy as np
 
@@ -45,6 +45,9 @@ from circle.decoder.kbest import Derivation, KBest
 from circle.decoder.lm import LN10, LanguageModel
 from circle.decoder.model import DecoderSettings, Model
 from circle.decoder.nbest import Hypothesis
+
+if TYPE_CHECKING:
+    from circle.decoder._cube import FlatForest
 
 _P = ParamSpec("_P")
 _R = TypeVar("_R")
@@ -159,14 +162,15 @@ class SentencePlan:
 
 @dataclass(frozen=True)
 class Forest:
-    """The +LM hypergraph of one input's untargeted search (:meth:`Decoder.forest`): the goal
-    item, every chart item antecedents first, and each edge's untargeted score in that order
-    (``base``). :meth:`Decoder.decode_forest` re-weights it in place towards one target at a
-    time."""
+    """The +LM hypergraph of one input's search (:meth:`Decoder.forest`): the goal item, every
+    chart item antecedents first, and each edge's score without its targeting term in that
+    order (``base``: the engine's ``edge_scores``, an array in the reference engine, a
+    ``FlatForest`` of arrays in the compiled one). :meth:`Decoder.decode_forest` re-weights it
+    in place towards one target at a time."""
 
     goal: Item
     items: list[Item]
-    base: np.ndarray
+    base: np.ndarray | FlatForest
     model: Model
 
 

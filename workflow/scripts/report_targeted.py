@@ -1,0 +1,18 @@
+from circle.decoder import DecoderSettings
+from circle.jobs import start_job
+from circle.report import write_page, write_report
+from circle.targeted import sample_triples, targeted_setup, triples_page
+
+start_job(snakemake)
+write_report(snakemake.input.table, snakemake.output.markdown, snakemake.output.html,
+             snakemake.output.csv, snakemake.output.plot, experiment=snakemake.wildcards.experiment,
+             conditions=snakemake.input.conditions, figure="5.10")
+setup = targeted_setup(snakemake.params.targeted, snakemake.input.get("choice"),
+                       snakemake.input.paraphrase_grammars, snakemake.input.lm,
+                       snakemake.input.paraphraser_weights, snakemake.input.reranking_lm,
+                       DecoderSettings(**snakemake.params.settings))
+cache = setup.cache()
+write_page(triples_page(sample_triples(cache, snakemake.params.samples, snakemake.params.seed),
+                        setup, len(cache.lists)),
+           snakemake.output.samples_markdown, snakemake.output.samples_html,
+           "Targeted paraphrases inside the tuning loop")
