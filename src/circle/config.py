@@ -111,7 +111,9 @@ def grid_problems(config: Mapping[str, Any]) -> list[str]:
         problems.append("grid_search.sweep must include 0, the untargeted paraphraser")
     for key, bias in (("tuning.paraphraser_bias", config["tuning"]["paraphraser_bias"]),
                       ("grid_search.sweep_bias", grid["sweep_bias"]),
-                      ("grid_search.point.bias", (grid.get("point") or {}).get("bias"))):
+                      ("grid_search.point.bias", (grid.get("point") or {}).get("bias")),
+                      ("targeted.curves.bias",
+                       config.get("targeted", {}).get("curves", {}).get("bias"))):
         if bias is not None and float(bias) not in biases:
             problems.append(f"{key} {bias} is not one of paraphrase.biases {biases}")
     return problems

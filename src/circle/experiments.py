@@ -40,7 +40,7 @@ from circle.evaluate import (
     write_evaluation,
 )
 from circle.metrics import get_metric
-from circle.paraphraser import Paraphraser
+from circle.paraphraser import Paraphraser, ParaphraserConfig
 from circle.report import write_page
 from circle.schemas import EVALSET, TUNING_LOG
 from circle.tables import read_metadata, read_table, write_table
@@ -54,9 +54,10 @@ from circle.tune.loop import (
     write_tuning_log,
 )
 
-CONDITION_PATTERN = r"(\d+)H|1H\+(\d+)P|1H\+(\d+)T"
-"""Tuning condition names: ``kH``, ``1H+kP`` or ``1H+kT`` (the thesis's 1H+kP′, targeted); also
-the Snakemake wildcard constraint."""
+CONDITION_PATTERN = r"(\d+)H|1H\+(\d+)P|1H\+(\d+)T(?:_b(\d+(?:\.\d+)?)_w(-\d+(?:\.\d+)?))?"
+"""Tuning condition names: ``kH``, ``1H+kP`` or ``1H+kT`` (the thesis's 1H+kP′, targeted), the
+last optionally with its own paraphraser configuration, ``1H+kT_b<bias>_w<weight>`` (Fig. 5.4);
+also the Snakemake wildcard constraint."""
 _CONDITION = re.compile(f"^(?:{CONDITION_PATTERN})$")
 
 TUNING_FIXED: tuple[str, ...] = ("target", "oov")
@@ -77,18 +78,32 @@ class Condition:
     human: int
     paraphrases: int
     targeted: bool = False
+    paraphraser: ParaphraserConfig | None = None
+    """A 1H+kT condition's own targeted paraphraser; None: the grid search's choice."""
 
     @classmethod
     def parse(cls, name: str) -> Condition:
         match = _CONDITION.match(name)
         if not match or (match.group(1) and int(match.group(1)) < 1):
-            raise ValueError(f"unknown tuning condition '{name}': use kH (k >= 1), 1H+kP or "
-                             "1H+kT")
+            raise ValueError(f"unknown tuning condition '{name}': use kH (k >= 1), 1H+kP, 1H+kT "
+                             "or 1H+kT_b<bias>_w<weight>")
         if match.group(1):
             return cls(name, int(match.group(1)), 0)
         if match.group(2):
             return cls(name, 1, int(match.group(2)))
-        return cls(name, 1, int(match.group(3)), targeted=True)
+        paraphraser = None
+        if match.group(4) is not None:
+            paraphraser = ParaphraserConfig(float(match.group(4)), float(match.group(5)))
+        return cls(name, 1, int(match.group(3)), targeted=True, paraphraser=paraphraser)
+
+    @classmethod
+    def targeted_at(cls, paraphrases: int, paraphraser: ParaphraserConfig) -> Condition:
+        """1H+kT with its own paraphraser configuration (a targeting weight < 0)."""
+        if not paraphraser.targeted:
+            raise ValueError(f"a targeted condition needs a negative targeting weight, got "
+                             f"{paraphraser}")
+        return cls.parse(f"1H+{paraphrases}T_b{paraphraser.bias:g}"
+                         f"_w{paraphraser.targeting_weight:g}")
 
     @property
     def reference_type(self) -> str:

@@ -428,10 +428,29 @@ TARGETED_CACHE = _schema(
     ],
 )
 
+ITERATION_SCORES = _schema(
+    "iteration_scores",
+    1,
+    "One row per iteration of a tuning run (circle.iterations, thesis Fig. 5.4): `tune_score` is "
+    "the tuning log's decode score in percent (metric `metric`, against the references the run "
+    "tuned with), `test_bleu` / `test_ter` the sacrebleu scores (percent, all test references) "
+    "of the test set's 1-best decoded with that iteration's weights; `returned` marks the "
+    "iteration whose weights the run returned.",
+    [
+        pa.field("run", pa.string(), nullable=False),
+        pa.field("iteration", pa.int32(), nullable=False),
+        pa.field("metric", pa.string(), nullable=False),
+        pa.field("tune_score", pa.float64(), nullable=False),
+        pa.field("test_bleu", pa.float64(), nullable=False),
+        pa.field("test_ter", pa.float64(), nullable=False),
+        pa.field("returned", pa.bool_(), nullable=False),
+    ],
+)
+
 ALL_SCHEMAS: dict[str, TableSchema] = {
     s.name: s for s in (VERSES, BITEXT, EVALSET, ALIGNMENT, GRAMMAR, PARAPHRASE_GRAMMAR,
                         PARAPHRASE_GRAMMAR_LEX, SELF_PARAPHRASE, TUNING_LOG, TUNING_CHECKPOINT,
                         EVALUATION, CONDITION_SUMMARY, GRID_SAMPLE, TARGETED_NBEST,
                         REFERENCE_DISTANCES, TARGETING_WEIGHTS, GRID_POINTS, GRID_CHOICE,
-                        TARGETED_CACHE)
+                        TARGETED_CACHE, ITERATION_SCORES)
 }

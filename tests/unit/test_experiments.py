@@ -19,6 +19,7 @@ from circle.experiments import (
     select_segments,
 )
 from circle.metrics import get_metric
+from circle.paraphraser import ParaphraserConfig
 from circle.report import write_report
 from circle.schemas import CONDITION_SUMMARY, EVALSET, EVALUATION, TUNING_LOG
 from circle.tables import read_metadata, read_table, write_table
@@ -50,7 +51,22 @@ def test_targeted_conditions_tune_from_the_single_reference_and_the_hook():
         condition_references(evalset(), Condition.parse("1H"), None)
 
 
-@pytest.mark.parametrize("name", ["0H", "2H+1P", "1P", "H", "1H+P", "2H+1T", "1H+T"])
+def test_a_targeted_condition_can_carry_its_own_paraphraser():
+    condition = Condition.targeted_at(1, ParaphraserConfig(0.0, -1.5))
+    assert condition.name == "1H+1T_b0_w-1.5"
+    assert condition == Condition.parse("1H+1T_b0_w-1.5")
+    assert (condition.paraphrases, condition.reference_type) == (1, "targeted")
+    assert condition.paraphraser == ParaphraserConfig(0.0, -1.5)
+    assert Condition.parse("1H+1T").paraphraser is None  # the grid's choice
+    run = TuningRun.parse("1H+2T_b0.25_w-0.5.rep1")
+    assert (run.condition.paraphraser, run.replicate) == (ParaphraserConfig(0.25, -0.5), 1)
+    assert run.name == "1H+2T_b0.25_w-0.5.rep1"
+    with pytest.raises(ValueError, match="negative targeting weight"):
+        Condition.targeted_at(1, ParaphraserConfig(0.0, 0.0))
+
+
+@pytest.mark.parametrize("name", ["0H", "2H+1P", "1P", "H", "1H+P", "2H+1T", "1H+T",
+                                  "1H+1P_b0_w-1", "1H+1T_b0", "1H+1T_b0_w1"])
 def test_bad_condition_names_are_refused(name):
     with pytest.raises(ValueError, match="unknown tuning condition"):
         Condition.parse(name)

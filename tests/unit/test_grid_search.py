@@ -183,3 +183,6 @@ def test_grid_config_checks_run_before_any_job():
         broken = {**config, "grid_search": {**config["grid_search"], **change}}
         (problem,) = grid_problems(broken)
         assert message in problem
+    curves = {**config, "targeted": {"curves": {"bias": 0.5, "weights": [-1]}}}
+    assert grid_problems(curves) == ["targeted.curves.bias 0.5 is not one of paraphrase.biases "
+                                     "[0.0, 0.25]"]

@@ -33,6 +33,7 @@ from circle.schemas import (
     GRID_CHOICE,
     GRID_POINTS,
     GRID_SAMPLE,
+    ITERATION_SCORES,
     PARAPHRASE_GRAMMAR,
     TARGETED_CACHE,
     TARGETED_NBEST,
@@ -230,6 +231,7 @@ def test_tiny_end_to_end_through_grammars_and_decoding(tmp_path):
     for figure in ("fig4_3", "fig5_10"):
         assert (results / f"report/{figure}.png").read_bytes()[:4] == b"\x89PNG"
 
+    check_curves(tmp_path, config)
     check_grid_search(results)
     tables = {name: pd.read_parquet(results / "grid" / name)
               for name in ("points.parquet", "chosen.parquet", "grid/bias0.5.nbest.parquet")}
@@ -252,7 +254,7 @@ def test_tiny_end_to_end_through_grammars_and_decoding(tmp_path):
 def check_report(directory: Path, config: Path) -> None:
     """``snakemake --report`` holds every report page as HTML and every plot, with captions."""
     built = snakemake("--configfile", str(config), "--directory", str(directory),
-                      "--report", "report.zip")
+                      "--report", "report.zip", "all", "fig5_4")
     assert built.returncode == 0, built.stdout + built.stderr
     assert "(ERROR/" not in built.stdout + built.stderr  # every caption is valid reST
     with zipfile.ZipFile(directory / "report.zip") as archive:
@@ -260,7 +262,7 @@ def check_report(directory: Path, config: Path) -> None:
         assert set(names) == {"report.html", "fig4_3.html", "grid_search.html",
                               "paraphraser-bias0.html", "fig4_3.png", "tuning_curves.png",
                               "fig5_3.png", "fig5_8.png", "fig5_10.html", "fig5_10.png",
-                              "targeted_samples.html"}
+                              "targeted_samples.html", "fig5_4.html", "fig5_4.png"}
         report = archive.read(names["report.html"]).decode()
         table = archive.read(names["fig4_3.html"]).decode()
     assert table == (directory / "results/tiny/report/fig4_3.html").read_text()
@@ -271,6 +273,28 @@ def check_report(directory: Path, config: Path) -> None:
         first_words = " ".join(rst.read_text().split()[:4])
         assert first_words in report, rst.name  # every caption is in the report
     assert "Fig. 5.8): D = |" in report  # the pipes of |Δd_mt − Δd_ref| survive reST
+
+
+def check_curves(directory: Path, config: Path) -> None:
+    """Fig. 5.4 (tiny config: 1H+1T with the unbiased paraphraser at weight -1): the run starts
+    from 1H, and every iteration's weights decode the test set."""
+    built = snakemake("--cores", "2", "--configfile", str(config), "--directory", str(directory),
+                      "fig5_4")
+    assert built.returncode == 0, built.stdout + built.stderr
+    results = directory / "results/tiny"
+    run = "1H+1T_b0_w-1.rep0"
+    log = read_table(results / f"tune/{run}.parquet", TUNING_LOG)
+    assert list(log["weights"].iloc[0]) == \
+        list(read_weights(results / "weights/1H.rep0.txt").values())
+    scores = read_table(results / f"iterations/{run}.parquet", ITERATION_SCORES)
+    assert scores["iteration"].tolist() == log["iteration"].tolist()
+    assert np.allclose(scores["tune_score"], 100 * log["decode_score"])
+    evaluation = read_table(results / "evaluation/results.parquet", EVALUATION)
+    one_h = evaluation[evaluation["condition"] == "1H"].iloc[0]
+    assert scores["test_bleu"].iloc[0] == pytest.approx(one_h["bleu"])  # iteration 1 = 1H's
+    page = (results / "report/fig5_4.md").read_text()
+    assert "bias 0, weight -1 tune BLEU" in page
+    assert (results / "report/fig5_4.png").read_bytes()[:4] == b"\x89PNG"
 
 
 def check_grid_search(results: Path) -> None:

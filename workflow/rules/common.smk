@@ -12,6 +12,7 @@ from circle.config import (
 )
 from circle.corpus.prepare import EVAL_SETS
 from circle.experiments import CONDITION_PATTERN, Condition, TuningRun, run_seed
+from circle.paraphraser import ParaphraserConfig
 from circle.tables import config_hash
 
 
@@ -133,7 +134,7 @@ def tuning_inputs(wildcards):
         # thesis §5.3: start from the 1H-tuned weights; the paraphraser of the grid's choice
         inputs["weights"] = (f"results/{wildcards.experiment}/weights/"
                              f"1H.rep{wildcards.replicate}.txt")
-        inputs.update(targeted_paraphraser_inputs(wildcards))
+        inputs.update(targeted_paraphraser_inputs(wildcards, condition.paraphraser is None))
     elif condition.paraphrases:
         bias = bias_name(config["tuning"]["paraphraser_bias"])
         inputs["paraphrases"] = (
@@ -142,17 +143,18 @@ def tuning_inputs(wildcards):
     return inputs
 
 
-def targeted_paraphraser_inputs(wildcards):
+def targeted_paraphraser_inputs(wildcards, grid_choice=True):
     """What the targeted paraphraser of the 1H+kT runs is built from: every paraphrase grammar
     (the chosen bias is known only once the grid has run), the tuned paraphraser's weights, the
-    reranking LM and, unless grid_search.point overrides it, the grid's choice."""
+    reranking LM and, with ``grid_choice`` unless grid_search.point overrides it, the grid's
+    choice (a 1H+kT_b<bias>_w<weight> run brings its own configuration)."""
     inputs = {
         "paraphrase_grammars": paraphrase_grammars(),
         "paraphraser_weights": paraphraser_weights(wildcards),
         "reranking_lm": (f"results/{wildcards.experiment}/lm/"
                          f"{config['lm']['reranking_order']}gram.binary"),
     }
-    if config["grid_search"]["point"] is None:
+    if grid_choice and config["grid_search"]["point"] is None:
         inputs["choice"] = f"results/{wildcards.experiment}/grid/chosen.parquet"
     return inputs
 
@@ -178,10 +180,27 @@ def grid_decoder_settings():
 
 
 def targeted_params(wildcards):
-    """What a 1H+kT run's script needs besides its inputs (None for other conditions)."""
-    if not Condition.parse(wildcards.condition).targeted:
+    """What a 1H+kT run's script needs besides its inputs (None for other conditions); a
+    1H+kT_b<bias>_w<weight> run's configuration overrides the grid's choice."""
+    condition = Condition.parse(wildcards.condition)
+    if not condition.targeted:
         return None
-    return targeted_settings(wildcards)
+    settings = targeted_settings(wildcards)
+    if condition.paraphraser is not None:
+        settings["point"] = {"bias": condition.paraphraser.bias,
+                             "weight": condition.paraphraser.targeting_weight}
+    return settings
+
+
+def curve_runs():
+    """The tuning runs of Fig. 5.4 (targeted.curves): 1H+1T replicate 0 with the unbiased
+    paraphraser at each of the curves' targeting weights, '1H+1T_b0_w-0.5.rep0'."""
+    curves = config["targeted"]["curves"]
+    return [
+        TuningRun(Condition.targeted_at(1, ParaphraserConfig(float(curves["bias"]), float(w))),
+                  0).name
+        for w in curves["weights"]
+    ]
 
 
 def targeted_conditions():

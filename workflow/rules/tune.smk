@@ -239,3 +239,66 @@ rule targeted_tuning:
     1H+kP, every replicate) and its sample triples."""
     input:
         f"results/{EXPERIMENT}/report/fig5_10.md",
+
+
+rule score_iterations:
+    """Tune score and test BLEU/TER of every iteration of one tuning run: the test set decoded
+    with each iteration's weights (thesis Fig. 5.4)."""
+    input:
+        log="results/{experiment}/tune/{condition}.rep{replicate}.parquet",
+        test="results/{experiment}/sets/test.parquet",
+        grammar="results/{experiment}/grammar/filtered/test.parquet",
+        lm=decoding_lm,
+    output:
+        scores="results/{experiment}/iterations/{condition}.rep{replicate}.parquet",
+    log:
+        "logs/{experiment}/score_iterations/{condition}.rep{replicate}.log",
+    benchmark:
+        "benchmarks/{experiment}/score_iterations/{condition}.rep{replicate}.tsv"
+    params:
+        settings=decoder_settings(),
+        run=run_name,
+        lowercased=config["preprocess"]["lowercase"],
+    threads: 2
+    resources:
+        mem_mb=6000,
+    conda:
+        "../../envs/circle.yaml"
+    script:
+        "../scripts/score_iterations.py"
+
+
+rule report_curves:
+    """The thesis Fig. 5.4 page, table and plot: tune and test BLEU per iteration of 1H+1T
+    tuned with the targeted.curves paraphraser (no self-paraphrase bias) at two weights."""
+    input:
+        scores=[f"results/{{experiment}}/iterations/{run}.parquet" for run in curve_runs()],
+    output:
+        markdown="results/{experiment}/report/fig5_4.md",
+        html=report(
+            "results/{experiment}/report/fig5_4.html",
+            caption="../report/fig5_4_table.rst",
+            category="Targeted paraphraser",
+        ),
+        csv="results/{experiment}/report/fig5_4.csv",
+        plot=report(
+            "results/{experiment}/report/fig5_4.png",
+            caption="../report/fig5_4.rst",
+            category="Targeted paraphraser",
+        ),
+    log:
+        "logs/{experiment}/report_curves.log",
+    params:
+        runs=curve_runs(),
+    conda:
+        "../../envs/circle.yaml"
+    script:
+        "../scripts/report_curves.py"
+
+
+rule fig5_4:
+    """Named target: thesis Fig. 5.4, targeted tuning without the self-paraphrase bias at the
+    targeted.curves weights, tune and test BLEU per iteration (not part of the default target:
+    two more targeted tuning runs)."""
+    input:
+        f"results/{EXPERIMENT}/report/fig5_4.md",
