@@ -10,6 +10,7 @@ reference condition, test evaluation and the Fig. 4.3 report.
 from __future__ import annotations
 
 import json
+import re
 import subprocess
 import sys
 import zipfile
@@ -243,6 +244,15 @@ def test_tiny_end_to_end_through_grammars_and_decoding(tmp_path):
 
     again = snakemake("--cores", "2", "--configfile", str(config), "--directory", str(tmp_path))
     assert again.returncode == 0 and "Nothing to be done" in again.stdout + again.stderr
+    # another replicate plans its own runs and the tables over all runs, nothing else
+    (tmp_path / "more").mkdir()
+    more = tiny_config(tmp_path / "more", **{"tuning.replicates": 2})
+    planned = snakemake("-n", "--configfile", str(more), "--directory", str(tmp_path))
+    assert planned.returncode == 0, planned.stdout + planned.stderr
+    jobs = re.findall(r"^(?:local)?rule (\w+):$", planned.stdout, flags=re.M)
+    assert jobs.count("tune_translation") == 5, jobs
+    assert set(re.findall(r"replicate=(\d+)", planned.stdout)) == {"1"}
+    assert "tune_paraphraser" not in jobs and "grid_row" not in jobs
     assert "Shell command" not in result.stdout + result.stderr
     assert result.stdout.splitlines()[-1].startswith(
         "Tables: results/tiny/report/fig4_3.md, results/tiny/report/fig5_10.md, "

@@ -99,6 +99,13 @@ def tuning_seed(run):
     return run_seed(config["seed"], run)
 
 
+def tuning_settings():
+    """The config's tuning section without the keys that name the runs (conditions,
+    replicates): a tuning job's params, so that adding a condition or a replicate leaves every
+    finished run as it is."""
+    return {k: v for k, v in config["tuning"].items() if k not in ("conditions", "replicates")}
+
+
 def max_paraphrases(targeted=False):
     """The largest k of the config's 1H+kP conditions, or with ``targeted`` of its 1H+kT
     conditions (0 if none)."""

@@ -36,7 +36,7 @@ rule tune_paraphraser:
         "benchmarks/{experiment}/tune_paraphraser/bias{bias}.tsv"
     params:
         settings=decoder_settings(),
-        tuning=config["tuning"],
+        tuning=tuning_settings(),
         seed=lambda wildcards: tuning_seed(f"paraphraser-bias{wildcards.bias}"),
     threads: 2
     resources:
@@ -85,7 +85,7 @@ rule tune_translation:
         "benchmarks/{experiment}/tune_translation/{condition}.rep{replicate}.tsv"
     params:
         settings=decoder_settings(),
-        tuning=config["tuning"],
+        tuning=tuning_settings(),
         seed=lambda wildcards: tuning_seed(run_name(wildcards)),
         targeted=targeted_params,
     threads: 2
