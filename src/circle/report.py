@@ -42,6 +42,7 @@ METRIC_LABELS: dict[str, str] = {"bleu": "BLEU", "ter": "TER"}
 DECIMALS = 2
 BETTER, WORSE = "*", "†"
 THESIS = "thesis"
+TABLE_TITLE = "Test-set scores per number of tuning references"
 
 
 @dataclass(frozen=True)
@@ -53,11 +54,6 @@ class ThesisTable:
     figure: str
     title: str
     series: Mapping[str, Mapping[str, tuple[float, ...]]]
-
-    @property
-    def stem(self) -> str:
-        """The report file stem: ``fig4_3`` for Fig. 4.3."""
-        return "fig" + self.figure.replace(".", "_")
 
 
 THESIS_TABLES: dict[str, ThesisTable] = {
@@ -336,7 +332,7 @@ def write_table_files(table: pd.DataFrame, markdown_path: str | os.PathLike,
                       html_path: str | os.PathLike, csv_path: str | os.PathLike,
                       labels: Mapping[str, str] | None = None,
                       significance: Significance | None = None,
-                      title: str = "Test-set scores per number of tuning references") -> None:
+                      title: str = TABLE_TITLE) -> None:
     """Write the table as Markdown, as HTML and as CSV (full precision, p-values included)."""
     write_page(f"# {title}\n\n" + markdown_table(table, labels, significance), markdown_path,
                html_path, title)
@@ -487,8 +483,7 @@ def write_report(evaluation: pd.DataFrame | str | os.PathLike,
     if conditions is not None:
         chosen = experiment if experiment is not None else evaluation["experiment"].iloc[0]
         significance = Significance.of(conditions[conditions["experiment"] == chosen])
-    title = thesis.title if thesis is not None else \
-        "Test-set scores per number of tuning references"
+    title = thesis.title if thesis is not None else TABLE_TITLE
     write_table_files(table, markdown_path, html_path, csv_path, labels, significance, title)
     plot_references(table, png_path, labels=labels,
                     title=f"BLEU vs. tuning references (thesis Fig. {figure})" if figure else None)

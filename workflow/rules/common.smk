@@ -200,8 +200,9 @@ def targeted_params(wildcards):
 
 
 def curve_runs():
-    """The tuning runs of Fig. 5.4 (targeted.curves): 1H+1T replicate 0 with the unbiased
-    paraphraser at each of the curves' targeting weights, '1H+1T_b0_w-0.5.rep0'."""
+    """The tuning runs of Fig. 5.4 (targeted.curves): 1H+1T replicate 0 with the paraphraser at
+    the curves' bias (default 0, unbiased) and each of their targeting weights,
+    '1H+1T_b0_w-0.5.rep0'."""
     curves = config["targeted"]["curves"]
     return [
         TuningRun(Condition.targeted_at(1, ParaphraserConfig(float(curves["bias"]), float(w))),

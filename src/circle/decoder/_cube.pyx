@@ -267,9 +267,6 @@ cdef class FlatForest:
             self.item_end.push_back(len(self.edges))
         self.base = np.array(scores, dtype=np.float64)
 
-    def __len__(self):
-        return len(self.edges)
-
 
 @cython.final
 cdef class CubePruning:
