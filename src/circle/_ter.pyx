@@ -453,44 +453,54 @@ def ter_statistics(hypotheses, references):
     return out
 
 
-def word_edit_statistics(hypotheses, references):
-    """WER statistics of each hypothesis against its one reference string: a float64 array of
-    shape ``(n, 2)`` holding the Levenshtein distance in words (substitutions, insertions and
-    deletions cost 1) and the reference length, as
-    :func:`circle.metrics.wer_stats_reference` computes them."""
-    cdef Py_ssize_t n = len(hypotheses), i, j, k
-    if len(references) != n:
-        raise ValueError(f"{n} hypotheses but {len(references)} references")
-    vocabulary = {}
-    tokens = []
-    starts = np.zeros(2 * n + 1, dtype=np.int64)  # hypothesis k at 2k, its reference at 2k + 1
-    for k in range(n):
-        for s, text in enumerate((hypotheses[k], references[k])):
-            tokens += [vocabulary.setdefault(w, len(vocabulary)) for w in text.split()]
-            starts[2 * k + s + 1] = len(tokens)
-    cdef const int32_t[::1] ids = np.array(tokens + [0], dtype=np.int32)
-    cdef const int64_t[::1] start = starts
-    out = np.zeros((n, 2), dtype=np.float64)
-    cdef double[:, ::1] stats = out
-    lengths = np.diff(starts)[1::2]
-    cdef int32_t[::1] row = np.zeros(int(lengths.max(initial=0)) + 1, dtype=np.int32)
-    cdef const int32_t* hyp
-    cdef const int32_t* ref
-    cdef Py_ssize_t n_hyp, n_ref
-    cdef int32_t diagonal, above, best
+def edit_distances(const int32_t[::1] ids, const int64_t[::1] offsets,
+                   const int32_t[::1] target, Py_ssize_t vocabulary):
+    """The Levenshtein distance in words from each candidate ``ids[offsets[i]:offsets[i + 1]]``
+    to ``target``, word ids below ``vocabulary``: an int64 array (substitutions, insertions and
+    deletions cost 1; :func:`circle.metrics.wer_stats_reference` is the textbook twin). Targets of up to 64 words take the bit-parallel
+    algorithm of Myers (1999) in Hyyrö's (2001) form, one step per candidate word; longer ones
+    the row-by-row recurrence."""
+    cdef Py_ssize_t n = offsets.shape[0] - 1, m = target.shape[0], i, j, k
+    out = np.zeros(max(n, 0), dtype=np.int64)
+    cdef int64_t[::1] distances = out
+    cdef uint64_t[::1] peq = np.zeros(vocabulary if m <= 64 else 0, dtype=np.uint64)
+    cdef int32_t[::1] row = np.zeros(m + 1 if m > 64 else 0, dtype=np.int32)
+    cdef uint64_t high, pv, mv, eq, xv, xh, ph, mh
+    cdef int64_t score
+    cdef int32_t diagonal, above
     with nogil:
-        for k in range(n):
-            hyp, n_hyp = &ids[start[2 * k]], start[2 * k + 1] - start[2 * k]
-            ref, n_ref = &ids[start[2 * k + 1]], start[2 * k + 2] - start[2 * k + 1]
-            for j in range(n_ref + 1):  # distances of the empty hypothesis prefix
-                row[j] = <int32_t>j
-            for i in range(n_hyp):
-                diagonal, row[0] = row[0], <int32_t>(i + 1)
-                for j in range(n_ref):
-                    above = row[j + 1]
-                    best = diagonal + (hyp[i] != ref[j])
-                    best = min(best, above + 1, row[j] + 1)
-                    diagonal, row[j + 1] = above, best
-            stats[k, 0] = row[n_ref]
-            stats[k, 1] = n_ref
+        if m <= 64:
+            for j in range(m):
+                peq[target[j]] |= <uint64_t>1 << j
+            high = <uint64_t>1 << (m - 1) if m else 0
+        for i in range(n):
+            if m == 0:
+                distances[i] = offsets[i + 1] - offsets[i]
+            elif m <= 64:
+                pv, mv, score = ~<uint64_t>0, 0, m
+                for j in range(offsets[i], offsets[i + 1]):
+                    eq = peq[ids[j]]
+                    xv = eq | mv
+                    xh = (((eq & pv) + pv) ^ pv) | eq
+                    ph = mv | ~(xh | pv)
+                    mh = pv & xh
+                    if ph & high:
+                        score += 1
+                    elif mh & high:
+                        score -= 1
+                    ph = (ph << 1) | 1
+                    mh = mh << 1
+                    pv = mh | ~(xv | ph)
+                    mv = ph & xv
+                distances[i] = score
+            else:
+                for j in range(m + 1):
+                    row[j] = <int32_t>j
+                for j in range(offsets[i], offsets[i + 1]):
+                    diagonal, row[0] = row[0], <int32_t>(j - offsets[i] + 1)
+                    for k in range(m):
+                        above = row[k + 1]
+                        row[k + 1] = min(diagonal + (ids[j] != target[k]), above + 1, row[k] + 1)
+                        diagonal = above
+                distances[i] = row[m]
     return out

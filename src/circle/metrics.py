@@ -35,7 +35,7 @@ from typing import ClassVar
 import numpy as np
 from sacrebleu.metrics import TER
 
-from circle._ter import ter_statistics, word_edit_statistics
+from circle._ter import edit_distances, ter_statistics
 
 MAX_ORDER = 4
 BLEU_STATS = 2 * MAX_ORDER + 2
@@ -203,9 +203,40 @@ def ter_stats_reference(hypotheses: Sequence[str],
 
 def wer_stats(hypotheses: Sequence[str], references: Sequence[str]) -> np.ndarray:
     """WER statistics against one reference each, shape ``(n, 2)``: word edit (Levenshtein)
-    distance and reference length; compiled in :mod:`circle._ter`. WER = edits / length
-    (:func:`ter_from_stats` divides them the same way)."""
-    return word_edit_statistics(list(hypotheses), list(references))
+    distance and reference length, compiled (:func:`circle._ter.edit_distances`, once per
+    distinct reference). WER = edits / length (:func:`ter_from_stats` divides them the same
+    way)."""
+    if len(hypotheses) != len(references):
+        raise ValueError(f"{len(hypotheses)} hypotheses but {len(references)} references")
+    out = np.zeros((len(hypotheses), 2), dtype=np.float64)
+    rows: dict[str, list[int]] = {}
+    for row, reference in enumerate(references):
+        rows.setdefault(reference, []).append(row)
+    for reference, group in rows.items():
+        words = WordIds()
+        target = words.of(reference)
+        out[group, 0] = words.edits([words.of(hypotheses[row]) for row in group], target)
+        out[group, 1] = len(target)
+    return out
+
+
+class WordIds:
+    """Words as small integer ids, for :func:`circle._ter.edit_distances`."""
+
+    def __init__(self) -> None:
+        self.vocabulary: dict[str, int] = {}
+
+    def of(self, text: str) -> np.ndarray:
+        """The ids of the whitespace-separated words of ``text`` (new words get new ids)."""
+        return np.array([self.vocabulary.setdefault(word, len(self.vocabulary))
+                         for word in text.split()], dtype=np.int32)
+
+    def edits(self, candidates: Sequence[np.ndarray], target: np.ndarray) -> np.ndarray:
+        """The word edit distance from each candidate (ids) to ``target`` (ids)."""
+        offsets = np.zeros(len(candidates) + 1, dtype=np.int64)
+        np.cumsum([len(ids) for ids in candidates], out=offsets[1:])
+        ids = np.concatenate(candidates) if candidates else np.zeros(0, dtype=np.int32)
+        return edit_distances(ids, offsets, target, len(self.vocabulary))
 
 
 def wer_stats_reference(hypotheses: Sequence[str], references: Sequence[str]) -> np.ndarray:

@@ -42,7 +42,7 @@ from circle.decoder import Decoder, DecoderSettings, Grammar, Hypothesis, read_w
 from circle.decoder.corpus import DecoderPool
 from circle.decoder.lm import LN10, LanguageModel
 from circle.grid_search import paraphraser_configuration
-from circle.metrics import ter_from_stats, ter_stats, wer_stats
+from circle.metrics import WordIds, ter_from_stats, ter_stats
 from circle.paraphraser import ParaphraserConfig
 from circle.schemas import TARGETED_CACHE
 from circle.tables import read_metadata, read_table, write_table
@@ -52,6 +52,34 @@ SEARCH_MODES: tuple[str, ...] = ("exact", "forest")
 
 Ranked = list[tuple[str, float]]
 """A reranked list: (paraphrase, reranking score), best first."""
+
+
+class ParaphraseMemo:
+    """What reranking the lists of one reference computes once per distinct paraphrase (its
+    lists share most entries): its fluency under the reranking ``model`` and its word ids."""
+
+    def __init__(self, model: kenlm.Model):
+        self.model = model
+        self.words = WordIds()
+        self.fluency: dict[str, float] = {}
+        self.ids: dict[str, np.ndarray] = {}
+
+    def fluencies(self, texts: Sequence[str]) -> np.ndarray:
+        """Each text's LM log-probability per word (natural log, ``</s>`` counted as a word)."""
+        for text in texts:
+            if text not in self.fluency:
+                self.fluency[text] = LN10 * self.model.score(text, bos=True, eos=True) / (
+                    len(text.split()) + 1)
+        return np.array([self.fluency[text] for text in texts])
+
+    def wer(self, texts: Sequence[str], target: str) -> np.ndarray:
+        """WER(text, target) of each text, the target as WER's reference."""
+        for text in texts:
+            if text not in self.ids:
+                self.ids[text] = self.words.of(text)
+        target_ids = self.words.of(target)
+        edits = self.words.edits([self.ids[text] for text in texts], target_ids)
+        return ter_from_stats(np.column_stack([edits, np.full(len(texts), len(target_ids))]))
 
 
 @dataclass(frozen=True)
@@ -67,25 +95,19 @@ class Reranker:
     distance: float = 1.0
     paraphraser: float = 0.0
 
-    def scores(self, paraphrases: Sequence[Hypothesis], target: str, model: kenlm.Model,
-               fluency: dict[str, float] | None = None) -> np.ndarray:
-        """The reranking score of each paraphrase (higher is better). ``fluency``, if given,
-        memoises the LM term by paraphrase across calls."""
-        fluency = {} if fluency is None else fluency
+    def scores(self, paraphrases: Sequence[Hypothesis], target: str,
+               memo: ParaphraseMemo) -> np.ndarray:
+        """The reranking score of each paraphrase (higher is better); ``memo`` holds the
+        reranking LM and what earlier lists of the same reference computed."""
         texts = [h.text for h in paraphrases]
-        for text in texts:
-            if text not in fluency:
-                fluency[text] = LN10 * model.score(text, bos=True, eos=True) / (
-                    len(text.split()) + 1)
-        distance = ter_from_stats(wer_stats(texts, [target] * len(texts)))
         model_scores = np.array([h.score for h in paraphrases])
-        return (self.lm * np.array([fluency[text] for text in texts])
-                - self.distance * distance + self.paraphraser * model_scores)
+        return (self.lm * memo.fluencies(texts) - self.distance * memo.wer(texts, target)
+                + self.paraphraser * model_scores)
 
-    def rank(self, paraphrases: Sequence[Hypothesis], target: str, model: kenlm.Model,
-             fluency: dict[str, float] | None = None) -> Ranked:
+    def rank(self, paraphrases: Sequence[Hypothesis], target: str,
+             memo: ParaphraseMemo) -> Ranked:
         """(paraphrase, score), best first; ties keep the paraphraser's order."""
-        scores = self.scores(paraphrases, target, model, fluency)
+        scores = self.scores(paraphrases, target, memo)
         order = np.argsort(-scores, kind="stable")
         return [(paraphrases[i].text, float(scores[i])) for i in order]
 
@@ -115,8 +137,8 @@ def targeted_lists(decoder: Decoder, task: tuple[str, Sequence[str]], mode: str,
         raise ValueError(f"targeted search mode must be one of {SEARCH_MODES}, got {mode!r}")
     if reranker is None:
         return [[(h.text, h.score) for h in decoded[words][:depth]] for words in word_sets]
-    model, fluency = _reranking_model(reranking_lm), {}
-    return [reranker.rank(decoded[words], hypothesis, model, fluency)[:depth]
+    memo = ParaphraseMemo(_reranking_model(reranking_lm))
+    return [reranker.rank(decoded[words], hypothesis, memo)[:depth]
             for words, hypothesis in zip(word_sets, hypotheses, strict=True)]
 
 

@@ -306,10 +306,14 @@ def test_wer_counts_word_edits_against_one_reference():
     assert ter_from_stats(stats).tolist() == [0.5, 1.0, 1.0, 0.5]
 
 
-def test_compiled_wer_equals_the_textbook_programme():
-    rng = random.Random(3)
+@pytest.mark.parametrize("longest", [30, 64, 65, 100], ids=lambda n: f"up-to-{n}-words")
+def test_compiled_wer_equals_the_textbook_programme(longest):
+    """Targets of up to 64 words take the bit-parallel algorithm, longer ones the recurrence;
+    references repeat, so several hypotheses share one target."""
+    rng = random.Random(longest)
     vocabulary = "the sons of israel went up and".split()
-    hypotheses = [" ".join(rng.choices(vocabulary, k=rng.randint(0, 30))) for _ in range(300)]
-    references = [" ".join(rng.choices(vocabulary, k=rng.randint(0, 30))) for _ in range(300)]
+    references = [" ".join(rng.choices(vocabulary, k=rng.randint(0, longest))) for _ in range(40)]
+    references = rng.choices(references + [" ".join(["the"] * longest)], k=300)
+    hypotheses = [" ".join(rng.choices(vocabulary, k=rng.randint(0, longest))) for _ in range(300)]
     assert np.array_equal(wer_stats(hypotheses, references),
                           wer_stats_reference(hypotheses, references))

@@ -19,6 +19,9 @@ identical n-best lists (the tests check this). Only representations differ:
   (heuristic, −counter); an :class:`Edge` is made only when its candidate is popped, and
   likewise a k-best :class:`Derivation`;
 * a cell's items are found by their LM summary in a hash table of item indices.
+* in forest mode a hypergraph is re-weighted and read as arrays (:class:`FlatForest`,
+  :class:`FlatKBest`): derivations are C structs, yields byte strings of word ids, spelled out
+  in words only for the goal's k best.
 """
 
 cimport cython
@@ -29,6 +32,8 @@ from libc.math cimport INFINITY
 from libc.string cimport memcmp, memcpy, memset
 from libcpp.algorithm cimport pop_heap, push_heap, sort
 from libcpp.pair cimport pair
+from libcpp.string cimport string
+from libcpp.unordered_set cimport unordered_set
 from libcpp.vector cimport vector
 
 import kenlm
@@ -223,49 +228,72 @@ cdef class Edge:
 
 @cython.final
 cdef class FlatForest:
-    """A hypergraph as arrays, for re-weighting it towards many targets (forest mode): per item
-    (antecedents first) the end of its edges; per edge its untargeted score (``base``), its
-    distinct option and its antecedents' item numbers (−1: none); per distinct option the word
-    ids of its target side (nonterminals left out). Keeps the edges, to write scores back."""
+    """A hypergraph as arrays, for re-weighting it towards many targets and reading its k-best
+    lists (forest mode): per item (antecedents first, the goal last) the end of its edges; per
+    edge its untargeted score (``base``), LM score, distinct option and antecedents' item
+    numbers (−1: none); per distinct option its target symbols (word ids, −1 − p for the
+    nonterminal at p). :meth:`CubePruning.retarget` fills the targeted scores and insides."""
 
     cdef readonly object base
-    cdef list edges
+    cdef list options  # the distinct Options, for their rules' values
     cdef vector[int32_t] item_end
     cdef vector[int32_t] edge_option
     cdef vector[int32_t] edge_first
     cdef vector[int32_t] edge_second
+    cdef vector[double] edge_lm
     cdef vector[int32_t] option_offsets
     cdef vector[int32_t] option_symbols
+    # set by CubePruning.retarget for one target
+    cdef vector[int32_t] misses  # per option
+    cdef vector[double] scores  # per edge
+    cdef vector[double] insides  # per item
+    # rule values of the options, loaded when a derivation's features are first summed
+    cdef vector[int32_t] value_offsets  # per option, −1 until loaded
+    cdef vector[int32_t] value_lengths
+    cdef vector[double] values
 
     def __init__(self, list items, double weight):
         cdef dict item_numbers = {}
         cdef dict option_numbers = {}
-        cdef Item item
         cdef Edge edge
         cdef Option option
         cdef Py_ssize_t s
         cdef list scores = []
-        self.edges = []
+        self.options = []
         self.option_offsets.push_back(0)
-        for item in items:
+        for item in items:  # chart Items, then the goal (a circle.decoder.cube.Item)
             for edge in item.edges:
                 option = edge.option
                 number = option_numbers.get(id(option))
                 if number is None:
                     number = option_numbers[id(option)] = len(option_numbers)
+                    self.options.append(option)
                     for s in range(option.length):
-                        if option.symbols[s] >= 0:
-                            self.option_symbols.push_back(option.symbols[s])
+                        self.option_symbols.push_back(option.symbols[s])
                     self.option_offsets.push_back(self.option_symbols.size())
                 self.edge_option.push_back(number)
                 self.edge_first.push_back(item_numbers[id(edge.first)] if edge.arity > 0 else -1)
                 self.edge_second.push_back(item_numbers[id(edge.second)] if edge.arity > 1
                                            else -1)
+                self.edge_lm.push_back(edge.lm)
                 scores.append(edge.score - weight * edge.miss)
-                self.edges.append(edge)
             item_numbers[id(item)] = len(item_numbers)
-            self.item_end.push_back(len(self.edges))
+            self.item_end.push_back(self.edge_option.size())
         self.base = np.array(scores, dtype=np.float64)
+        self.value_offsets.assign(len(self.options), -1)
+        self.value_lengths.assign(len(self.options), 0)
+
+    cdef Py_ssize_t option_values(self, int32_t o) except -1:
+        """The offset of option ``o``'s rule values in ``values`` (loaded on first use)."""
+        cdef tuple rule_values
+        cdef Py_ssize_t i
+        if self.value_offsets[o] < 0:
+            rule_values = (<Option>self.options[o]).rule.values
+            self.value_offsets[o] = self.values.size()
+            self.value_lengths[o] = len(rule_values)
+            for i in range(len(rule_values)):
+                self.values.push_back(<double>rule_values[i])
+        return self.value_offsets[o]
 
 
 @cython.final
@@ -518,15 +546,11 @@ cdef class CubePruning:
         return FlatForest(items, weight)
 
     def retarget(self, list items, FlatForest forest, target, double weight):
-        """Re-weight a hypergraph towards the words ``target`` (thesis eq. 5.1), as
-        :meth:`circle.decoder.cube.CubePruning.retarget`: the targeting values per distinct
-        option, then edge scores and insides over the forest's arrays, then written back to the
-        edges and items that k-best extraction reads (the same operations in the same order)."""
+        """Re-weight a hypergraph towards the words ``target`` (thesis eq. 5.1) as
+        :meth:`circle.decoder.cube.CubePruning.retarget` (the same operations in the same
+        order), over the forest's arrays: the targeting value once per distinct option, then
+        edge scores and insides. Returns the :class:`FlatKBest` that reads them."""
         cdef vector[char] wanted = vector[char](len(self.words), 0)
-        cdef vector[int32_t] misses = vector[int32_t](forest.option_offsets.size() - 1, 0)
-        cdef vector[double] scores = vector[double](forest.edge_option.size())
-        cdef vector[double] insides = vector[double](forest.item_end.size())
-        cdef const double[:] base = forest.base
         cdef Py_ssize_t e = 0, i, o, s
         cdef int32_t symbol, miss, tail
         cdef double best, total
@@ -537,36 +561,33 @@ cdef class CubePruning:
             symbol = self.word_ids.get(word, -1)
             if symbol >= 0:
                 wanted[symbol] = 1
-        for o in range(<Py_ssize_t>misses.size()):
+        forest.misses.resize(forest.option_offsets.size() - 1)
+        forest.scores.resize(forest.edge_option.size())
+        forest.insides.resize(forest.item_end.size())
+        cdef const double[:] base = forest.base
+        for o in range(<Py_ssize_t>forest.misses.size()):
             miss = 0
             for s in range(forest.option_offsets[o], forest.option_offsets[o + 1]):
-                if not wanted[forest.option_symbols[s]]:
+                symbol = forest.option_symbols[s]
+                if symbol >= 0 and not wanted[symbol]:
                     miss += 1
-            misses[o] = miss
-        for i in range(<Py_ssize_t>insides.size()):
+            forest.misses[o] = miss
+        for i in range(<Py_ssize_t>forest.insides.size()):
             best = -INFINITY
             while e < forest.item_end[i]:
-                scores[e] = base[e] + weight * misses[forest.edge_option[e]]
-                total = scores[e]
+                forest.scores[e] = base[e] + weight * forest.misses[forest.edge_option[e]]
+                total = forest.scores[e]
                 tail = forest.edge_first[e]
                 if tail >= 0:
-                    total += insides[tail]
+                    total += forest.insides[tail]
                 tail = forest.edge_second[e]
                 if tail >= 0:
-                    total += insides[tail]
+                    total += forest.insides[tail]
                 if total > best:
                     best = total
                 e += 1
-            insides[i] = best
-        cdef Edge edge
-        cdef Item item
-        for e in range(<Py_ssize_t>scores.size()):
-            edge = <Edge>(<list>forest.edges)[e]
-            edge.score = scores[e]
-            edge.miss = misses[forest.edge_option[e]]
-        for i in range(<Py_ssize_t>insides.size()):
-            item = <Item>(<list>items)[i]
-            item.inside = insides[i]
+            forest.insides[i] = best
+        return FlatKBest(forest, items[len(items) - 1], self.words)  # the goal
 
     def estimates(self, grammar, rows):
         """log10 LM estimates of the target sides of grammar ``rows``, as
@@ -951,6 +972,199 @@ cdef class KBest:
                                      for i in range(edge.arity)])
         derivation.words = _yield(derivation)
         return 0
+
+
+cdef struct Found:
+    # a derivation of a FlatKBest node: its edge (forest number) and its antecedents' ranks
+    double score
+    int32_t edge
+    int32_t ranks[MAX_ARITY]
+
+
+@cython.final
+cdef class _FlatState:
+    cdef vector[Found] derivations  # unique derivations found so far, best first
+    cdef vector[string] spelled  # their yields, word ids as bytes
+    cdef unordered_set[string] yields
+    cdef vector[Successor] candidates  # by push order
+    cdef vector[pair[double, Py_ssize_t]] heap  # (score, −index into candidates)
+    cdef Table seen
+    cdef bint has_pending
+    cdef Found pending
+
+
+@cython.final
+@cython.freelist(128)
+cdef class FlatDerivation:
+    """A derivation of the goal handed out by :class:`FlatKBest`: its score and words."""
+
+    cdef readonly double score
+    cdef readonly tuple words
+    cdef int32_t rank
+
+
+@cython.final
+cdef class FlatKBest:
+    """:class:`KBest` over a re-weighted :class:`FlatForest` (forest mode): the same
+    candidates, scores, tie-breaking (push order) and uniqueness, so the same k-best lists, with
+    derivations as C structs and yields as byte strings of word ids, spelled out in words only
+    for the goal's k best. Made by :meth:`CubePruning.retarget`."""
+
+    cdef FlatForest forest
+    cdef object goal
+    cdef list words
+    cdef list states  # per item number, None until visited
+
+    def __init__(self, FlatForest forest, goal, list words):
+        self.forest, self.goal, self.words = forest, goal, words
+        self.states = [None] * forest.item_end.size()
+
+    def best(self, node, Py_ssize_t k):
+        """Up to ``k`` best derivations of the goal ``node`` with distinct yields, best first."""
+        if node is not self.goal:
+            raise ValueError("a flat forest's k-best list is read at its goal")
+        cdef int32_t goal = self.forest.item_end.size() - 1
+        self._get(goal, k - 1)
+        cdef _FlatState state = self.states[goal]
+        cdef list found = []
+        cdef FlatDerivation derivation
+        cdef const int32_t* ids
+        cdef Py_ssize_t r, w
+        for r in range(min(k, <Py_ssize_t>state.derivations.size())):
+            derivation = FlatDerivation.__new__(FlatDerivation)
+            derivation.score = state.derivations[r].score
+            derivation.rank = r
+            ids = <const int32_t*>state.spelled[r].data()
+            derivation.words = tuple([self.words[ids[w]]
+                                      for w in range(state.spelled[r].size() // 4)])
+            found.append(derivation)
+        return found
+
+    def features(self, FlatDerivation derivation, Py_ssize_t size, Py_ssize_t lm_index,
+                 Py_ssize_t target_index):
+        """:meth:`KBest.features` of a goal derivation, summed in the same order."""
+        cdef FlatForest forest = self.forest
+        cdef vector[double] values = vector[double](size, 0.0)
+        cdef vector[pair[int32_t, int32_t]] stack  # (item, rank)
+        cdef pair[int32_t, int32_t] top
+        cdef Found d
+        cdef int32_t e, o, tail
+        cdef Py_ssize_t i, offset
+        stack.push_back(pair[int32_t, int32_t](forest.item_end.size() - 1, derivation.rank))
+        while not stack.empty():
+            top = stack.back()
+            stack.pop_back()
+            d = (<_FlatState>self.states[top.first]).derivations[top.second]
+            e = d.edge
+            o = forest.edge_option[e]
+            offset = forest.option_values(o)
+            for i in range(forest.value_lengths[o]):
+                values[i] += forest.values[offset + i]
+            values[lm_index] += forest.edge_lm[e]
+            values[target_index] += forest.misses[o]
+            tail = forest.edge_first[e]
+            if tail >= 0:
+                stack.push_back(pair[int32_t, int32_t](tail, d.ranks[0]))
+            tail = forest.edge_second[e]
+            if tail >= 0:
+                stack.push_back(pair[int32_t, int32_t](tail, d.ranks[1]))
+        return [values[i] for i in range(size)]
+
+    cdef bint _get(self, int32_t node, Py_ssize_t rank) except -1:
+        """Find the ``rank``-th best unique derivation of ``node``; False if there is none."""
+        cdef _FlatState state = self.states[node]
+        cdef FlatForest forest = self.forest
+        cdef int32_t first = forest.item_end[node - 1] if node > 0 else 0
+        cdef int32_t ranks[MAX_ARITY]
+        cdef Py_ssize_t i
+        cdef Successor candidate
+        cdef Found derivation
+        cdef string spelled
+        if state is None:
+            state = _FlatState.__new__(_FlatState)
+            state.seen = Table(4, SIZE_MAX)
+            self.states[node] = state
+            memset(ranks, 0, sizeof(ranks))
+            for i in range(forest.item_end[node] - first):
+                self._push(state, first, i, ranks)
+        while <Py_ssize_t>state.derivations.size() <= rank:
+            if state.has_pending:
+                state.has_pending = False
+                for i in range(self._arity(state.pending.edge)):
+                    memcpy(ranks, state.pending.ranks, sizeof(ranks))
+                    ranks[i] += 1
+                    self._push(state, first, state.pending.edge - first, ranks)
+            if state.heap.empty():
+                return False
+            pop_heap(state.heap.begin(), state.heap.end())
+            candidate = state.candidates[-state.heap.back().second]
+            state.heap.pop_back()
+            derivation.score = candidate.score
+            derivation.edge = first + candidate.edge_index
+            memcpy(derivation.ranks, candidate.ranks, sizeof(derivation.ranks))
+            state.pending, state.has_pending = derivation, True
+            spelled = self._spell(derivation)
+            if state.yields.insert(spelled).second:
+                state.derivations.push_back(derivation)
+                state.spelled.push_back(spelled)
+        return True
+
+    cdef inline int32_t _arity(self, int32_t e) noexcept:
+        return (self.forest.edge_first[e] >= 0) + (self.forest.edge_second[e] >= 0)
+
+    cdef int _push(self, _FlatState state, int32_t first, Py_ssize_t edge_index,
+                   int32_t* ranks) except -1:
+        cdef FlatForest forest = self.forest
+        cdef int32_t e = first + edge_index
+        cdef int32_t tails[MAX_ARITY]
+        cdef Py_ssize_t i
+        cdef uint64_t key = edge_index
+        cdef Successor candidate
+        for i in range(MAX_ARITY):
+            if ranks[i] >> RANK_BITS or edge_index >> RANK_BITS:
+                raise OverflowError("a k-best list too deep for the compiled extraction")
+            key = (key << RANK_BITS) | <uint64_t>ranks[i]
+        if not state.seen.add(key + 1):
+            return 0
+        tails[0], tails[1] = forest.edge_first[e], forest.edge_second[e]
+        cdef double score = forest.scores[e]
+        for i in range(self._arity(e)):
+            if ranks[i] == 0:
+                score += forest.insides[tails[i]]  # its best derivation's score, bit for bit
+            else:
+                if not self._get(tails[i], ranks[i]):
+                    return 0
+                score += (<_FlatState>self.states[tails[i]]).derivations[ranks[i]].score
+        candidate.score = score
+        candidate.edge_index = edge_index
+        memcpy(candidate.ranks, ranks, sizeof(candidate.ranks))
+        state.heap.push_back(pair[double, Py_ssize_t](
+            score, -<Py_ssize_t>state.candidates.size()))
+        push_heap(state.heap.begin(), state.heap.end())
+        state.candidates.push_back(candidate)
+        return 0
+
+    cdef string _spell(self, Found derivation) except *:
+        """A popped derivation's yield: its rule's words with its antecedents' yields (found
+        first, as :meth:`KBest._complete` does) in place of the nonterminals."""
+        cdef FlatForest forest = self.forest
+        cdef int32_t o = forest.edge_option[derivation.edge]
+        cdef int32_t tails[MAX_ARITY]
+        cdef int32_t symbol, child
+        cdef Py_ssize_t i, s
+        cdef string spelled
+        tails[0], tails[1] = forest.edge_first[derivation.edge], forest.edge_second[derivation.edge]
+        for i in range(self._arity(derivation.edge)):
+            self._get(tails[i], derivation.ranks[i])
+        for s in range(forest.option_offsets[o], forest.option_offsets[o + 1]):
+            symbol = forest.option_symbols[s]
+            if symbol >= 0:
+                spelled.append(<const char*>&symbol, sizeof(int32_t))
+            else:
+                child = -1 - symbol
+                spelled.append((<_FlatState>self.states[tails[child]]).spelled[
+                    derivation.ranks[child]])
+        return spelled
 
 
 cdef inline Item _tail(Edge edge, Py_ssize_t i):

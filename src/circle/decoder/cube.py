@@ -29,6 +29,7 @@ import numpy as np
 
 from circle.decoder.chart import Span
 from circle.decoder.grammar import Grammar, Rule
+from circle.decoder.kbest import KBest
 from circle.decoder.lm import LN10, LanguageModel
 
 
@@ -165,13 +166,13 @@ class CubePruning:
                         dtype=np.float64)
 
     def retarget(self, items: list[Item], base: np.ndarray, target: frozenset[str],
-                 weight: float) -> None:
+                 weight: float) -> KBest:
         """Re-weight a hypergraph towards the words ``target`` (thesis eq. 5.1, rule-local):
         each edge's ``miss`` becomes the number of its rule's target words not in ``target``
         and its ``score`` its entry of ``base`` (:meth:`edge_scores` of the untargeted
         hypergraph) + ``weight`` × ``miss``; each item's ``inside`` becomes the best score of
-        its edges plus their antecedents' ``inside``. ``items`` must come antecedents first;
-        the goal, whose edges carry no words, is left out."""
+        its edges plus their antecedents' ``inside``. ``items`` must come antecedents first.
+        Returns the k-best extraction that reads the re-weighted hypergraph."""
         edges = sum(len(item.edges) for item in items)
         if edges != len(base):
             raise ValueError(f"{len(base)} edge scores for a hypergraph of {edges} edges")
@@ -187,6 +188,7 @@ class CubePruning:
                     total += tail.inside
                 best = max(best, total)
             item.inside = best
+        return KBest()
 
     def estimates(self, grammar: Grammar, rows: np.ndarray) -> np.ndarray:
         """:meth:`LanguageModel.estimate <circle.decoder.lm.LanguageModel.estimate>` (log10)

@@ -163,10 +163,10 @@ class SentencePlan:
 @dataclass(frozen=True)
 class Forest:
     """The +LM hypergraph of one input's search (:meth:`Decoder.forest`): the goal item, every
-    chart item antecedents first, and each edge's score without its targeting term in that
-    order (``base``: the engine's ``edge_scores``, an array in the reference engine, a
-    ``FlatForest`` of arrays in the compiled one). :meth:`Decoder.decode_forest` re-weights it
-    in place towards one target at a time."""
+    item antecedents first (chart items, then the goal), and each edge's score without its
+    targeting term in that order (``base``: the engine's ``edge_scores``, an array in the
+    reference engine, a ``FlatForest`` of arrays in the compiled one).
+    :meth:`Decoder.decode_forest` re-weights it towards one target at a time."""
 
     goal: Item
     items: list[Item]
@@ -247,6 +247,7 @@ class Decoder:
         target_words = None if target is None else self._target(
             target.split() if isinstance(target, str) else target)
         goal, items = self._chart(plan, self._select(plan, target_words))
+        items.append(goal)
         return Forest(goal, items,
                       self._search.edge_scores(items, self.model.target_weight), self.model)
 
@@ -261,9 +262,9 @@ class Decoder:
         if forest.model is not self.model:
             raise ValueError("the forest was built by another decoder")
         words = target.split() if isinstance(target, str) else target
-        self._search.retarget(forest.items, forest.base, frozenset(words),
-                              self.model.target_weight)
-        return self._kbest_list(forest.goal, k)
+        kbest = self._search.retarget(forest.items, forest.base, frozenset(words),
+                                      self.model.target_weight)
+        return self._kbest_list(forest.goal, k, kbest)
 
     def _plan(self, sentence: str | Sequence[str] | SentencePlan) -> SentencePlan:
         plan = sentence if isinstance(sentence, SentencePlan) else self.prepare(sentence)
@@ -293,8 +294,9 @@ class Decoder:
         goal = Item(0.0, 0.0, (), None, 0, [self._goal_edge(item) for item in tops])
         return goal, items
 
-    def _kbest_list(self, goal: Item, k: int | None) -> list[Hypothesis]:
-        kbest = self._kbest()
+    def _kbest_list(self, goal: Item, k: int | None, kbest: KBest | None = None
+                    ) -> list[Hypothesis]:
+        kbest = self._kbest() if kbest is None else kbest
         return [self._hypothesis(kbest, d)
                 for d in kbest.best(goal, self.settings.k if k is None else k)]
 
