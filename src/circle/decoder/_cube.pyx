@@ -44,6 +44,7 @@ from circle.decoder.grammar import NT
 from circle.decoder.lm import LN10 as _LN10
 
 cdef double LN10 = _LN10
+cdef int64_t forests_made = 0  # stamps the options a FlatForest numbers
 
 cdef enum:
     MAX_LEFT = 15  # left words of an item: n − 1 for LM orders up to 16
@@ -173,6 +174,8 @@ cdef class Option:
     cdef readonly int miss
     cdef readonly double score
     cdef readonly double priority
+    cdef int64_t forest  # the FlatForest that last numbered it, and its number there
+    cdef int32_t number
     cdef object _rule
     cdef object grammar
     cdef int64_t row
@@ -200,6 +203,7 @@ cdef class Item:
     cdef readonly double heuristic
     cdef readonly list edges
     cdef Summary summary
+    cdef int32_t number  # in its FlatForest
 
 
 @cython.final
@@ -234,8 +238,8 @@ cdef class FlatForest:
     numbers (−1: none); per distinct option its target symbols (word ids, −1 − p for the
     nonterminal at p). :meth:`CubePruning.retarget` fills the targeted scores and insides."""
 
-    cdef readonly object base
     cdef list options  # the distinct Options, for their rules' values
+    cdef vector[double] base
     cdef vector[int32_t] item_end
     cdef vector[int32_t] edge_option
     cdef vector[int32_t] edge_first
@@ -253,33 +257,34 @@ cdef class FlatForest:
     cdef vector[double] values
 
     def __init__(self, list items, double weight):
-        cdef dict item_numbers = {}
-        cdef dict option_numbers = {}
+        """Number the chart ``items`` and their options in place, the goal (a
+        :class:`circle.decoder.cube.Item`) last."""
+        global forests_made
+        forests_made += 1
+        cdef int64_t stamp = forests_made
+        cdef Py_ssize_t n = len(items), i, s
         cdef Edge edge
         cdef Option option
-        cdef Py_ssize_t s
-        cdef list scores = []
         self.options = []
         self.option_offsets.push_back(0)
-        for item in items:  # chart Items, then the goal (a circle.decoder.cube.Item)
-            for edge in item.edges:
+        for i in range(n):
+            node = items[i]
+            if i < n - 1:
+                (<Item>node).number = <int32_t>i
+            for edge in node.edges:
                 option = edge.option
-                number = option_numbers.get(id(option))
-                if number is None:
-                    number = option_numbers[id(option)] = len(option_numbers)
+                if option.forest != stamp:
+                    option.forest, option.number = stamp, len(self.options)
                     self.options.append(option)
                     for s in range(option.length):
                         self.option_symbols.push_back(option.symbols[s])
                     self.option_offsets.push_back(self.option_symbols.size())
-                self.edge_option.push_back(number)
-                self.edge_first.push_back(item_numbers[id(edge.first)] if edge.arity > 0 else -1)
-                self.edge_second.push_back(item_numbers[id(edge.second)] if edge.arity > 1
-                                           else -1)
+                self.edge_option.push_back(option.number)
+                self.edge_first.push_back(edge.first.number if edge.arity > 0 else -1)
+                self.edge_second.push_back(edge.second.number if edge.arity > 1 else -1)
                 self.edge_lm.push_back(edge.lm)
-                scores.append(edge.score - weight * edge.miss)
-            item_numbers[id(item)] = len(item_numbers)
+                self.base.push_back(edge.score - weight * edge.miss)
             self.item_end.push_back(self.edge_option.size())
-        self.base = np.array(scores, dtype=np.float64)
         self.value_offsets.assign(len(self.options), -1)
         self.value_lengths.assign(len(self.options), 0)
 
@@ -564,7 +569,6 @@ cdef class CubePruning:
         forest.misses.resize(forest.option_offsets.size() - 1)
         forest.scores.resize(forest.edge_option.size())
         forest.insides.resize(forest.item_end.size())
-        cdef const double[:] base = forest.base
         for o in range(<Py_ssize_t>forest.misses.size()):
             miss = 0
             for s in range(forest.option_offsets[o], forest.option_offsets[o + 1]):
@@ -575,7 +579,7 @@ cdef class CubePruning:
         for i in range(<Py_ssize_t>forest.insides.size()):
             best = -INFINITY
             while e < forest.item_end[i]:
-                forest.scores[e] = base[e] + weight * forest.misses[forest.edge_option[e]]
+                forest.scores[e] = forest.base[e] + weight * forest.misses[forest.edge_option[e]]
                 total = forest.scores[e]
                 tail = forest.edge_first[e]
                 if tail >= 0:

@@ -53,7 +53,7 @@ _P = ParamSpec("_P")
 _R = TypeVar("_R")
 
 
-def _without_gc(method: Callable[_P, _R]) -> Callable[_P, _R]:
+def without_gc(method: Callable[_P, _R]) -> Callable[_P, _R]:
     """Run ``method`` with the cyclic garbage collector paused (see the module docstring)."""
     @functools.wraps(method)
     def paused(*args: _P.args, **kwargs: _P.kwargs) -> _R:
@@ -201,7 +201,7 @@ class Decoder:
         """The model's feature names: the grammar's, then the decoder's."""
         return self.model.names
 
-    @_without_gc
+    @without_gc
     def prepare(self, sentence: str | Sequence[str]) -> SentencePlan:
         """Match the grammar against a tokenised input and score the matched rules."""
         words = tuple(sentence.split() if isinstance(sentence, str) else sentence)
@@ -218,7 +218,7 @@ class Decoder:
         return SentencePlan(words, rule_sets, matches.spans, self.model, self.grammar,
                             self.settings.options_limit)
 
-    @_without_gc
+    @without_gc
     def decode(self, sentence: str | Sequence[str] | SentencePlan,
                target: str | Sequence[str] | None = None, k: int | None = None
                ) -> list[Hypothesis]:
@@ -233,7 +233,7 @@ class Decoder:
         goal, _ = self._chart(plan, self._select(plan, target_words))
         return self._kbest_list(goal, k)
 
-    @_without_gc
+    @without_gc
     def forest(self, sentence: str | Sequence[str] | SentencePlan,
                target: str | Sequence[str] | None = None) -> Forest:
         """The hypergraph of an input, to be decoded towards many targets with
@@ -251,7 +251,7 @@ class Decoder:
         return Forest(goal, items,
                       self._search.edge_scores(items, self.model.target_weight), self.model)
 
-    @_without_gc
+    @without_gc
     def decode_forest(self, forest: Forest, target: str | Sequence[str], k: int | None = None
                       ) -> list[Hypothesis]:
         """The unique k-best outputs of ``forest`` with its edges re-weighted towards the string
