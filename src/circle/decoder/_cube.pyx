@@ -333,6 +333,7 @@ cdef class CubePruning:
     cdef Table recombined  # the cell's items by _summary_key(); an entry's state is an index
     cdef vector[pair[double, Py_ssize_t]] order  # (−heuristic, index) of the cell's items
     cdef vector[Cube] cubes  # of the cell being filled
+    cdef vector[char] wanted  # retarget()'s target words by our id, all 0 between calls
 
     def __init__(self, lm, double lm_weight, Py_ssize_t pop_limit,
                  Py_ssize_t max_transitions=1 << 20):
@@ -555,17 +556,20 @@ cdef class CubePruning:
         :meth:`circle.decoder.cube.CubePruning.retarget` (the same operations in the same
         order), over the forest's arrays: the targeting value once per distinct option, then
         edge scores and insides. Returns the :class:`FlatKBest` that reads them."""
-        cdef vector[char] wanted = vector[char](len(self.words), 0)
         cdef Py_ssize_t e = 0, i, o, s
         cdef int32_t symbol, miss, tail
         cdef double best, total
+        cdef vector[int32_t] symbols
         if len(items) != <Py_ssize_t>forest.item_end.size():
             raise ValueError(f"a flat forest of {forest.item_end.size()} items for a hypergraph "
                              f"of {len(items)} items")
+        if self.wanted.size() < len(self.words):
+            self.wanted.resize(len(self.words), 0)
         for word in target:
             symbol = self.word_ids.get(word, -1)
             if symbol >= 0:
-                wanted[symbol] = 1
+                symbols.push_back(symbol)
+                self.wanted[symbol] = 1
         forest.misses.resize(forest.option_offsets.size() - 1)
         forest.scores.resize(forest.edge_option.size())
         forest.insides.resize(forest.item_end.size())
@@ -573,9 +577,11 @@ cdef class CubePruning:
             miss = 0
             for s in range(forest.option_offsets[o], forest.option_offsets[o + 1]):
                 symbol = forest.option_symbols[s]
-                if symbol >= 0 and not wanted[symbol]:
+                if symbol >= 0 and not self.wanted[symbol]:
                     miss += 1
             forest.misses[o] = miss
+        for symbol in symbols:
+            self.wanted[symbol] = 0
         for i in range(<Py_ssize_t>forest.insides.size()):
             best = -INFINITY
             while e < forest.item_end[i]:
@@ -1018,6 +1024,7 @@ cdef class FlatKBest:
     cdef object goal
     cdef list words
     cdef list states  # per item number, None until visited
+    cdef string spelled  # the yield of the derivation popped last (kept for its capacity)
 
     def __init__(self, FlatForest forest, goal, list words):
         self.forest, self.goal, self.words = forest, goal, words
@@ -1083,7 +1090,6 @@ cdef class FlatKBest:
         cdef Py_ssize_t i
         cdef Successor candidate
         cdef Found derivation
-        cdef string spelled
         if state is None:
             state = _FlatState.__new__(_FlatState)
             state.seen = Table(4, SIZE_MAX)
@@ -1107,10 +1113,11 @@ cdef class FlatKBest:
             derivation.edge = first + candidate.edge_index
             memcpy(derivation.ranks, candidate.ranks, sizeof(derivation.ranks))
             state.pending, state.has_pending = derivation, True
-            spelled = self._spell(derivation)
-            if state.yields.insert(spelled).second:
+            self._spell(derivation)
+            if state.yields.find(self.spelled) == state.yields.end():
+                state.yields.insert(self.spelled)
                 state.derivations.push_back(derivation)
-                state.spelled.push_back(spelled)
+                state.spelled.push_back(self.spelled)
         return True
 
     cdef inline int32_t _arity(self, int32_t e) noexcept:
@@ -1148,27 +1155,28 @@ cdef class FlatKBest:
         state.candidates.push_back(candidate)
         return 0
 
-    cdef string _spell(self, Found derivation) except *:
-        """A popped derivation's yield: its rule's words with its antecedents' yields (found
-        first, as :meth:`KBest._complete` does) in place of the nonterminals."""
+    cdef int _spell(self, Found derivation) except -1:
+        """Spell a popped derivation's yield into ``spelled``: its rule's words with its
+        antecedents' yields (found first, as :meth:`KBest._complete` does) in place of the
+        nonterminals."""
         cdef FlatForest forest = self.forest
         cdef int32_t o = forest.edge_option[derivation.edge]
         cdef int32_t tails[MAX_ARITY]
         cdef int32_t symbol, child
         cdef Py_ssize_t i, s
-        cdef string spelled
         tails[0], tails[1] = forest.edge_first[derivation.edge], forest.edge_second[derivation.edge]
         for i in range(self._arity(derivation.edge)):
             self._get(tails[i], derivation.ranks[i])
+        self.spelled.clear()
         for s in range(forest.option_offsets[o], forest.option_offsets[o + 1]):
             symbol = forest.option_symbols[s]
             if symbol >= 0:
-                spelled.append(<const char*>&symbol, sizeof(int32_t))
+                self.spelled.append(<const char*>&symbol, sizeof(int32_t))
             else:
                 child = -1 - symbol
-                spelled.append((<_FlatState>self.states[tails[child]]).spelled[
+                self.spelled.append((<_FlatState>self.states[tails[child]]).spelled[
                     derivation.ranks[child]])
-        return spelled
+        return 0
 
 
 cdef inline Item _tail(Edge edge, Py_ssize_t i):
