@@ -112,3 +112,7 @@ def test_readme_cluster_command_matches_a_local_run(tmp_path):
     assert sorted(produced) == sorted(expected)
     for name, frame in expected.items():
         pd.testing.assert_frame_equal(produced[name], frame, check_exact=True, obj=name)
+    # two runs of one config write byte-identical tables (provenance included)
+    different = [name for name in expected
+                 if (cluster / name).read_bytes() != (local / name).read_bytes()]
+    assert not different, different
