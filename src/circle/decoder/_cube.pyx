@@ -858,13 +858,49 @@ cdef struct Successor:
     int32_t ranks[MAX_ARITY]
 
 
-@cython.final
-cdef class _NodeState:
-    cdef list edges
-    cdef list derivations  # unique derivations found so far, best first
+cdef inline bint _first_time(Table seen, Py_ssize_t edge_index, const int32_t* ranks) except -1:
+    """Whether a node's candidate (edge, antecedent ranks) is new; marks it as pushed."""
+    cdef uint64_t key = edge_index
+    cdef Py_ssize_t i
+    for i in range(MAX_ARITY):
+        if ranks[i] >> RANK_BITS or edge_index >> RANK_BITS:
+            raise OverflowError("a k-best list too deep for the compiled extraction")
+        key = (key << RANK_BITS) | <uint64_t>ranks[i]
+    return seen.add(key + 1)
+
+
+cdef inline void _enqueue(vector[Successor]& candidates, vector[pair[double, Py_ssize_t]]& heap,
+                          double score, Py_ssize_t edge_index, const int32_t* ranks) noexcept:
+    """Push a candidate; the heap pops the best score first, ties in push order."""
+    cdef Successor candidate
+    candidate.score = score
+    candidate.edge_index = edge_index
+    memcpy(candidate.ranks, ranks, sizeof(candidate.ranks))
+    heap.push_back(pair[double, Py_ssize_t](score, -<Py_ssize_t>candidates.size()))
+    push_heap(heap.begin(), heap.end())
+    candidates.push_back(candidate)
+
+
+cdef inline Successor _dequeue(vector[Successor]& candidates,
+                               vector[pair[double, Py_ssize_t]]& heap) noexcept:
+    """Pop the best candidate (the heap must not be empty)."""
+    pop_heap(heap.begin(), heap.end())
+    cdef Successor candidate = candidates[-heap.back().second]
+    heap.pop_back()
+    return candidate
+
+
+cdef class _Candidates:
+    """The candidates of a k-best node (:func:`_first_time`, :func:`_enqueue`, :func:`_dequeue`)."""
     cdef vector[Successor] candidates  # by push order
     cdef vector[pair[double, Py_ssize_t]] heap  # (score, −index into candidates)
     cdef Table seen
+
+
+@cython.final
+cdef class _NodeState(_Candidates):
+    cdef list edges
+    cdef list derivations  # unique derivations found so far, best first
     cdef set yields
     cdef Derivation pending
 
@@ -929,9 +965,7 @@ cdef class KBest:
                     self._push(state, derivation.edge_index, ranks)
             if state.heap.empty():
                 return None
-            pop_heap(state.heap.begin(), state.heap.end())
-            candidate = state.candidates[-state.heap.back().second]
-            state.heap.pop_back()
+            candidate = _dequeue(state.candidates, state.heap)
             derivation = Derivation.__new__(Derivation)
             derivation.edge = state.edges[candidate.edge_index]
             derivation.edge_index = candidate.edge_index
@@ -946,15 +980,9 @@ cdef class KBest:
 
     cdef int _push(self, _NodeState state, Py_ssize_t edge_index, int32_t* ranks) except -1:
         cdef Py_ssize_t i
-        cdef uint64_t key = edge_index
         cdef Derivation child
-        cdef Successor candidate
         cdef Edge edge = state.edges[edge_index]
-        for i in range(MAX_ARITY):
-            if ranks[i] >> RANK_BITS or edge_index >> RANK_BITS:
-                raise OverflowError("a k-best list too deep for the compiled extraction")
-            key = (key << RANK_BITS) | <uint64_t>ranks[i]
-        if not state.seen.add(key + 1):
+        if not _first_time(state.seen, edge_index, ranks):
             return 0
         cdef double score = edge.score
         for i in range(edge.arity):
@@ -965,13 +993,7 @@ cdef class KBest:
                 if child is None:
                     return 0
                 score += child.score
-        candidate.score = score
-        candidate.edge_index = edge_index
-        memcpy(candidate.ranks, ranks, sizeof(candidate.ranks))
-        state.heap.push_back(pair[double, Py_ssize_t](
-            score, -<Py_ssize_t>state.candidates.size()))
-        push_heap(state.heap.begin(), state.heap.end())
-        state.candidates.push_back(candidate)
+        _enqueue(state.candidates, state.heap, score, edge_index, ranks)
         return 0
 
     cdef int _complete(self, Derivation derivation) except -1:
@@ -992,13 +1014,10 @@ cdef struct Found:
 
 
 @cython.final
-cdef class _FlatState:
+cdef class _FlatState(_Candidates):
     cdef vector[Found] derivations  # unique derivations found so far, best first
     cdef vector[string] spelled  # their yields, word ids as bytes
     cdef unordered_set[string] yields
-    cdef vector[Successor] candidates  # by push order
-    cdef vector[pair[double, Py_ssize_t]] heap  # (score, −index into candidates)
-    cdef Table seen
     cdef bint has_pending
     cdef Found pending
 
@@ -1106,9 +1125,7 @@ cdef class FlatKBest:
                     self._push(state, first, state.pending.edge - first, ranks)
             if state.heap.empty():
                 return False
-            pop_heap(state.heap.begin(), state.heap.end())
-            candidate = state.candidates[-state.heap.back().second]
-            state.heap.pop_back()
+            candidate = _dequeue(state.candidates, state.heap)
             derivation.score = candidate.score
             derivation.edge = first + candidate.edge_index
             memcpy(derivation.ranks, candidate.ranks, sizeof(derivation.ranks))
@@ -1129,13 +1146,7 @@ cdef class FlatKBest:
         cdef int32_t e = first + edge_index
         cdef int32_t tails[MAX_ARITY]
         cdef Py_ssize_t i
-        cdef uint64_t key = edge_index
-        cdef Successor candidate
-        for i in range(MAX_ARITY):
-            if ranks[i] >> RANK_BITS or edge_index >> RANK_BITS:
-                raise OverflowError("a k-best list too deep for the compiled extraction")
-            key = (key << RANK_BITS) | <uint64_t>ranks[i]
-        if not state.seen.add(key + 1):
+        if not _first_time(state.seen, edge_index, ranks):
             return 0
         tails[0], tails[1] = forest.edge_first[e], forest.edge_second[e]
         cdef double score = forest.scores[e]
@@ -1146,13 +1157,7 @@ cdef class FlatKBest:
                 if not self._get(tails[i], ranks[i]):
                     return 0
                 score += (<_FlatState>self.states[tails[i]]).derivations[ranks[i]].score
-        candidate.score = score
-        candidate.edge_index = edge_index
-        memcpy(candidate.ranks, ranks, sizeof(candidate.ranks))
-        state.heap.push_back(pair[double, Py_ssize_t](
-            score, -<Py_ssize_t>state.candidates.size()))
-        push_heap(state.heap.begin(), state.heap.end())
-        state.candidates.push_back(candidate)
+        _enqueue(state.candidates, state.heap, score, edge_index, ranks)
         return 0
 
     cdef int _spell(self, Found derivation) except -1:
