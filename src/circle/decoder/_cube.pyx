@@ -896,6 +896,9 @@ cdef class _Candidates:
     cdef vector[pair[double, Py_ssize_t]] heap  # (score, −index into candidates)
     cdef Table seen
 
+    def __cinit__(self):
+        self.seen = Table(4, SIZE_MAX)
+
 
 @cython.final
 cdef class _NodeState(_Candidates):
@@ -950,7 +953,6 @@ cdef class KBest:
             state = _NodeState.__new__(_NodeState)
             state.edges = node.edges
             state.derivations, state.yields = [], set()
-            state.seen = Table(4, SIZE_MAX)
             self.states[id(node)] = state
             memset(ranks, 0, sizeof(ranks))
             for i in range(len(state.edges)):
@@ -1037,7 +1039,8 @@ cdef class FlatKBest:
     """:class:`KBest` over a re-weighted :class:`FlatForest` (forest mode): the same
     candidates, scores, tie-breaking (push order) and uniqueness, so the same k-best lists, with
     derivations as C structs and yields as byte strings of word ids, spelled out in words only
-    for the goal's k best. Made by :meth:`CubePruning.retarget`."""
+    for the goal's k best. Made by :meth:`CubePruning.retarget`, and read before the forest is
+    re-weighted again (as the reference engine's re-weighting in place is)."""
 
     cdef FlatForest forest
     cdef object goal
@@ -1111,7 +1114,6 @@ cdef class FlatKBest:
         cdef Found derivation
         if state is None:
             state = _FlatState.__new__(_FlatState)
-            state.seen = Table(4, SIZE_MAX)
             self.states[node] = state
             memset(ranks, 0, sizeof(ranks))
             for i in range(forest.item_end[node] - first):

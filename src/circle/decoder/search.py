@@ -162,16 +162,19 @@ class SentencePlan:
 
 @dataclass(frozen=True)
 class Forest:
-    """The +LM hypergraph of one input's search (:meth:`Decoder.forest`): the goal item, every
-    item antecedents first (chart items, then the goal), and each edge's score without its
+    """The +LM hypergraph of one input's search (:meth:`Decoder.forest`): every item
+    antecedents first (chart items, then the ``goal``), and each edge's score without its
     targeting term in that order (``base``: the engine's ``edge_scores``, an array in the
     reference engine, a ``FlatForest`` of arrays in the compiled one).
     :meth:`Decoder.decode_forest` re-weights it towards one target at a time."""
 
-    goal: Item
     items: list[Item]
     base: np.ndarray | FlatForest
     model: Model
+
+    @property
+    def goal(self) -> Item:
+        return self.items[-1]
 
 
 class Decoder:
@@ -248,8 +251,8 @@ class Decoder:
             target.split() if isinstance(target, str) else target)
         goal, items = self._chart(plan, self._select(plan, target_words))
         items.append(goal)
-        return Forest(goal, items,
-                      self._search.edge_scores(items, self.model.target_weight), self.model)
+        return Forest(items, self._search.edge_scores(items, self.model.target_weight),
+                      self.model)
 
     @without_gc
     def decode_forest(self, forest: Forest, target: str | Sequence[str], k: int | None = None
