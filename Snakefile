@@ -31,6 +31,7 @@ include: "workflow/rules/grammar.smk"
 include: "workflow/rules/decode.smk"
 include: "workflow/rules/tune.smk"
 include: "workflow/rules/grid.smk"
+include: "workflow/rules/paper.smk"
 
 
 if not (workflow.remote_exec or workflow.subprocess_exec):  # once, not in each cluster job

@@ -70,9 +70,10 @@ def condition_problems(config: Mapping[str, Any]) -> list[str]:
         problems.append(f"tuning.conditions {conditions} lacks {BASELINE_CONDITION}, the "
                         "baseline every condition is compared with")
     for name in conditions:
-        human = Condition.parse(name).human
-        if human > counts["tune"]:
-            problems.append(f"tuning.conditions: {name} needs {human} references but the tune "
+        condition = Condition.parse(name)
+        needed = max(condition.human, condition.reference or 0)
+        if needed > counts["tune"]:
+            problems.append(f"tuning.conditions: {name} needs {needed} references but the tune "
                             f"set has {counts['tune']} ({key('tune')})")
     if counts["paratune"] < 2:
         problems.append(f"the paraphraser-tuning set has {counts['paratune']} reference "
@@ -100,7 +101,7 @@ def weight_problems(config: Mapping[str, Any]) -> list[str]:
 def grid_problems(config: Mapping[str, Any]) -> list[str]:
     """The grid search (circle.grid_search) translates its sample with an existing 1H
     replicate, sweeps from the untargeted weight 0, and uses only biases whose grammars the
-    pipeline builds (paraphrase.biases)."""
+    pipeline builds (paraphrase.biases), as do Fig. 5.14's biased untargeted paraphrasers."""
     grid, biases = config["grid_search"], [float(b) for b in config["paraphrase"]["biases"]]
     problems = []
     if grid["mt_replicate"] >= config["tuning"]["replicates"]:
@@ -113,9 +114,15 @@ def grid_problems(config: Mapping[str, Any]) -> list[str]:
                       ("grid_search.sweep_bias", grid["sweep_bias"]),
                       ("grid_search.point.bias", (grid.get("point") or {}).get("bias")),
                       ("targeted.curves.bias",
-                       config.get("targeted", {}).get("curves", {}).get("bias"))):
+                       config.get("targeted", {}).get("curves", {}).get("bias")),
+                      *(("figures.untargeted_biases", b)
+                        for b in config.get("figures", {}).get("untargeted_biases", []))):
         if bias is not None and float(bias) not in biases:
             problems.append(f"{key} {bias} is not one of paraphrase.biases {biases}")
+    untargeted = float(config["tuning"]["paraphraser_bias"])
+    if untargeted in [float(b) for b in config.get("figures", {}).get("untargeted_biases", [])]:
+        problems.append(f"figures.untargeted_biases repeats tuning.paraphraser_bias "
+                        f"{untargeted}, the untargeted curve Fig. 5.14 already shows")
     return problems
 
 

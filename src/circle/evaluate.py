@@ -50,6 +50,16 @@ class Score:
     signature: str
 
 
+@dataclass(frozen=True)
+class BleuScore(Score):
+    """Corpus BLEU with its two factors (Papineni et al. 2002; thesis Fig. 4.8/4.9):
+    ``precision``, the geometric mean of the 1–4-gram precisions in percent, and
+    ``brevity_penalty``; ``value`` = their product."""
+
+    precision: float
+    brevity_penalty: float
+
+
 def reference_streams(references: Sequence[Sequence[str]]) -> list[list[str | None]]:
     """sacrebleu's layout: one stream per reference slot, None where a segment has fewer."""
     if isinstance(references, str) or any(isinstance(r, str) for r in references):
@@ -70,13 +80,15 @@ def _check(hypotheses: Sequence[str], references: Sequence[Sequence[str]]) -> No
 
 
 def corpus_bleu(hypotheses: Sequence[str], references: Sequence[Sequence[str]],
-                lowercased: bool = False) -> Score:
+                lowercased: bool = False) -> BleuScore:
     """sacrebleu corpus BLEU-4 (percent), ``tokenize="none"``, against all references;
     ``lowercased``: the text was lowercased (signature ``case:lc``)."""
     _check(hypotheses, references)
     metric = BLEU(tokenize="none", lowercase=lowercased)
     score = metric.corpus_score(list(hypotheses), reference_streams(references))
-    return Score(float(score.score), str(metric.get_signature()))
+    precision = float(score.score) / score.bp if score.bp > 0 else 0.0
+    return BleuScore(float(score.score), str(metric.get_signature()), precision,
+                     float(score.bp))
 
 
 def corpus_ter(hypotheses: Sequence[str], references: Sequence[Sequence[str]],
@@ -216,7 +228,8 @@ def evaluate_system(hypotheses: Sequence[str], references: Sequence[Sequence[str
 
     The keys are :data:`~circle.schemas.EVALUATION` columns: ``bleu``, ``ter``,
     ``bleu_signature``, ``ter_signature``, ``p_value_vs_baseline``, ``bootstrap_samples``,
-    ``segments``, ``eval_references`` (the most references any segment has).
+    ``segments``, ``eval_references`` (the most references any segment has), and BLEU's
+    factors ``bleu_precision``, ``brevity_penalty`` (:class:`BleuScore`).
     ``ter_statistics`` (the hypotheses' :meth:`circle.metrics.Ter.stats`, if the caller has
     them) spares recomputing TER, the slow part: the score is the same as :func:`corpus_ter`'s.
     ``lowercased`` says that the text was lowercased (signatures ``case:lc``).
@@ -237,7 +250,8 @@ def evaluate_system(hypotheses: Sequence[str], references: Sequence[Sequence[str
     return {"bleu": bleu.value, "ter": ter.value, "bleu_signature": bleu.signature,
             "ter_signature": ter.signature, "p_value_vs_baseline": p_value,
             "bootstrap_samples": None if baseline is None else samples,
-            "segments": len(hypotheses), "eval_references": max(len(r) for r in references)}
+            "segments": len(hypotheses), "eval_references": max(len(r) for r in references),
+            "bleu_precision": bleu.precision, "brevity_penalty": bleu.brevity_penalty}
 
 
 def write_evaluation(rows: pd.DataFrame | Sequence[Mapping], path: str | os.PathLike,
@@ -285,11 +299,12 @@ def check_tuning_log(log: pd.DataFrame, path: str | os.PathLike, run: str) -> No
 
 def condition_summary(evaluation: pd.DataFrame,
                       stats: Mapping[str, Mapping[tuple[str, int], np.ndarray]],
-                      baseline: str, shuffles: int = AR_SHUFFLES,
+                      baseline: str | Mapping[str, str], shuffles: int = AR_SHUFFLES,
                       significance_level: float = SIGNIFICANCE_LEVEL, seed: int = 0
                       ) -> pd.DataFrame:
     """Per condition: replicates, mean and sample standard deviation of BLEU and TER, and the
-    approximate randomisation test over all replicates against ``baseline``.
+    approximate randomisation test over all replicates against its baseline: ``baseline``, or
+    ``baseline[condition]`` for a mapping (:attr:`circle.experiments.Condition.baseline`).
 
     ``evaluation`` holds the :data:`~circle.schemas.EVALUATION` rows of one experiment;
     ``stats[metric][(condition, replicate)]`` the per-segment statistics of that run's test
@@ -305,8 +320,11 @@ def condition_summary(evaluation: pd.DataFrame,
     experiments = evaluation["experiment"].unique()
     if len(experiments) != 1:
         raise ValueError(f"the runs come from several experiments {sorted(experiments)}")
-    if baseline not in set(evaluation["condition"]):
-        raise ValueError(f"the baseline condition {baseline} has no evaluated runs")
+    conditions = list(evaluation["condition"].unique())
+    baselines = ({condition: baseline for condition in conditions} if isinstance(baseline, str)
+                 else {condition: baseline[condition] for condition in conditions})
+    for missing in sorted(set(baselines.values()) - set(conditions)):
+        raise ValueError(f"the baseline condition {missing} has no evaluated runs")
     pooled: dict[tuple[str, str], tuple[list[int], np.ndarray, float]] = {}
     for condition, rows in evaluation.groupby("condition", sort=False):
         replicates = sorted(int(r) for r in rows["replicate"])
@@ -320,13 +338,13 @@ def condition_summary(evaluation: pd.DataFrame,
             pooled[condition, metric] = replicates, stacked, score
     summary = []
     for condition, rows in evaluation.groupby("condition", sort=False):
-        first = rows.iloc[0]
+        first, base = rows.iloc[0], baselines[condition]
         row = {"experiment": first["experiment"], "condition": condition,
                "reference_type": first["reference_type"],
                "human_references": int(first["human_references"]),
                "paraphrase_references": int(first["paraphrase_references"]),
                "references_used": int(first["references_used"]), "replicates": len(rows),
-               "baseline_condition": None if condition == baseline else baseline,
+               "baseline_condition": None if condition == base else base,
                "significance_level": float(significance_level), "shuffles": int(shuffles),
                "shuffle_seed": int(seed)}
         for metric in SUMMARY_METRICS:
@@ -335,14 +353,14 @@ def condition_summary(evaluation: pd.DataFrame,
             row[f"{metric}_mean"] = float(values.mean())
             row[f"{metric}_sd"] = float(values.std(ddof=1)) if len(values) > 1 else None
             row[f"{metric}_pooled"] = score
-            if condition == baseline:
+            if condition == base:
                 row.update({f"{metric}_difference": None, f"{metric}_p_value": None,
                             f"{metric}_significant": None})
                 continue
-            base_replicates, base_stacked, base_score = pooled[baseline, metric]
+            base_replicates, base_stacked, base_score = pooled[base, metric]
             if replicates != base_replicates:
                 raise ValueError(f"condition {condition} has replicates {replicates} but the "
-                                 f"baseline {baseline} has {base_replicates}: the test pairs "
+                                 f"baseline {base} has {base_replicates}: the test pairs "
                                  "replicate r of one with replicate r of the other")
             p_value = approximate_randomisation(base_stacked, stacked, metric, shuffles, seed)
             row.update({f"{metric}_difference": score - base_score,

@@ -54,11 +54,18 @@ from circle.tune.loop import (
     write_tuning_log,
 )
 
-CONDITION_PATTERN = r"(\d+)H|1H\+(\d+)P|1H\+(\d+)T(?:_b(\d+(?:\.\d+)?)_w(-\d+(?:\.\d+)?))?"
-"""Tuning condition names: ``kH``, ``1H+kP`` or ``1H+kT`` (the thesis's 1H+kP′, targeted), the
-last optionally with its own paraphraser configuration, ``1H+kT_b<bias>_w<weight>`` (Fig. 5.4);
-also the Snakemake wildcard constraint."""
-_CONDITION = re.compile(f"^(?:{CONDITION_PATTERN})$")
+_NUMBER = r"\d+(?:\.\d+)?"
+CONDITION_PATTERN = (rf"(?:\d+H|1H\+\d+[PT])(?:_b{_NUMBER}(?:_w-{_NUMBER})?)?(?:_ref\d+)?"
+                     r"(?:_(?:bleu|ter|terbleu))?")
+"""Tuning condition names (the Snakemake wildcard constraint): ``kH``, ``1H+kP`` or ``1H+kT``
+(the thesis's 1H+kP′, targeted), then optional parts in this order: ``_b<bias>`` the untargeted
+paraphraser's self-paraphrase bias (1H+kP, Fig. 5.14) or, with ``_w<weight>``, a 1H+kT run's own
+targeted paraphraser (Fig. 5.4); ``_ref<n>`` the tune set's n-th reference set as every segment's
+single reference (1H, 1H+kP; Fig. 4.10); ``_<metric>`` the tuning metric (Fig. 4.8/4.9)."""
+_CONDITION = re.compile(
+    rf"^(?:(?P<human>\d+)H|1H\+(?P<paraphrases>\d+)(?P<kind>[PT]))"
+    rf"(?:_b(?P<bias>{_NUMBER})(?:_w(?P<weight>-{_NUMBER}))?)?(?:_ref(?P<reference>\d+))?"
+    r"(?:_(?P<metric>bleu|ter|terbleu))?$")
 
 TUNING_FIXED: tuple[str, ...] = ("target", "oov")
 """Weights MERT leaves at their initial values in these experiments: the targeting feature
@@ -70,31 +77,86 @@ self-paraphrase bias, the knob of the thesis for how much the paraphraser copies
 
 @dataclass(frozen=True)
 class Condition:
-    """A tuning reference condition: how many human and paraphrased references, and whether
-    the paraphrases are untargeted (1H+kP, §4.3.2) or targeted to each hypothesis (1H+kT, the
-    thesis's 1H+kP′, §5.3)."""
+    """A tuning condition: how many human and paraphrased references, whether the paraphrases
+    are untargeted (1H+kP, §4.3.2) or targeted to each hypothesis (1H+kT, the thesis's 1H+kP′,
+    §5.3), and what the ch. 4–5 variants change (:data:`CONDITION_PATTERN`). Build one with
+    :meth:`parse` or :meth:`of`; ``name`` is the canonical name the fields spell."""
 
-    name: str
     human: int
-    paraphrases: int
+    paraphrases: int = 0
     targeted: bool = False
     paraphraser: ParaphraserConfig | None = None
     """A 1H+kT condition's own targeted paraphraser; None: the grid search's choice."""
+    bias: float | None = None
+    """A 1H+kP condition's self-paraphrase bias (Fig. 5.14); None: tuning.paraphraser_bias."""
+    reference: int | None = None
+    """1-based: the tune set's n-th reference set is every segment's single reference
+    (per-translator sets, Fig. 4.10); None: the seeded per-document choice (§4.3.1)."""
+    metric: str | None = None
+    """The tuning metric (Fig. 4.8/4.9); None: tuning.metric."""
+
+    def __post_init__(self) -> None:
+        problem = None
+        if self.human < 1 or self.paraphrases < 0:
+            problem = "needs at least one human reference"
+        elif self.paraphrases and self.human != 1:
+            problem = "paraphrases are added to a single human reference (1H+k)"
+        elif self.targeted and not self.paraphrases:
+            problem = "a targeted condition adds at least one paraphrase"
+        elif self.bias is not None and (self.targeted or not self.paraphrases
+                                        or not 0 <= self.bias < 1):
+            problem = "_b<bias> alone is an untargeted paraphraser's bias in [0, 1) (1H+kP)"
+        elif self.paraphraser is not None and not (self.targeted
+                                                   and self.paraphraser.targeted):
+            problem = "_b<bias>_w<weight> needs a targeted condition and a negative weight"
+        elif self.reference is not None and (self.reference < 1 or self.human != 1
+                                             or self.targeted):
+            problem = "_ref<n> (n >= 1) names the single reference of 1H or 1H+kP"
+        elif self.metric is not None:
+            get_metric(self.metric)
+        if problem:
+            raise ValueError(f"unknown tuning condition '{self.name}': {problem}")
+
+    @property
+    def name(self) -> str:
+        if not self.paraphrases:
+            name = f"{self.human}H"
+        else:
+            name = f"1H+{self.paraphrases}{'T' if self.targeted else 'P'}"
+        if self.bias is not None:
+            name += f"_b{self.bias:g}"
+        if self.paraphraser is not None:
+            name += f"_b{self.paraphraser.bias:g}_w{self.paraphraser.targeting_weight:g}"
+        if self.reference is not None:
+            name += f"_ref{self.reference}"
+        return name + (f"_{self.metric}" if self.metric is not None else "")
 
     @classmethod
     def parse(cls, name: str) -> Condition:
+        """The condition a name spells; names that are not canonical (``1H+1P_b0.50``) are
+        refused with the canonical one, so that one run never has two names."""
         match = _CONDITION.match(name)
-        if not match or (match.group(1) and int(match.group(1)) < 1):
-            raise ValueError(f"unknown tuning condition '{name}': use kH (k >= 1), 1H+kP, 1H+kT "
-                             "or 1H+kT_b<bias>_w<weight>")
-        if match.group(1):
-            return cls(name, int(match.group(1)), 0)
-        if match.group(2):
-            return cls(name, 1, int(match.group(2)))
+        if not match:
+            raise ValueError(f"unknown tuning condition '{name}': use kH (k >= 1), 1H+kP or "
+                             "1H+kT, optionally followed by _b<bias> (1H+kP), "
+                             "_b<bias>_w<weight> (1H+kT), _ref<n> and _bleu, _ter or _terbleu")
+        parts = match.groupdict()
+        targeted = parts["kind"] == "T"
+        bias = None if parts["bias"] is None else float(parts["bias"])
         paraphraser = None
-        if match.group(4) is not None:
-            paraphraser = ParaphraserConfig(float(match.group(4)), float(match.group(5)))
-        return cls(name, 1, int(match.group(3)), targeted=True, paraphraser=paraphraser)
+        if parts["weight"] is not None:
+            paraphraser, bias = ParaphraserConfig(bias, float(parts["weight"])), None
+        elif targeted and bias is not None:
+            raise ValueError(f"unknown tuning condition '{name}': a targeted condition's "
+                             "paraphraser is _b<bias>_w<weight>")
+        condition = cls(
+            human=int(parts["human"] or 1), paraphrases=int(parts["paraphrases"] or 0),
+            targeted=targeted, paraphraser=paraphraser, bias=bias,
+            reference=None if parts["reference"] is None else int(parts["reference"]),
+            metric=parts["metric"])
+        if condition.name != name:
+            raise ValueError(f"tuning condition '{name}' is spelt '{condition.name}'")
+        return condition
 
     @classmethod
     def targeted_at(cls, paraphrases: int, paraphraser: ParaphraserConfig) -> Condition:
@@ -102,14 +164,23 @@ class Condition:
         if not paraphraser.targeted:
             raise ValueError(f"a targeted condition needs a negative targeting weight, got "
                              f"{paraphraser}")
-        return cls.parse(f"1H+{paraphrases}T_b{paraphraser.bias:g}"
-                         f"_w{paraphraser.targeting_weight:g}")
+        return cls(1, paraphrases, targeted=True, paraphraser=paraphraser)
+
+    @property
+    def baseline(self) -> Condition:
+        """What the condition is compared with: 1H with the same single reference and tuning
+        metric (1H for every condition of Fig. 4.3 and 5.10)."""
+        return Condition(1, reference=self.reference, metric=self.metric)
 
     @property
     def reference_type(self) -> str:
+        """The kind of the added references: ``human``, ``paraphrase`` (untargeted),
+        ``paraphrase_b<bias>`` (untargeted at its own bias) or ``targeted``."""
         if self.targeted:
             return "targeted"
-        return "paraphrase" if self.paraphrases else "human"
+        if not self.paraphrases:
+            return "human"
+        return "paraphrase" if self.bias is None else f"paraphrase_b{self.bias:g}"
 
 
 @dataclass(frozen=True)
@@ -209,21 +280,51 @@ def write_tuning_run(result: TuningResult, out_weights: str | os.PathLike,
     return result.weights
 
 
+REFERENCE_TAG_PATTERN = r"(?:\.ref\d+)?"
+"""File-name part naming a single reference (Snakemake wildcard constraint): empty for the
+seeded per-document choice, ``.ref<n>`` for reference set n (:func:`reference_tag`)."""
+
+
+def reference_tag(reference: int | None) -> str:
+    """The file-name part of a single reference (:data:`REFERENCE_TAG_PATTERN`)."""
+    return "" if reference is None else f".ref{reference}"
+
+
+def tagged_reference(tag: str) -> int | None:
+    """The single reference a :func:`reference_tag` names."""
+    if not re.fullmatch(REFERENCE_TAG_PATTERN, tag):
+        raise ValueError(f"'{tag}' is not a reference tag ('' or .ref<n>)")
+    return int(tag[len(".ref"):]) if tag else None
+
+
+def single_references(table: pd.DataFrame, reference: int | None = None) -> list[str]:
+    """Each segment's single reference: the first in the seeded per-document order (§4.3.1),
+    or with ``reference`` (1-based) the segment's ``reference``-th reference set (Fig. 4.10)."""
+    if reference is None:
+        return [select_references(refs, order, 1)[0]
+                for refs, order in zip(table["references"], table["ref_order"], strict=True)]
+    if (fewest := min(len(refs) for refs in table["references"])) < reference:
+        raise ValueError(f"cannot take reference set {reference}: a segment has {fewest}")
+    return [refs[reference - 1] for refs in table["references"]]
+
+
 def paraphrase_references(tune_path: str | os.PathLike, grammar_path: str | os.PathLike,
                           lm_path: str | os.PathLike, weights_path: str | os.PathLike, k: int,
                           settings: DecoderSettings, workers: int, out_path: str | os.PathLike,
-                          provenance: Mapping[str, str] | None = None) -> None:
-    """The k-best untargeted paraphrases of each segment's single reference (§4.3.2)."""
+                          provenance: Mapping[str, str] | None = None,
+                          reference: int | None = None) -> None:
+    """The k-best untargeted paraphrases of each segment's single reference (§4.3.2; which
+    one: :func:`single_references`)."""
     table = read_table(tune_path, EVALSET)
-    singles = [select_references(refs, order, 1)[0]
-               for refs, order in zip(table["references"], table["ref_order"], strict=True)]
+    singles = single_references(table, reference)
     paraphraser = Paraphraser(grammar_path, lm_path, read_weights(weights_path), settings,
                               workers)
     outputs = paraphraser.paraphrase(singles, k=k)
     names = Model(paraphraser.grammar.feature_names, paraphraser.weights).names
     write_nbest(table["segment_id"].tolist(), outputs, names, out_path, provenance,
                 {"weights": json.dumps(paraphraser.weights, sort_keys=True),
-                 "input": "single reference"})
+                 "input": "single reference" if reference is None
+                 else f"reference set {reference}"})
 
 
 def paraphraser_report(log_path: str | os.PathLike, nbest_path: str | os.PathLike,
@@ -238,8 +339,7 @@ def paraphraser_report(log_path: str | os.PathLike, nbest_path: str | os.PathLik
     start, returned = log["decode_score"].iloc[0], chosen_row["decode_score"]
     curve = ", ".join(f"{100 * value:.2f}" for value in log["decode_score"])
     table = read_table(tune_path, EVALSET)
-    singles = {segment: select_references(refs, order, 1)[0] for segment, refs, order
-               in zip(table["segment_id"], table["references"], table["ref_order"], strict=True)}
+    singles = dict(zip(table["segment_id"], single_references(table), strict=True))
     nbest = read_table(nbest_path, NBEST)
     best = nbest[nbest["rank"] == 0].set_index("segment_id")["hypothesis"]
     rng = np.random.default_rng(seed)
@@ -266,8 +366,11 @@ def condition_references(table: pd.DataFrame, condition: Condition,
                          paraphrases: pd.DataFrame | None) -> list[list[str]]:
     """Each tune segment's reference set under ``condition`` (for 1H+kT the single reference:
     the targeted paraphrases are per hypothesis, :class:`circle.targeted.TargetedReferences`)."""
-    references = [select_references(refs, order, condition.human)
-                  for refs, order in zip(table["references"], table["ref_order"], strict=True)]
+    if condition.reference is None:
+        references = [select_references(refs, order, condition.human) for refs, order
+                      in zip(table["references"], table["ref_order"], strict=True)]
+    else:
+        references = [[single] for single in single_references(table, condition.reference)]
     if condition.paraphrases and not condition.targeted:
         if paraphrases is None:
             raise ValueError(f"condition {condition.name} needs the paraphrased references")
@@ -308,7 +411,7 @@ def tune_condition(tune_path: str | os.PathLike, grammar_path: str | os.PathLike
 
 
 def evaluate_runs(experiment: str, test_path: str | os.PathLike,
-                  runs: Sequence[tuple[TuningRun, int, str, str]], baseline: str,
+                  runs: Sequence[tuple[TuningRun, int, str, str]],
                   samples: int, seed: int, out_path: str | os.PathLike,
                   provenance: Mapping[str, str] | None = None, *,
                   conditions_path: str | os.PathLike | None = None,
@@ -316,7 +419,8 @@ def evaluate_runs(experiment: str, test_path: str | os.PathLike,
                   significance_level: float = SIGNIFICANCE_LEVEL,
                   lowercased: bool = False) -> pd.DataFrame:
     """BLEU/TER of every tuning run's test output against all test references (sacrebleu), with
-    a paired bootstrap p-value against the ``baseline`` condition of the same replicate;
+    a paired bootstrap p-value against the same replicate of its condition's baseline
+    (:attr:`Condition.baseline`: 1H with the same single reference and tuning metric);
     ``lowercased``: the text was lowercased (the signatures say ``case:lc``).
 
     ``runs`` holds (run, seed, test n-best table, tuning log) per run. Every
@@ -324,7 +428,7 @@ def evaluate_runs(experiment: str, test_path: str | os.PathLike,
     weights scoring worse on the tune set than its untuned start is refused before anything is
     scored. With ``conditions_path``, the per-condition summary over replicates
     (:func:`circle.evaluate.condition_summary`: mean, standard deviation, approximate
-    randomisation against ``baseline`` with ``shuffles`` shuffles from ``seed``, significance
+    randomisation against the baseline with ``shuffles`` shuffles from ``seed``, significance
     at ``significance_level``) is written there too.
     """
     logs = {}
@@ -332,8 +436,10 @@ def evaluate_runs(experiment: str, test_path: str | os.PathLike,
         log = read_table(log_path, TUNING_LOG)
         check_tuning_log(log, log_path, run.name)
         logs[run.condition.name, run.replicate] = log
-    if conditions_path is not None and baseline not in {run.condition.name for run, *_ in runs}:
-        raise ValueError(f"the baseline condition {baseline} is not among the evaluated runs")
+    baselines = {run.condition.name: run.condition.baseline.name for run, *_ in runs}
+    if conditions_path is not None:
+        for missing in sorted(set(baselines.values()) - set(baselines)):
+            raise ValueError(f"the baseline condition {missing} is not among the evaluated runs")
     table = read_table(test_path, EVALSET)
     references = [list(refs) for refs in table["references"]]
     outputs = {}
@@ -346,6 +452,7 @@ def evaluate_runs(experiment: str, test_path: str | os.PathLike,
     rows = []
     for run, tuning_seed, _, _ in runs:
         parsed, condition, replicate = run.condition, run.condition.name, run.replicate
+        baseline = baselines[condition]
         base = outputs.get((baseline, replicate)) if condition != baseline else None
         log = logs[condition, replicate]
         row = evaluate_system(outputs[condition, replicate], references, base, samples,
@@ -361,6 +468,6 @@ def evaluate_runs(experiment: str, test_path: str | os.PathLike,
     frame = pd.DataFrame(rows)
     write_evaluation(frame, out_path, provenance)
     if conditions_path is not None:
-        summary = condition_summary(frame, stats, baseline, shuffles, significance_level, seed)
+        summary = condition_summary(frame, stats, baselines, shuffles, significance_level, seed)
         write_condition_summary(summary, conditions_path, provenance)
     return frame

@@ -227,14 +227,17 @@ TUNING_CHECKPOINT = _schema(
 
 EVALUATION = _schema(
     "evaluation",
-    1,
+    2,
     "Test-set scores of tuned systems, one row per (experiment, condition, replicate) (thesis "
-    "Fig. 4.2/4.3): `condition` is e.g. 1H, 2H, 1H+1P; `reference_type` says how the extra "
-    "tuning references were made (`human`, or a paraphrase kind such as `paraphrase`, "
-    "`targeted`); `references_used` = `human_references` + `paraphrase_references`. `bleu` and "
-    "`ter` are sacrebleu corpus scores in percent against all `eval_references` references; "
+    "Fig. 4.2/4.3): `condition` is e.g. 1H, 2H, 1H+1P, 1H_ref2 (circle.experiments.Condition); "
+    "`reference_type` says how the extra tuning references were made (`human`, or a paraphrase "
+    "kind such as `paraphrase`, `paraphrase_b0.25`, `targeted`); `references_used` = "
+    "`human_references` + `paraphrase_references`. `bleu` and `ter` are sacrebleu corpus scores "
+    "in percent against all `eval_references` references; `bleu_precision` (geometric mean of "
+    "the 1–4-gram precisions, percent) times `brevity_penalty` is `bleu` (thesis Fig. 4.8/4.9); "
     "`p_value_vs_baseline` is the paired bootstrap (Koehn 2004) p-value of BLEU against "
-    "`baseline_condition` (same replicate), null for the baseline itself.",
+    "`baseline_condition` (same replicate: 1H with the run's single reference and tuning "
+    "metric), null for the baseline itself.",
     [
         pa.field("experiment", pa.string(), nullable=False),
         pa.field("condition", pa.string(), nullable=False),
@@ -251,6 +254,8 @@ EVALUATION = _schema(
         pa.field("segments", pa.int32(), nullable=False),
         pa.field("bleu", pa.float64(), nullable=False),
         pa.field("ter", pa.float64(), nullable=False),
+        pa.field("bleu_precision", pa.float64(), nullable=False),
+        pa.field("brevity_penalty", pa.float64(), nullable=False),
         pa.field("bleu_signature", pa.string(), nullable=False),
         pa.field("ter_signature", pa.string(), nullable=False),
         pa.field("baseline_condition", pa.string()),

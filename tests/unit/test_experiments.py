@@ -15,8 +15,11 @@ from circle.experiments import (
     condition_references,
     evaluate_runs,
     paraphraser_report,
+    reference_tag,
     run_seed,
     select_segments,
+    single_references,
+    tagged_reference,
 )
 from circle.metrics import get_metric
 from circle.paraphraser import ParaphraserConfig
@@ -66,10 +69,51 @@ def test_a_targeted_condition_can_carry_its_own_paraphraser():
 
 
 @pytest.mark.parametrize("name", ["0H", "2H+1P", "1P", "H", "1H+P", "2H+1T", "1H+T",
-                                  "1H+1P_b0_w-1", "1H+1T_b0", "1H+1T_b0_w1"])
+                                  "1H+1P_b0_w-1", "1H+1T_b0", "1H+1T_b0_w1", "2H_ref1",
+                                  "1H+1T_ref1", "1H_ref0", "1H_b0.5", "1H_ref1_b0.5",
+                                  "1H_meteor", "1H+1P_b1.5"])
 def test_bad_condition_names_are_refused(name):
     with pytest.raises(ValueError, match="unknown tuning condition"):
         Condition.parse(name)
+
+
+@pytest.mark.parametrize(("name", "fields", "baseline", "kind"), [
+    ("1H+2P_b0.25", {"paraphrases": 2, "bias": 0.25}, "1H", "paraphrase_b0.25"),
+    ("1H_ref3", {"paraphrases": 0, "reference": 3}, "1H_ref3", "human"),
+    ("1H+1P_ref2", {"paraphrases": 1, "reference": 2}, "1H_ref2", "paraphrase"),
+    ("1H+1P_terbleu", {"paraphrases": 1, "metric": "terbleu"}, "1H_terbleu", "paraphrase"),
+    ("1H+1P_b0.5_ref4_ter", {"bias": 0.5, "reference": 4, "metric": "ter"}, "1H_ref4_ter",
+     "paraphrase_b0.5"),
+    ("3H", {"human": 3}, "1H", "human"),
+    ("1H+2T_b0_w-1", {"targeted": True, "paraphraser": ParaphraserConfig(0.0, -1.0)}, "1H",
+     "targeted"),
+])
+def test_condition_variants_of_the_thesis_figures(name, fields, baseline, kind):
+    condition = Condition.parse(name)
+    assert condition.name == name
+    for field, value in fields.items():
+        assert getattr(condition, field) == value
+    assert condition.baseline.name == baseline and condition.reference_type == kind
+    assert TuningRun.parse(f"{name}.rep2") == TuningRun(condition, 2)
+
+
+def test_a_condition_has_one_spelling():
+    with pytest.raises(ValueError, match="is spelt '1H\\+1P_b0.5'"):
+        Condition.parse("1H+1P_b0.50")
+    assert Condition(1, 1, bias=0.5).name == "1H+1P_b0.5"
+
+
+def test_per_translator_conditions_take_one_reference_set_for_every_segment():
+    assert condition_references(evalset(), Condition.parse("1H_ref2"), None) == \
+        [[f"r1-{i}"] for i in range(1, 6)]
+    paraphrases = pd.DataFrame({"segment_id": [1, 2], "rank": [0, 0],
+                                "hypothesis": ["p1", "p2"]})
+    references = condition_references(evalset(), Condition.parse("1H+1P_ref4"), paraphrases)
+    assert references[:2] == [["r3-1", "p1"], ["r3-2", "p2"]]
+    assert single_references(evalset()) == ["r2-1", "r2-2", "r1-3", "r1-4", "r0-5"]
+    with pytest.raises(ValueError, match="cannot take reference set 5"):
+        single_references(evalset(), 5)
+    assert [tagged_reference(reference_tag(n)) for n in (None, 1, 12)] == [None, 1, 12]
 
 
 def test_human_conditions_follow_the_seeded_order():
@@ -159,7 +203,7 @@ def evaluation_inputs(tmp_path, scores=None):
 def test_evaluate_runs_writes_runs_and_the_condition_summary(tmp_path):
     test_path, runs = evaluation_inputs(tmp_path)
     out, conditions = tmp_path / "results.parquet", tmp_path / "conditions.parquet"
-    frame = evaluate_runs("x", test_path, runs, "1H", 200, 3, out,
+    frame = evaluate_runs("x", test_path, runs, 200, 3, out,
                           conditions_path=conditions, shuffles=300, significance_level=0.05)
     results = read_table(out, EVALUATION)
     assert results["condition"].tolist() == ["1H", "1H", "2H", "2H"]
@@ -201,7 +245,7 @@ def test_evaluate_runs_refuses_a_run_worse_than_its_start_before_scoring(tmp_pat
     out = tmp_path / "results.parquet"
     with pytest.raises(ValueError, match=r"2H\.rep1\.parquet: tuning run 2H\.rep1 returned the "
                                          r"weights of iteration 3"):
-        evaluate_runs("x", test_path, runs, "1H", 100, 3, out,
+        evaluate_runs("x", test_path, runs, 100, 3, out,
                       conditions_path=tmp_path / "conditions.parquet", shuffles=100)
     assert not out.exists()
 

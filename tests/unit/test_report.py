@@ -42,6 +42,7 @@ def evaluation(seed: int = 0, experiment: str = "default") -> pd.DataFrame:
                 "seed": 100 + replicate, "tune_metric": "bleu", "tune_iterations": 6,
                 "eval_set": "test", "eval_references": 4, "segments": 1500,
                 "bleu": rng.uniform(20, 40), "ter": rng.uniform(40, 60),
+                "bleu_precision": rng.uniform(40, 42), "brevity_penalty": rng.uniform(0.9, 1),
                 "bleu_signature": "nrefs:4|case:mixed|eff:no|tok:none|smooth:exp|version:2.6.0",
                 "ter_signature": "nrefs:4|case:lc|tok:tercom|norm:no|punct:yes|asian:no",
                 "baseline_condition": None if condition == "1H" else "1H",

@@ -10,8 +10,17 @@ from circle.config import (
     frozen_alignment_problems,
     schema_problem,
 )
-from circle.corpus.prepare import EVAL_SETS
-from circle.experiments import CONDITION_PATTERN, Condition, TuningRun, run_seed
+from circle.corpus.prepare import EVAL_SETS, reference_names
+from circle.experiments import (
+    CONDITION_PATTERN,
+    REFERENCE_TAG_PATTERN,
+    Condition,
+    TuningRun,
+    reference_tag,
+    run_seed,
+    tagged_reference,
+)
+from circle.paper import figure_runs, paper_figures
 from circle.paraphraser import ParaphraserConfig
 from circle.tables import config_hash
 
@@ -36,6 +45,8 @@ wildcard_constraints:
     shard=r"\d+",
     replicate=r"\d+",
     condition=CONDITION_PATTERN,
+    reference=REFERENCE_TAG_PATTERN,
+    run_set=r"(?:paper/)?",
     model="translation|paraphrase",
     weights=r"[A-Za-z0-9_.+-]+",
     grammar_table=r"grammar/bilingual|paraphrase/bias(?:0|0?\.\d+)",
@@ -64,6 +75,11 @@ def alignment_source(wildcards):
     if problems := frozen_alignment_problems(config):
         raise ConfigError(problems)
     return frozen
+
+
+def reference_count(evalset):
+    """How many references each segment of an evaluation set has, from the config."""
+    return len(reference_names(config["corpus"])[evalset])
 
 
 def lm_orders():
@@ -99,11 +115,15 @@ def tuning_seed(run):
     return run_seed(config["seed"], run)
 
 
-def tuning_settings():
+def tuning_settings(condition=None):
     """The config's tuning section without the keys that name the runs (conditions,
     replicates): a tuning job's params, so that adding a condition or a replicate leaves every
-    finished run as it is."""
-    return {k: v for k, v in config["tuning"].items() if k not in ("conditions", "replicates")}
+    finished run as it is; a ``condition`` with its own tuning metric (Fig. 4.8) overrides
+    tuning.metric."""
+    settings = {k: v for k, v in config["tuning"].items() if k not in ("conditions", "replicates")}
+    if condition is not None and condition.metric is not None:
+        settings["metric"] = condition.metric
+    return settings
 
 
 def max_paraphrases(targeted=False):
@@ -120,6 +140,26 @@ def tuning_runs():
         for condition in config["tuning"]["conditions"]
         for replicate in range(config["tuning"]["replicates"])
     ]
+
+
+def figures():
+    """The thesis figures with tuning runs of their own (circle.paper), for this config."""
+    return paper_figures(
+        config["tuning"]["conditions"], reference_count("tune"), config["tuning"]["metric"],
+        config["figures"]["metric"], config["figures"]["untargeted_biases"])
+
+
+def figure(key):
+    """The paper figure ``key`` names ('fig4_10')."""
+    return next(f for f in figures() if f.key == key)
+
+
+def evaluated_runs(wildcards):
+    """The run names an evaluation covers: the config's runs ('' run set) or every paper
+    figure's ('paper/')."""
+    if wildcards.run_set == "":
+        return tuning_runs()
+    return [run.name for run in figure_runs(figures(), config["tuning"]["replicates"])]
 
 
 def run_name(wildcards):
@@ -143,11 +183,17 @@ def tuning_inputs(wildcards):
                              f"1H.rep{wildcards.replicate}.txt")
         inputs.update(targeted_paraphraser_inputs(wildcards, condition.paraphraser is None))
     elif condition.paraphrases:
-        bias = bias_name(config["tuning"]["paraphraser_bias"])
-        inputs["paraphrases"] = (
-            f"results/{wildcards.experiment}/paraphrase/untargeted-bias{bias}/tune.nbest.parquet"
-        )
+        inputs["paraphrases"] = untargeted_paraphrases(wildcards.experiment, condition)
     return inputs
+
+
+def untargeted_paraphrases(experiment, condition):
+    """The untargeted k-best paraphrases a 1H+kP condition adds: of its single reference, at
+    its bias (default tuning.paraphraser_bias)."""
+    bias = bias_name(config["tuning"]["paraphraser_bias"] if condition.bias is None
+                     else condition.bias)
+    return (f"results/{experiment}/paraphrase/untargeted-bias{bias}/"
+            f"tune{reference_tag(condition.reference)}.nbest.parquet")
 
 
 def targeted_paraphraser_inputs(wildcards, grid_choice=True):

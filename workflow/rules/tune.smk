@@ -48,21 +48,24 @@ rule tune_paraphraser:
 
 
 rule paraphrase_references:
-    """The k-best untargeted paraphrases of the tune set's single reference (§4.3.2)."""
+    """The k-best untargeted paraphrases of the tune set's single reference (§4.3.2), or of its
+    n-th reference set (``tune.ref<n>``, Fig. 4.10), by the tuned paraphraser on the grammar of
+    self-paraphrase bias b (Fig. 5.14 applies the bias to the same paraphraser)."""
     input:
         evalset="results/{experiment}/sets/tune.parquet",
         grammar="results/{experiment}/paraphrase/bias{bias}.parquet",
         lm=decoding_lm,
-        weights="results/{experiment}/weights/paraphraser-bias{bias}.txt",
+        weights=paraphraser_weights,
     output:
-        nbest="results/{experiment}/paraphrase/untargeted-bias{bias}/tune.nbest.parquet",
+        nbest="results/{experiment}/paraphrase/untargeted-bias{bias}/tune{reference}.nbest.parquet",
     log:
-        "logs/{experiment}/paraphrase_references/bias{bias}.log",
+        "logs/{experiment}/paraphrase_references/bias{bias}{reference}.log",
     benchmark:
-        "benchmarks/{experiment}/paraphrase_references/bias{bias}.tsv"
+        "benchmarks/{experiment}/paraphrase_references/bias{bias}{reference}.tsv"
     params:
         settings=decoder_settings(),
         k=max_paraphrases(),
+        reference=lambda wildcards: tagged_reference(wildcards.reference),
     threads: 2
     resources:
         mem_mb=6000,
@@ -85,7 +88,7 @@ rule tune_translation:
         "benchmarks/{experiment}/tune_translation/{condition}.rep{replicate}.tsv"
     params:
         settings=decoder_settings(),
-        tuning=tuning_settings(),
+        tuning=lambda wildcards: tuning_settings(Condition.parse(wildcards.condition)),
         seed=lambda wildcards: tuning_seed(run_name(wildcards)),
         targeted=targeted_params,
     threads: 2
@@ -98,22 +101,26 @@ rule tune_translation:
 
 
 rule evaluate_runs:
-    """BLEU/TER (sacrebleu) of every run on the test set, bootstrap p-values against 1H per
-    replicate; per condition, mean and sd over replicates and the approximate randomisation test
-    over all replicates against 1H (Clark et al. 2011). Refuses a run whose returned weights
-    scored worse on the tune set than its untuned start."""
+    """BLEU/TER (sacrebleu) of every run on the test set, bootstrap p-values against its
+    baseline (1H, or 1H with the same single reference and tuning metric) per replicate; per
+    condition, mean and sd over replicates and the approximate randomisation test over all
+    replicates against the baseline (Clark et al. 2011). Refuses a run whose returned weights
+    scored worse on the tune set than its untuned start. Run sets: the config's conditions
+    (``evaluation/``) or the paper figures' (``evaluation/paper/``)."""
     input:
         test="results/{experiment}/sets/test.parquet",
-        nbest=[f"results/{{experiment}}/decode/{run}/test.nbest.parquet" for run in tuning_runs()],
-        logs=[f"results/{{experiment}}/tune/{run}.parquet" for run in tuning_runs()],
+        nbest=lambda wildcards: [f"results/{wildcards.experiment}/decode/{run}/test.nbest.parquet"
+                                 for run in evaluated_runs(wildcards)],
+        logs=lambda wildcards: [f"results/{wildcards.experiment}/tune/{run}.parquet"
+                                for run in evaluated_runs(wildcards)],
     output:
-        table="results/{experiment}/evaluation/results.parquet",
-        conditions="results/{experiment}/evaluation/conditions.parquet",
+        table="results/{experiment}/evaluation/{run_set}results.parquet",
+        conditions="results/{experiment}/evaluation/{run_set}conditions.parquet",
     log:
-        "logs/{experiment}/evaluate_runs.log",
+        "logs/{experiment}/evaluate_runs/{run_set}log",
     params:
-        runs=tuning_runs(),
-        seeds=[tuning_seed(run) for run in tuning_runs()],
+        runs=evaluated_runs,
+        seeds=lambda wildcards: [tuning_seed(run) for run in evaluated_runs(wildcards)],
         samples=config["evaluation"]["bootstrap_samples"],
         shuffles=config["evaluation"]["shuffles"],
         significance_level=config["evaluation"]["significance_level"],

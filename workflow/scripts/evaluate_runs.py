@@ -6,7 +6,7 @@ runs = []
 for run, seed, nbest, log in zip(snakemake.params.runs, snakemake.params.seeds,
                                  snakemake.input.nbest, snakemake.input.logs, strict=True):
     runs.append((TuningRun.parse(run), seed, nbest, log))
-evaluate_runs(snakemake.wildcards.experiment, snakemake.input.test, runs, "1H",
+evaluate_runs(snakemake.wildcards.experiment, snakemake.input.test, runs,
               snakemake.params.samples, snakemake.params.seed, snakemake.output.table,
               provenance, conditions_path=snakemake.output.conditions,
               shuffles=snakemake.params.shuffles,

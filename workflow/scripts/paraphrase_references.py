@@ -6,4 +6,4 @@ provenance = start_job(snakemake)
 paraphrase_references(snakemake.input.evalset, snakemake.input.grammar, snakemake.input.lm,
                       snakemake.input.weights, snakemake.params.k,
                       DecoderSettings(**snakemake.params.settings), snakemake.threads,
-                      snakemake.output.nbest, provenance)
+                      snakemake.output.nbest, provenance, snakemake.params.reference)

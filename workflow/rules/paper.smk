@@ -1,0 +1,69 @@
+# The thesis's other figures (circle.paper): the tuning runs only they need, their tables with
+# the thesis's numbers beside ours, and one page over every figure the project reproduces.
+
+
+rule report_paper_figure:
+    """One figure of circle.paper (Fig. 4.8/4.9, 4.10, 5.14): table (Markdown, HTML, CSV) with
+    the thesis's numbers, significance marks against each condition's baseline, and a plot."""
+    input:
+        table="results/{experiment}/evaluation/paper/results.parquet",
+        conditions="results/{experiment}/evaluation/paper/conditions.parquet",
+        tune="results/{experiment}/sets/tune.parquet",
+    output:
+        markdown="results/{experiment}/report/{figure}.md",
+        html=report(
+            "results/{experiment}/report/{figure}.html",
+            caption="../report/paper_figure_table.rst",
+            category="Thesis figures",
+        ),
+        csv="results/{experiment}/report/{figure}.csv",
+        plot=report(
+            "results/{experiment}/report/{figure}.png",
+            caption="../report/paper_figure.rst",
+            category="Thesis figures",
+        ),
+    log:
+        "logs/{experiment}/report_paper_figure/{figure}.log",
+    wildcard_constraints:
+        figure="|".join(f.key for f in figures()) or "none",
+    params:
+        figure=lambda wildcards: figure(wildcards.figure),
+    conda:
+        "../../envs/circle.yaml"
+    script:
+        "../scripts/report_paper_figure.py"
+
+
+rule report_paper_tables:
+    """The page over every thesis figure the project reproduces: each with its one-line reading
+    and its page; the figures it cannot reproduce (human judgements) listed as such."""
+    input:
+        figures=lambda wildcards: [f"results/{wildcards.experiment}/report/{f.key}.csv"
+                                   for f in figures()],
+        fig4_3="results/{experiment}/report/fig4_3.csv",
+        grid="results/{experiment}/report/grid_search.md",
+        fig5_4="results/{experiment}/report/fig5_4.csv",
+        fig5_10=lambda wildcards: ([f"results/{wildcards.experiment}/report/fig5_10.csv"]
+                                   if targeted_conditions() else []),
+    output:
+        markdown="results/{experiment}/report/paper_tables.md",
+        html=report(
+            "results/{experiment}/report/paper_tables.html",
+            caption="../report/paper_tables.rst",
+            category="Thesis figures",
+        ),
+    log:
+        "logs/{experiment}/report_paper_tables.log",
+    params:
+        figures=figures(),
+    conda:
+        "../../envs/circle.yaml"
+    script:
+        "../scripts/report_paper_tables.py"
+
+
+rule paper_tables:
+    """Named target: every thesis figure the project reproduces (Fig. 4.3, 4.8/4.9, 4.10,
+    5.3–5.8, 5.4, 5.10, 5.14) and the page over them, results/<exp>/report/paper_tables.md."""
+    input:
+        f"results/{EXPERIMENT}/report/paper_tables.md",
