@@ -22,7 +22,7 @@ import logging
 import math
 import os
 import re
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -116,7 +116,8 @@ def significance_mark(metric: str, significant, difference: float) -> str:
     return BETTER if (difference > 0) == get_metric(metric).higher_is_better else WORSE
 
 
-def _label(series: str, labels: Mapping[str, str] | None = None) -> str:
+def series_label(series: str, labels: Mapping[str, str] | None = None) -> str:
+    """A series' name in tables and legends (``labels`` override :data:`SERIES_LABELS`)."""
     return {**SERIES_LABELS, **(labels or {})}.get(series, series)
 
 
@@ -197,13 +198,18 @@ def reference_table(evaluation: pd.DataFrame, experiment: str | None = None,
     return table
 
 
-def figure_table(table: pd.DataFrame, thesis: ThesisTable) -> pd.DataFrame:
-    """A :func:`reference_table` cut to the series of a thesis figure, with the thesis's
-    numbers in columns ``<series>_<metric>_thesis`` (NaN beyond its four rows). A series of
-    the figure that the runs lack keeps its column, empty (n = 0), beside the thesis's."""
+def figure_table(table: pd.DataFrame, thesis: ThesisTable,
+                 extra_series: Sequence[str] = ()) -> pd.DataFrame:
+    """A :func:`reference_table` cut to the series of a thesis figure and ``extra_series``
+    (series it draws without published numbers), with the thesis's numbers in columns
+    ``<series>_<metric>_thesis`` (NaN beyond its four rows). A series of the figure that the
+    runs lack keeps its column, empty (n = 0), beside the thesis's."""
+    wanted = {*thesis.series, *extra_series}
     kept = ["references", "label"]
-    for name in thesis.series:
-        kept += [c for c in table.columns if c.startswith(f"{name}_")]
+    for name in series_names(table):  # in the table's order
+        if name in wanted:
+            kept += [c for c in table.columns
+                     if any(c.startswith(f"{name}_{metric}_") for metric in METRIC_LABELS)]
     cut = table[kept].copy()
     for name, metrics in thesis.series.items():
         if f"{name}_bleu_mean" not in cut.columns:
@@ -222,7 +228,8 @@ def series_names(table: pd.DataFrame) -> list[str]:
     return [c[:-len("_bleu_mean")] for c in table.columns if c.endswith("_bleu_mean")]
 
 
-def _cell(mean: float, sd: float, n: int, mark: str = "") -> str:
+def cell_text(mean: float, sd: float, n: int, mark: str = "") -> str:
+    """A table cell: mean ± sd over ``n`` replicates (the mean alone for one) and its mark."""
     if n == 0 or math.isnan(mean):
         return "–"
     if n > 1 and not math.isnan(sd):
@@ -239,7 +246,7 @@ def markdown_table(table: pd.DataFrame, labels: Mapping[str, str] | None = None,
                for published in (False, True)
                if not published or f"{s}_{m}_{THESIS}" in table.columns]
     header = ["# tuning refs"] + [
-        f"{_label(s, labels)} {METRIC_LABELS[m]}{' (thesis)' if published else ''}"
+        f"{series_label(s, labels)} {METRIC_LABELS[m]}{' (thesis)' if published else ''}"
         for s, m, published in columns]
     lines = ["| " + " | ".join(header) + " |",
              "|" + "|".join([":---"] + ["---:"] * (len(header) - 1)) + "|"]
@@ -250,7 +257,7 @@ def markdown_table(table: pd.DataFrame, labels: Mapping[str, str] | None = None,
                 value = row[f"{s}_{m}_{THESIS}"]
                 cells.append("–" if math.isnan(value) else f"{value:.{DECIMALS}f}")
             else:
-                cells.append(_cell(row[f"{s}_{m}_mean"], row[f"{s}_{m}_sd"], row[f"{s}_{m}_n"],
+                cells.append(cell_text(row[f"{s}_{m}_mean"], row[f"{s}_{m}_sd"], row[f"{s}_{m}_n"],
                                    row.get(f"{s}_{m}_mark", "") if significance is not None
                                    else ""))
         lines.append("| " + " | ".join(cells) + " |")
@@ -374,13 +381,14 @@ def plot_references(table: pd.DataFrame, path: str | os.PathLike, metric: str = 
         keep = ~np.isnan(mean)
         colour = f"C{number % 10}"
         axes.errorbar(references[keep], mean[keep], yerr=sd[keep], color=colour,
-                      marker=markers[number % len(markers)], capsize=3, label=_label(name, labels))
+                      marker=markers[number % len(markers)], capsize=3,
+                      label=series_label(name, labels))
         if f"{name}_{metric}_{THESIS}" in table.columns:
             published = table[f"{name}_{metric}_{THESIS}"].to_numpy(dtype=float)
             shown = ~np.isnan(published)
             axes.plot(references[shown], published[shown], color=colour, linestyle="--",
                       linewidth=1, marker=markers[number % len(markers)], fillstyle="none",
-                      label=f"{_label(name, labels)} (thesis)")
+                      label=f"{series_label(name, labels)} (thesis)")
     axes.set_xticks(table["references"].to_numpy())
     axes.set_xlabel("number of tuning references")
     axes.set_ylabel(f"test {METRIC_LABELS.get(metric, metric)} (%)")

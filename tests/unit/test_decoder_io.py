@@ -7,6 +7,7 @@ import json
 import logging
 import math
 import re
+import signal
 
 import numpy as np
 import pandas as pd
@@ -316,3 +317,24 @@ def test_rows_of_a_key_cover_every_way_of_writing_its_source_side():
     assert [rule.target for rule in grammar.rules(key)] == [(1, "'s", 0), (0, "of", 1)]
     assert [rule.values[0] for rule in grammar.rules(key)] == [-1.0, -3.0]
     assert grammar.terminal_counts.tolist() == [1, 1, 1]
+
+
+def test_a_worker_that_cannot_load_the_grammar_fails_the_call(tmp_path, lm_path):
+    """A pool worker whose start fails reports the error through the first task instead of
+    dying, which would make the pool start another in its place, forever."""
+    broken = tmp_path / "grammar.parquet"
+    broken.write_text("[X] ||| la ||| the ||| 0.5\n")
+
+    def hung(signum, frame):
+        raise TimeoutError("the pool kept restarting its workers")
+
+    previous = signal.signal(signal.SIGALRM, hung)
+    signal.alarm(120)
+    try:
+        with pytest.raises(Exception, match=re.escape(str(broken))) as caught:
+            decode_corpus(["la casa"], str(broken), lm_path, WEIGHTS, DecoderSettings(k=1),
+                          workers=2)
+    finally:
+        signal.alarm(0)
+        signal.signal(signal.SIGALRM, previous)
+    assert not isinstance(caught.value, TimeoutError)

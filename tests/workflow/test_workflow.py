@@ -28,6 +28,7 @@ from circle.preprocess import detokenize
 from circle.schemas import (
     ALIGNMENT,
     BITEXT,
+    CONDITION_SUMMARY,
     EVALSET,
     EVALUATION,
     GRAMMAR,
@@ -233,6 +234,7 @@ def test_tiny_end_to_end_through_grammars_and_decoding(tmp_path):
         assert (results / f"report/{figure}.png").read_bytes()[:4] == b"\x89PNG"
 
     check_curves(tmp_path, config)
+    check_paper_tables(tmp_path, config)
     check_grid_search(results)
     tables = {name: pd.read_parquet(results / "grid" / name)
               for name in ("points.parquet", "chosen.parquet", "grid/bias0.5.nbest.parquet")}
@@ -283,6 +285,46 @@ def check_report(directory: Path, config: Path) -> None:
         first_words = " ".join(rst.read_text().split()[:4])
         assert first_words in report, rst.name  # every caption is in the report
     assert "Fig. 5.8): D = |" in report  # the pipes of |Δd_mt − Δd_ref| survive reST
+
+
+def check_paper_tables(directory: Path, config: Path) -> None:
+    """``paper_tables`` (tiny config: two reference sets, biases 0 and 0.5) tunes the runs only
+    the other figures need, evaluates each against its own baseline, and writes every figure's
+    page and the page over them."""
+    built = snakemake("--cores", "2", "--configfile", str(config), "--directory", str(directory),
+                      "paper_tables")
+    assert built.returncode == 0, built.stdout + built.stderr
+    results = directory / "results/tiny"
+    summary = read_table(results / "evaluation/paper/conditions.parquet", CONDITION_SUMMARY)
+    baselines = dict(zip(summary["condition"], summary["baseline_condition"].fillna("itself"),
+                         strict=True))
+    assert baselines == {"1H": "itself", "1H+1P": "1H", "1H_terbleu": "itself",
+                         "1H+1P_terbleu": "1H_terbleu", "1H_ref1": "itself",
+                         "1H+1P_ref1": "1H_ref1", "1H_ref2": "itself", "1H+1P_ref2": "1H_ref2",
+                         "1H+2P": "1H", "1H+1P_b0.5": "1H", "1H+2P_b0.5": "1H", "1H+1T": "1H"}
+    evaluation = read_table(results / "evaluation/paper/results.parquet", EVALUATION)
+    tuned = dict(zip(evaluation["condition"], evaluation["tune_metric"], strict=True))
+    assert tuned["1H_terbleu"] == "terbleu" and tuned["1H"] == "bleu"
+    assert np.allclose(evaluation["bleu_precision"] * evaluation["brevity_penalty"],
+                       evaluation["bleu"])
+    # 1H_ref2 tunes against the second reference file for every segment
+    tune = read_table(results / "sets/tune.parquet", EVALSET)
+    paraphrased = read_table(results / "paraphrase/untargeted-bias0/tune.ref2.nbest.parquet", NBEST)
+    assert read_metadata(results / "paraphrase/untargeted-bias0/tune.ref2.nbest.parquet")[
+        "input"] == "reference set 2"
+    assert set(paraphrased["segment_id"]) == set(tune["segment_id"])
+    fig4_10 = pd.read_csv(results / "report/fig4_10.csv")
+    assert fig4_10["reference_name"].tolist() == ["tune.ref0.txt", "tune.ref1.txt"]
+    assert fig4_10["1H_bleu_thesis"].tolist() == [37.56, 35.86]
+    fig5_14 = pd.read_csv(results / "report/fig5_14.csv")
+    assert {"paraphrase_b0.5_bleu_mean", "targeted_bleu_thesis"} <= set(fig5_14.columns)
+    page = (results / "report/paper_tables.md").read_text()
+    for figure in ("4.3", "4.8/4.9", "4.10", "5.3–5.8", "5.4", "5.10", "5.14"):
+        assert f"| {figure} |" in page
+    assert "Fig. 6.2: focus and reachability" in page
+    for key in ("fig4_8", "fig4_10", "fig5_14"):
+        assert "Reading: " in (results / f"report/{key}.md").read_text()
+        assert (results / f"report/{key}.png").read_bytes()[:4] == b"\x89PNG"
 
 
 def check_curves(directory: Path, config: Path) -> None:

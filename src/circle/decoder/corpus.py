@@ -28,6 +28,7 @@ from circle.progress import progress
 logger = logging.getLogger(__name__)
 
 _worker_decoder: Decoder | None = None
+_worker_error: Exception | None = None
 
 Task = tuple[str, list[tuple[int, str | None]]]
 """An input with the (position in the corpus, target) pairs to decode it for."""
@@ -50,11 +51,18 @@ def _decode_task(decoder: Decoder, task: Task, k: int) -> list[tuple[int, list[H
 
 
 def _start_worker(*decoder_args) -> None:
-    global _worker_decoder
-    _worker_decoder = _make_decoder(*decoder_args)
+    """Pool initializer. An error is kept and raised by the worker's first task: raised here,
+    it would kill the worker, and the pool would start another in its place, forever."""
+    global _worker_decoder, _worker_error
+    try:
+        _worker_decoder = _make_decoder(*decoder_args)
+    except Exception as error:  # noqa: BLE001 - re-raised in the caller by _worker_call
+        _worker_error = error
 
 
 def _worker_call(function: Callable[[Decoder, _T], _R], task: _T) -> _R:
+    if _worker_error is not None:
+        raise _worker_error
     assert _worker_decoder is not None, "worker not initialised"
     return function(_worker_decoder, task)
 

@@ -1,0 +1,7 @@
+from circle.jobs import start_job
+from circle.paper import write_figure
+
+start_job(snakemake)
+write_figure(snakemake.params.figure, snakemake.input.table, snakemake.input.conditions,
+             snakemake.input.tune, snakemake.output.markdown, snakemake.output.html,
+             snakemake.output.csv, snakemake.output.plot)
