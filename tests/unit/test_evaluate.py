@@ -3,6 +3,8 @@ approximate randomisation over tuning replicates, the tuning-log guard, per-cond
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 import pandas as pd
 import pytest
@@ -65,6 +67,18 @@ def test_lowercased_text_is_signed_case_lc_with_the_same_scores():
         assert lowered[key] == mixed[key].replace("case:mixed", "case:lc")
     assert corpus_ter(hypotheses, references, lowercased=True).signature == \
         lowered["ter_signature"]
+
+
+def test_bleu_is_its_precision_times_its_brevity_penalty():
+    references = [["the cat sat on the mat today"], ["a dog ran in the park"]]
+    short = corpus_bleu(["the cat sat on the mat", "a dog ran in park"], references)
+    assert short.brevity_penalty == pytest.approx(math.exp(1 - 13 / 11))
+    assert short.precision * short.brevity_penalty == pytest.approx(short.value)
+    # every n-gram of the output is in its reference: the precision is 100
+    assert corpus_bleu(["the cat sat on the mat", "a dog ran in the"], references).precision \
+        == pytest.approx(100.0)
+    whole = corpus_bleu(["the cat sat on the mat today", "a dog ran in the park"], references)
+    assert (whole.precision, whole.brevity_penalty) == (pytest.approx(100.0), 1.0)
 
 
 def test_variable_reference_counts():

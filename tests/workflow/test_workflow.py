@@ -266,7 +266,7 @@ def test_tiny_end_to_end_through_grammars_and_decoding(tmp_path):
 def check_report(directory: Path, config: Path) -> None:
     """``snakemake --report`` holds every report page as HTML and every plot, with captions."""
     built = snakemake("--configfile", str(config), "--directory", str(directory),
-                      "--report", "report.zip", "all", "fig5_4")
+                      "--report", "report.zip", "all", "fig5_4", "paper_tables")
     assert built.returncode == 0, built.stdout + built.stderr
     assert "(ERROR/" not in built.stdout + built.stderr  # every caption is valid reST
     with zipfile.ZipFile(directory / "report.zip") as archive:
@@ -274,12 +274,15 @@ def check_report(directory: Path, config: Path) -> None:
         assert set(names) == {"report.html", "fig4_3.html", "grid_search.html",
                               "paraphraser-bias0.html", "fig4_3.png", "tuning_curves.png",
                               "fig5_3.png", "fig5_8.png", "fig5_10.html", "fig5_10.png",
-                              "targeted_samples.html", "fig5_4.html", "fig5_4.png"}
+                              "targeted_samples.html", "fig5_4.html", "fig5_4.png",
+                              "fig4_8.html", "fig4_8.png", "fig4_10.html", "fig4_10.png",
+                              "fig5_14.html", "fig5_14.png", "paper_tables.html"}
         report = archive.read(names["report.html"]).decode()
         table = archive.read(names["fig4_3.html"]).decode()
     assert table == (directory / "results/tiny/report/fig4_3.html").read_text()
     assert "<td style=\"text-align:left\">2 (1H+1)</td>" in table
-    for category in ("Reference sparsity", "Paraphraser", "Targeted paraphraser"):
+    for category in ("Reference sparsity", "Paraphraser", "Targeted paraphraser",
+                     "Thesis figures"):
         assert category in report
     for rst in sorted((ROOT / "workflow/report").glob("*.rst")):
         first_words = " ".join(rst.read_text().split()[:4])
