@@ -8,7 +8,9 @@ tuning runs of their own, each with the thesis's published numbers beside ours:
 * Fig. 4.10: each reference set in turn as every segment's single reference (1H, 1H+1P;
   thesis §4.5, "per-translator" sets, unlike the seeded per-document choice of §4.3.1);
 * Fig. 5.14: the 1H+kP conditions with the untargeted paraphraser on self-paraphrase-biased
-  grammars (thesis §5.5), beside the unbiased untargeted and the targeted curves.
+  grammars (thesis §5.5), beside the unbiased untargeted and the targeted curves;
+* Fig. 6.2 (from the 2H, 1H+1P and 1H+1T runs of the config): focus and reachability of a
+  human, an untargeted and a targeted second reference (thesis §6.3).
 
 Every condition is compared with its own baseline (:attr:`Condition.baseline`: 1H with the
 same single reference and tuning metric) by the evaluation's approximate randomisation test.
@@ -27,7 +29,9 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from circle.experiments import Condition, TuningRun
+from circle.decoder.nbest import NBEST
+from circle.evaluate import corpus_bleu
+from circle.experiments import Condition, TuningRun, single_references
 from circle.report import (
     DECIMALS,
     METRIC_LABELS,
@@ -47,8 +51,10 @@ from circle.report import (
     write_page,
     write_text_atomically,
 )
-from circle.schemas import CONDITION_SUMMARY, EVALUATION, GRID_CHOICE
+from circle.schemas import CONDITION_SUMMARY, EVALSET, EVALUATION, GRID_CHOICE
 from circle.tables import atomic_path, read_metadata, read_table
+from circle.targeted import TargetedSetup
+from circle.tune.loop import select_references
 
 
 @dataclass(frozen=True)
@@ -129,8 +135,6 @@ NOT_REPRODUCED: tuple[tuple[str, str], ...] = (
      "Bible text (Fig. 4.3 and 5.10 are the ones reproduced)"),
     ("4.11/4.12", "larger single-reference tuning sets from held-out training blocks: not built "
      "yet"),
-    ("6.2", "focus and reachability of human, untargeted and targeted second references: not "
-     "built yet"),
 )
 """Thesis figures with results that ``paper_tables`` does not regenerate, and why."""
 
@@ -309,8 +313,10 @@ def translator_markdown(table: pd.DataFrame, figure: PaperFigure, note: str) -> 
 
 def _plot_bars(groups: Sequence[str], series: Mapping[str, tuple[Sequence[float],
                                                                  Sequence[float]]],
-               path: str | os.PathLike, title: str, ylabel: str) -> None:
-    """Grouped bars (mean, sd error bars) of each series over ``groups``."""
+               path: str | os.PathLike, title: str, ylabel: str, zero_based: bool = False
+               ) -> None:
+    """Grouped bars (mean, sd error bars) of each series over ``groups``; the y axis starts
+    near the smallest bar unless ``zero_based``."""
     from matplotlib.figure import Figure  # Agg canvas; no pyplot state
 
     figure = Figure(figsize=(1.4 * len(groups) + 2.5, 4.0), dpi=100)
@@ -323,7 +329,7 @@ def _plot_bars(groups: Sequence[str], series: Mapping[str, tuple[Sequence[float]
                  yerr=np.nan_to_num(np.asarray(sds, dtype=float)), capsize=3, label=name,
                  color=f"C{number % 10}")
     values = [v for means, _ in series.values() for v in means if not math.isnan(v)]
-    if values:
+    if values and not zero_based:
         axes.set_ylim(min(values) - 3, max(values) + 2)
     axes.set_xticks(positions, groups)
     axes.set_ylabel(ylabel)
@@ -482,10 +488,12 @@ def write_paper_tables(experiment: str, figures: Sequence[PaperFigure],
                        figure_pages: Sequence[str | os.PathLike], fig4_3: str | os.PathLike,
                        grid_page: str | os.PathLike, grid_choice: str | os.PathLike,
                        fig5_4: str | os.PathLike, fig5_10: str | os.PathLike | None,
-                       markdown_path: str | os.PathLike, html_path: str | os.PathLike) -> str:
+                       fig6_2: str | os.PathLike | None, markdown_path: str | os.PathLike,
+                       html_path: str | os.PathLike) -> str:
     """The page over every regenerated figure (:func:`paper_tables_page`) from the figures'
-    own outputs: the pages of ``figures`` (their reading lines), the Fig. 4.3, 5.4 and 5.10
-    CSVs, the grid search's page and choice (``fig5_10`` None: no targeted conditions)."""
+    own outputs: the pages of ``figures`` and Fig. 6.2 (their reading lines), the Fig. 4.3,
+    5.4 and 5.10 CSVs, the grid search's page and choice (``fig5_10``, ``fig6_2`` None: the
+    config lacks their conditions)."""
     def name(path: str | os.PathLike) -> str:
         return Path(path).with_suffix(".md").name
 
@@ -501,6 +509,170 @@ def write_paper_tables(experiment: str, figures: Sequence[PaperFigure],
     if fig5_10 is not None:
         pages.append(FigurePage("5.10", "Human, untargeted and targeted tuning references",
                                 name(fig5_10), series_reading(pd.read_csv(fig5_10))))
+    if fig6_2 is not None:
+        pages.append(FigurePage("6.2", "Focus and reachability of the second reference",
+                                name(fig6_2), page_reading(Path(fig6_2).with_suffix(".md"))))
     text = paper_tables_page(experiment, pages)
     write_page(text, markdown_path, html_path, "The thesis's figures")
     return text
+
+
+THESIS_FOCUS: dict[str, tuple[float, float, float, float, float]] = {
+    "human": (20.4, 22.3, 2.1, 2.3, 4.4),
+    "paraphrase": (19.6, 22.5, 2.9, 2.0, 4.9),
+    "targeted": (21.7, 24.0, 1.8, 2.1, 3.9),
+}
+"""Thesis Fig. 6.2 per type of second reference: BLEU against it before tuning (A, focus),
+after tuning (B), the gain C (reachability), the gain on the first reference, the total gain.
+(The thesis's C for the human row, 2.1, is not its B − A, 1.9; printed as published.)"""
+
+FOCUS_COLUMNS = ("pre_tune_second", "post_tune_second", "gain_second", "gain_first", "gain_total")
+
+
+def focus_rows(first: Sequence[str], second: Sequence[str], before: Sequence[str],
+               after: Sequence[str], lowercased: bool = False) -> dict[str, float]:
+    """Fig. 6.2's numbers for one tuning run (§6.3): BLEU of the output ``before`` tuning (the
+    run's start weights) and ``after`` it against the ``second`` reference alone, their
+    difference (reachability), the gain against the ``first`` reference alone, and the total."""
+    def bleu(hypotheses: Sequence[str], references: Sequence[str]) -> float:
+        return corpus_bleu(list(hypotheses), [[r] for r in references], lowercased).value
+
+    pre, post = bleu(before, second), bleu(after, second)
+    gain_first = bleu(after, first) - bleu(before, first)
+    return dict(zip(FOCUS_COLUMNS, (pre, post, post - pre, gain_first, post - pre + gain_first),
+                    strict=True))
+
+
+def focus_table(rows: pd.DataFrame) -> pd.DataFrame:
+    """Mean and sample sd over replicates of :func:`focus_rows` per second-reference type
+    (``rows``: one per run, with ``reference_type`` and ``replicate``), the thesis's beside."""
+    table = []
+    for kind, runs in rows.groupby("reference_type", sort=False):
+        row = {"reference_type": kind, "replicates": len(runs)}
+        for number, column in enumerate(FOCUS_COLUMNS):
+            row[f"{column}_mean"] = float(runs[column].mean())
+            row[f"{column}_sd"] = float(runs[column].std(ddof=1)) if len(runs) > 1 else np.nan
+            row[f"{column}_thesis"] = THESIS_FOCUS[kind][number]
+        table.append(row)
+    return pd.DataFrame(table)
+
+
+def focus_reading(table: pd.DataFrame) -> str:
+    """Fig. 6.2's line: which second reference has the most focus (A) and reachability (C),
+    ours and the thesis's."""
+    indexed = table.set_index("reference_type")
+    labels = {"human": "human", "paraphrase": "untargeted", "targeted": "targeted"}
+
+    def top(column: str) -> str:
+        return labels[str(indexed[column].idxmax())]
+
+    thesis = {column: max(THESIS_FOCUS, key=lambda k: THESIS_FOCUS[k][number])
+              for number, column in enumerate(FOCUS_COLUMNS)}
+    return (f"focus (BLEU of the start output against the second reference) is highest for the "
+            f"{top('pre_tune_second_mean')} reference, reachability (its gain after tuning) for "
+            f"the {top('gain_second_mean')} one (thesis: {labels[thesis['pre_tune_second']]} "
+            f"and {labels[thesis['gain_second']]}); gain on the first reference "
+            + ", ".join(f"{labels[k]} {v:+.2f}" for k, v in
+                        indexed["gain_first_mean"].items()) + ".")
+
+
+def focus_markdown(table: pd.DataFrame, replicates: Sequence[int]) -> str:
+    labels = {"human": "Human", "paraphrase": "Untargeted", "targeted": "Targeted"}
+    header = ["second reference", "pre-tune (A)", "post-tune (B)", "gain (C)",
+              "gain on first", "total gain", "A (thesis)", "B (thesis)", "C (thesis)",
+              "first (thesis)", "total (thesis)"]
+    rows = [[labels[row["reference_type"]],
+             *(cell_text(row[f"{c}_mean"], row[f"{c}_sd"], int(row["replicates"]))
+               for c in FOCUS_COLUMNS),
+             *(_value(row[f"{c}_thesis"], 1) for c in FOCUS_COLUMNS)]
+            for row in table.to_dict("records")]
+    return "\n".join([
+        "# Focus and reachability of the second tuning reference (thesis Fig. 6.2)", "",
+        *_markdown_rows(header, rows), "",
+        "Tune-set BLEU in percent against one reference at a time, mean over tuning replicates "
+        f"{', '.join(map(str, replicates))} ± sample standard deviation (no significance test). "
+        "The runs are 2H (second reference: the second human reference of the seeded order), "
+        "1H+1P (the 1-best untargeted paraphrase of the first) and 1H+1T (targeted). Before "
+        "tuning = the output of the run's start weights (untuned for 2H and 1H+1P; the 1H-tuned "
+        "weights of the same replicate for 1H+1T, which starts from them, thesis §5.3); the "
+        "targeted second reference is the 1-best reranked targeted paraphrase of the first "
+        "towards that output, by the runs' targeted paraphraser. A: focus; C = B − A: "
+        "reachability; total = C + the gain on the first reference. The thesis's numbers are "
+        "for its Chinese-English NIST runs (MT03).", "",
+        f"{READING}{focus_reading(table)}", ""])
+
+
+def write_focus_figure(tune_path: str | os.PathLike,
+                       outputs: Mapping[tuple[str, int], tuple[str | os.PathLike,
+                                                               str | os.PathLike]],
+                       untargeted_path: str | os.PathLike, targeted: TargetedSetup,
+                       workers: int, markdown_path: str | os.PathLike,
+                       html_path: str | os.PathLike, csv_path: str | os.PathLike,
+                       png_path: str | os.PathLike, lowercased: bool = False) -> pd.DataFrame:
+    """Fig. 6.2 from the tune set, each run's (start, tuned) tune-set n-best tables
+    (``outputs[(condition, replicate)]`` for 2H, 1H+1P and 1H+1T), the 1H+1P runs' untargeted
+    paraphrases and the 1H+kT runs' ``targeted`` set-up."""
+    tune = read_table(tune_path, EVALSET)
+    first = single_references(tune)
+    human = [select_references(refs, order, 2)[1]
+             for refs, order in zip(tune["references"], tune["ref_order"], strict=True)]
+    segments = tune["segment_id"].tolist()
+    untargeted = one_best(untargeted_path, segments)
+    rows = []
+    for (condition, replicate), (start_path, tuned_path) in outputs.items():
+        kind = Condition.parse(condition).reference_type
+        before, after = one_best(start_path, segments), one_best(tuned_path, segments)
+        if kind == "targeted":
+            with targeted.references(first, 1, f"fig6_2.rep{replicate}", workers) as hook:
+                hook.prepare(list(enumerate(before)))
+                second = [targeted_second(hook(i, hypothesis), tune_path, segments[i])
+                          for i, hypothesis in enumerate(before)]
+        else:
+            second = human if kind == "human" else untargeted
+        rows.append({"reference_type": kind, "replicate": replicate,
+                     **focus_rows(first, second, before, after, lowercased)})
+    table = focus_table(pd.DataFrame(rows))
+    replicates = sorted({replicate for _, replicate in outputs})
+    write_page(focus_markdown(table, replicates), markdown_path, html_path,
+               "Focus and reachability (thesis Fig. 6.2)")
+    write_text_atomically(csv_text(table), csv_path)
+    labels = {"human": "Human", "paraphrase": "Untargeted", "targeted": "Targeted"}
+    _plot_bars(["pre-tune (A)", "post-tune (B)", "gain (C)", "gain on first"],
+               {labels[row["reference_type"]]:
+                ([row[f"{c}_mean"] for c in FOCUS_COLUMNS[:4]],
+                 [row[f"{c}_sd"] for c in FOCUS_COLUMNS[:4]])
+                for row in table.to_dict("records")},
+               png_path, "Focus and reachability of the second reference (thesis Fig. 6.2)",
+               "tune BLEU against one reference (%)", zero_based=True)
+    return table
+
+
+def targeted_second(references: Sequence[str], tune_path: str | os.PathLike,
+                    segment: int) -> str:
+    """The targeted second reference from a hook's references (the original first)."""
+    if len(references) < 2:
+        raise ValueError(f"{tune_path}: segment {segment}: the targeted paraphraser gave no "
+                         "paraphrase")
+    return references[1]
+
+
+FOCUS_CONDITIONS = ("2H", "1H+1P", "1H+1T")
+"""The runs of Fig. 6.2: a human, an untargeted and a targeted second reference."""
+
+
+def focus_runs(conditions: Sequence[str], replicates: int) -> list[TuningRun]:
+    """Every replicate of the Fig. 6.2 runs, if the config tunes all three conditions."""
+    if not set(FOCUS_CONDITIONS) <= set(conditions):
+        return []
+    return [TuningRun.of(condition, replicate) for replicate in range(replicates)
+            for condition in FOCUS_CONDITIONS]
+
+
+def one_best(nbest_path: str | os.PathLike, segments: Sequence[int]) -> list[str]:
+    """The 1-best hypothesis of each segment of an n-best table, in ``segments`` order."""
+    nbest = read_table(nbest_path, NBEST)
+    best = nbest[nbest["rank"] == 0].set_index("segment_id")["hypothesis"]
+    missing = [s for s in segments if s not in best.index]
+    if missing:
+        raise ValueError(f"{nbest_path}: no hypothesis for segments {missing[:5]}")
+    return [str(best[s]) for s in segments]

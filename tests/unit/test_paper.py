@@ -10,6 +10,8 @@ from circle.experiments import Condition
 from circle.paper import (
     FigurePage,
     figure_runs,
+    focus_rows,
+    focus_table,
     metric_table,
     paper_figures,
     paper_tables_page,
@@ -101,3 +103,19 @@ def test_a_condition_set_of_the_figures_parses_back():
     for figure in paper_figures(CONDITIONS, 4, "bleu", "terbleu", [0.25, 0.5]):
         for condition in figure.conditions:
             assert Condition.parse(condition.name) == condition
+
+
+def test_focus_numbers_of_a_run():
+    first = ["the house is small", "the dog runs fast"]
+    second = ["the home is little", "a dog is running quickly"]
+    before = ["the house is little", "the dog is running"]
+    after = ["the home is little", "a dog is running quickly"]  # tuned onto the second
+    row = focus_rows(first, second, before, after)
+    assert row["post_tune_second"] == pytest.approx(100.0)
+    assert row["gain_second"] == pytest.approx(100.0 - row["pre_tune_second"])
+    assert 0 < row["pre_tune_second"] < 100
+    assert row["gain_total"] == pytest.approx(row["gain_second"] + row["gain_first"])
+    assert row["gain_first"] < 0  # moving onto the second reference left the first behind
+    table = focus_table(pd.DataFrame([{"reference_type": "human", "replicate": r, **row}
+                                      for r in range(2)]))
+    assert table["gain_second_sd"].iloc[0] == 0 and table["pre_tune_second_thesis"][0] == 20.4

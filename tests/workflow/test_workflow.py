@@ -276,7 +276,8 @@ def check_report(directory: Path, config: Path) -> None:
                               "fig5_3.png", "fig5_8.png", "fig5_10.html", "fig5_10.png",
                               "targeted_samples.html", "fig5_4.html", "fig5_4.png",
                               "fig4_8.html", "fig4_8.png", "fig4_10.html", "fig4_10.png",
-                              "fig5_14.html", "fig5_14.png", "paper_tables.html"}
+                              "fig5_14.html", "fig5_14.png", "fig6_2.html", "fig6_2.png",
+                              "paper_tables.html"}
         report = archive.read(names["report.html"]).decode()
         table = archive.read(names["fig4_3.html"]).decode()
     assert table == (directory / "results/tiny/report/fig4_3.html").read_text()
@@ -324,8 +325,13 @@ def check_paper_tables(directory: Path, config: Path) -> None:
     page = (results / "report/paper_tables.md").read_text()
     for figure in ("4.3", "4.8/4.9", "4.10", "5.3–5.8", "5.4", "5.10", "5.14"):
         assert f"| {figure} |" in page
-    assert "Fig. 6.2: focus and reachability" in page
-    for key in ("fig4_8", "fig4_10", "fig5_14"):
+    assert "| 6.2 |" in page and "Fig. 6.2" not in page.split("Not regenerated")[1]
+    fig6_2 = pd.read_csv(results / "report/fig6_2.csv").set_index("reference_type")
+    assert list(fig6_2.index) == ["human", "paraphrase", "targeted"]
+    assert np.allclose(fig6_2["post_tune_second_mean"] - fig6_2["pre_tune_second_mean"],
+                       fig6_2["gain_second_mean"])
+    assert fig6_2.loc["targeted", "pre_tune_second_thesis"] == 21.7
+    for key in ("fig4_8", "fig4_10", "fig5_14", "fig6_2"):
         assert "Reading: " in (results / f"report/{key}.md").read_text()
         assert (results / f"report/{key}.png").read_bytes()[:4] == b"\x89PNG"
 

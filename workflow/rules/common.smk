@@ -20,7 +20,7 @@ from circle.experiments import (
     run_seed,
     tagged_reference,
 )
-from circle.paper import figure_runs, paper_figures
+from circle.paper import figure_runs, focus_runs, paper_figures
 from circle.paraphraser import ParaphraserConfig
 from circle.tables import config_hash
 
@@ -170,21 +170,42 @@ def run_name(wildcards):
 def tuning_inputs(wildcards):
     """Inputs of one MT tuning run; 1H+kP conditions also need the paraphrased references,
     1H+kT conditions the 1H weights they start from and the targeted paraphraser's parts."""
+    run = TuningRun.of(wildcards.condition, wildcards.replicate)
     inputs = {
         "evalset": f"results/{wildcards.experiment}/sets/tune.parquet",
         "grammar": f"results/{wildcards.experiment}/grammar/filtered/tune.parquet",
         "lm": decoding_lm(wildcards),
-        "weights": f"results/{wildcards.experiment}/weights/untuned-translation.txt",
+        "weights": f"results/{wildcards.experiment}/weights/{start_weights(run)}.txt",
     }
-    condition = Condition.parse(wildcards.condition)
+    condition = run.condition
     if condition.targeted:
-        # thesis §5.3: start from the 1H-tuned weights; the paraphraser of the grid's choice
-        inputs["weights"] = (f"results/{wildcards.experiment}/weights/"
-                             f"1H.rep{wildcards.replicate}.txt")
+        # the paraphraser of the grid's choice unless the condition names its own
         inputs.update(targeted_paraphraser_inputs(wildcards, condition.paraphraser is None))
     elif condition.paraphrases:
         inputs["paraphrases"] = untargeted_paraphrases(wildcards.experiment, condition)
     return inputs
+
+
+def start_weights(run):
+    """The weights a tuning run starts from: untuned, or for 1H+kT the 1H-tuned weights of the
+    same replicate (thesis §5.3: the decoder "whose weights have been tuned with just the
+    original human reference")."""
+    if run.condition.targeted:
+        return TuningRun.of("1H", run.replicate).name
+    return "untuned-translation"
+
+
+def focus_inputs(wildcards):
+    """Thesis Fig. 6.2's inputs: the tune-set n-best lists of the 2H, 1H+1P and 1H+1T runs'
+    start and tuned weights, the untargeted paraphrases and the targeted paraphraser's parts."""
+    runs = focus_runs(config["tuning"]["conditions"], config["tuning"]["replicates"])
+    decode = f"results/{wildcards.experiment}/decode/{{}}/tune.nbest.parquet"
+    return {
+        "starts": [decode.format(start_weights(run)) for run in runs],
+        "tuned": [decode.format(run.name) for run in runs],
+        "paraphrases": untargeted_paraphrases(wildcards.experiment, Condition(1, 1)),
+        **targeted_paraphraser_inputs(wildcards),
+    }
 
 
 def untargeted_paraphrases(experiment, condition):

@@ -46,6 +46,8 @@ rule report_paper_tables:
         fig5_4="results/{experiment}/report/fig5_4.csv",
         fig5_10=lambda wildcards: ([f"results/{wildcards.experiment}/report/fig5_10.csv"]
                                    if targeted_conditions() else []),
+        fig6_2=lambda wildcards: ([f"results/{wildcards.experiment}/report/fig6_2.csv"]
+                                  if focus_runs(config["tuning"]["conditions"], 1) else []),
     output:
         markdown="results/{experiment}/report/paper_tables.md",
         html=report(
@@ -68,3 +70,40 @@ rule paper_tables:
     5.3–5.8, 5.4, 5.10, 5.14) and the page over them, results/<exp>/report/paper_tables.md."""
     input:
         f"results/{EXPERIMENT}/report/paper_tables.md",
+
+
+rule report_focus:
+    """Thesis Fig. 6.2: tune-set BLEU against the second reference before and after tuning
+    (focus, reachability) and the gain on the first, for the 2H, 1H+1P and 1H+1T runs."""
+    input:
+        unpack(focus_inputs),
+        tune="results/{experiment}/sets/tune.parquet",
+        lm=decoding_lm,
+    output:
+        markdown="results/{experiment}/report/fig6_2.md",
+        html=report(
+            "results/{experiment}/report/fig6_2.html",
+            caption="../report/fig6_2_table.rst",
+            category="Thesis figures",
+        ),
+        csv="results/{experiment}/report/fig6_2.csv",
+        plot=report(
+            "results/{experiment}/report/fig6_2.png",
+            caption="../report/fig6_2.rst",
+            category="Thesis figures",
+        ),
+    log:
+        "logs/{experiment}/report_focus.log",
+    params:
+        runs=lambda wildcards: [run.name for run in focus_runs(config["tuning"]["conditions"],
+                                                              config["tuning"]["replicates"])],
+        settings=decoder_settings(),
+        targeted=targeted_settings,
+        lowercased=config["preprocess"]["lowercase"],
+    threads: 2
+    resources:
+        mem_mb=6000,
+    conda:
+        "../../envs/circle.yaml"
+    script:
+        "../scripts/report_focus.py"

@@ -1,0 +1,20 @@
+from circle.decoder import DecoderSettings
+from circle.experiments import TuningRun
+from circle.jobs import start_job
+from circle.paper import write_focus_figure
+from circle.targeted import targeted_setup
+
+start_job(snakemake)
+settings = DecoderSettings(**snakemake.params.settings)
+setup = targeted_setup(snakemake.params.targeted, snakemake.input.get("choice"),
+                       snakemake.input.paraphrase_grammars, snakemake.input.lm,
+                       snakemake.input.paraphraser_weights, snakemake.input.reranking_lm,
+                       settings)
+outputs = {}
+for run, start, tuned in zip(snakemake.params.runs, snakemake.input.starts,
+                             snakemake.input.tuned, strict=True):
+    parsed = TuningRun.parse(run)
+    outputs[parsed.condition.name, parsed.replicate] = (start, tuned)
+write_focus_figure(snakemake.input.tune, outputs, snakemake.input.paraphrases, setup,
+                   snakemake.threads, snakemake.output.markdown, snakemake.output.html,
+                   snakemake.output.csv, snakemake.output.plot, snakemake.params.lowercased)
