@@ -231,6 +231,13 @@ def _markdown_rows(header: Sequence[str], rows: Sequence[Sequence[str]]) -> list
             *("| " + " | ".join(cells) + " |" for cells in rows)]
 
 
+def _page(title: str, header: Sequence[str], rows: Sequence[Sequence[str]], caption: str,
+          note: str | None, reading: str) -> str:
+    """A figure page: title, table, caption, the significance note, the reading line."""
+    return "\n".join([f"# {title}", "", *_markdown_rows(header, rows), "", caption, "",
+                      *([note, ""] if note else []), f"{READING}{reading}", ""])
+
+
 def _p(value) -> str:
     return "–" if value is None or pd.isna(value) else f"{value:.3g}"
 
@@ -261,15 +268,14 @@ def metric_markdown(table: pd.DataFrame, figure: PaperFigure, note: str) -> str:
              _scored(row, "ter"), _value(row["bleu_precision_thesis"]),
              _value(row["brevity_penalty_thesis"], 2), _value(row["ter_thesis"])]
             for row in table.to_dict("records")]
-    return "\n".join([
-        f"# {figure.title}", "", *_markdown_rows(header, rows), "",
+    return _page(
+        figure.title, header, rows,
         "Test-set BLEU, its two factors (precision: geometric mean of the 1–4-gram precisions; "
         "BP: brevity penalty; BLEU = precision × BP) and TER in percent, mean over tuning "
         "replicates ± sample standard deviation; the factors are means over replicates. The "
         "thesis's numbers (Fig. 4.8: tuned with TERBLEU, 4.9: with BLEU) are for its weblog "
         "system (600,000 training sentences) on a single-reference validation set: a shape to "
-        "compare with, not a number to match.", "", note, "",
-        f"{READING}{metric_reading(table)}", ""])
+        "compare with, not a number to match.", note, metric_reading(table))
 
 
 def translator_reading(table: pd.DataFrame) -> str:
@@ -301,14 +307,14 @@ def translator_markdown(table: pd.DataFrame, figure: PaperFigure, note: str) -> 
              _scored(row, "1H_ter"), _scored(row, "1H+1P_ter"), _value(row["1H_ter_thesis"]),
              _value(row["1H+1P_ter_thesis"])]
             for row in table.to_dict("records")]
-    return "\n".join([
-        f"# {figure.title}", "", *_markdown_rows(header, rows), "",
+    return _page(
+        figure.title, header, rows,
         "Test-set BLEU and TER in percent, mean over tuning replicates ± sample standard "
         "deviation. 1H: the reference set is every tune segment's single reference (a "
         "per-translator set, unlike the seeded per-document 1H of Fig. 4.3); 1H+1P adds its "
         "1-best untargeted paraphrase. The thesis's numbers are for reference sets #1–#4 of "
-        "NIST MT03 (Chinese-English, tested on MT04+05): a shape to compare with.", "", note,
-        "", f"{READING}{translator_reading(table)}", ""])
+        "NIST MT03 (Chinese-English, tested on MT04+05): a shape to compare with.", note,
+        translator_reading(table))
 
 
 def _plot_bars(groups: Sequence[str], series: Mapping[str, tuple[Sequence[float],
@@ -586,9 +592,8 @@ def focus_markdown(table: pd.DataFrame, replicates: Sequence[int]) -> str:
                for c in FOCUS_COLUMNS),
              *(_value(row[f"{c}_thesis"], 1) for c in FOCUS_COLUMNS)]
             for row in table.to_dict("records")]
-    return "\n".join([
-        "# Focus and reachability of the second tuning reference (thesis Fig. 6.2)", "",
-        *_markdown_rows(header, rows), "",
+    return _page(
+        "Focus and reachability of the second tuning reference (thesis Fig. 6.2)", header, rows,
         "Tune-set BLEU in percent against one reference at a time, mean over tuning replicates "
         f"{', '.join(map(str, replicates))} ± sample standard deviation (no significance test). "
         "The runs are 2H (second reference: the second human reference of the seeded order), "
@@ -598,8 +603,7 @@ def focus_markdown(table: pd.DataFrame, replicates: Sequence[int]) -> str:
         "targeted second reference is the 1-best reranked targeted paraphrase of the first "
         "towards that output, by the runs' targeted paraphraser. A: focus; C = B − A: "
         "reachability; total = C + the gain on the first reference. The thesis's numbers are "
-        "for its Chinese-English NIST runs (MT03).", "",
-        f"{READING}{focus_reading(table)}", ""])
+        "for its Chinese-English NIST runs (MT03).", None, focus_reading(table))
 
 
 def write_focus_figure(tune_path: str | os.PathLike,
