@@ -426,7 +426,8 @@ def triples_page(triples: pd.DataFrame, setup: TargetedSetup, lists: int) -> str
              f"Paraphraser: bias {setup.config.bias:g}, targeting weight "
              f"{setup.config.targeting_weight:g}; {setup.mode} search, "
              f"{setup.settings.k}-best, {reranker}. {len(triples)} of the {lists:,} cached "
-             "(reference, hypothesis) lists, drawn with the config seed. H = MT hypothesis, "
+             "targeted lists (one per reference, hypothesis and forest words), drawn with the "
+             "config seed. H = MT hypothesis, "
              "R = original reference, P = the top targeted paraphrase of R; TER to H in "
              "brackets.", ""]
     targets = [[hypothesis] for hypothesis in triples["hypothesis"]]
