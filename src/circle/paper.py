@@ -293,9 +293,11 @@ def translator_reading(table: pd.DataFrame) -> str:
         thesis = (f"; thesis: 1H {known['1H_bleu_thesis'].min():.2f}–"
                   f"{known['1H_bleu_thesis'].max():.2f}, the largest gain "
                   f"({top['bleu_gain_thesis']:+.2f}) for its weakest set #{top['reference_set']}")
+    best = (f"the largest gain is for {most['reference_name']}" if most["bleu_gain"] > 0
+            else f"no set gains, the smallest loss is for {most['reference_name']}")
     return (f"1H BLEU {table['1H_bleu_mean'].min():.2f}–{table['1H_bleu_mean'].max():.2f} over "
             f"the reference sets (weakest: {weakest['reference_name']}); 1H+1P − 1H per set: "
-            f"{gains}; the largest gain is for {most['reference_name']}{thesis}.")
+            f"{gains}; {best}{thesis}.")
 
 
 def translator_markdown(table: pd.DataFrame, figure: PaperFigure, note: str) -> str:
