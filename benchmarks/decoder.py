@@ -54,7 +54,7 @@ from circle.decoder.model import ENGINES
 from circle.experiments import Condition
 from circle.schemas import EVALSET
 from circle.tables import read_table
-from circle.tune.loop import select_references
+from circle.tune.loop import ordered_references
 
 ROOT = Path(__file__).resolve().parents[1]
 SCHEMA = ROOT / "workflow" / "schemas" / "config.schema.yaml"
@@ -86,8 +86,7 @@ class Case:
     def references(self, count: int) -> list[list[str]]:
         """The human references of the first ``count`` segments, in their seeded order."""
         table = read_table(ROOT / self.evalset, EVALSET).head(count)
-        return [select_references(refs, order, len(order))
-                for refs, order in zip(table["references"], table["ref_order"], strict=True)]
+        return ordered_references(table)
 
 
 def load_config(path: Path) -> dict:

@@ -49,7 +49,8 @@ from circle.tune.checkpoint import Checkpoint
 from circle.tune.loop import (
     TuningResult,
     TuningSettings,
-    select_references,
+    ordered_references,
+    single_references,
     tune,
     write_tuning_log,
 )
@@ -258,11 +259,8 @@ def tune_paraphraser(paratune_path: str | os.PathLike, grammar_path: str | os.Pa
     if min(len(refs) for refs in table["references"]) < 2:
         raise ValueError(f"{paratune_path}: paraphraser tuning needs at least two references "
                          "per segment (one is the input)")
-    sources, references = [], []
-    for refs, order in zip(table["references"], table["ref_order"], strict=True):
-        ordered = select_references(refs, order, len(order))
-        sources.append(ordered[0])
-        references.append(ordered[1:])
+    ordered = ordered_references(table)
+    sources, references = [refs[0] for refs in ordered], [refs[1:] for refs in ordered]
     result = tune(sources, references, grammar_path, lm_path, read_weights(weights_path),
                   settings, tuning, workers, fixed=TUNING_FIXED, checkpoint=checkpoint)
     return write_tuning_run(result, out_weights, out_log, provenance, checkpoint)
@@ -295,17 +293,6 @@ def tagged_reference(tag: str) -> int | None:
     if not re.fullmatch(REFERENCE_TAG_PATTERN, tag):
         raise ValueError(f"'{tag}' is not a reference tag ('' or .ref<n>)")
     return int(tag[len(".ref"):]) if tag else None
-
-
-def single_references(table: pd.DataFrame, reference: int | None = None) -> list[str]:
-    """Each segment's single reference: the first in the seeded per-document order (§4.3.1),
-    or with ``reference`` (1-based) the segment's ``reference``-th reference set (Fig. 4.10)."""
-    if reference is None:
-        return [select_references(refs, order, 1)[0]
-                for refs, order in zip(table["references"], table["ref_order"], strict=True)]
-    if (fewest := min(len(refs) for refs in table["references"])) < reference:
-        raise ValueError(f"cannot take reference set {reference}: a segment has {fewest}")
-    return [refs[reference - 1] for refs in table["references"]]
 
 
 def paraphrase_references(tune_path: str | os.PathLike, grammar_path: str | os.PathLike,
@@ -367,8 +354,7 @@ def condition_references(table: pd.DataFrame, condition: Condition,
     """Each tune segment's reference set under ``condition`` (for 1H+kT the single reference:
     the targeted paraphrases are per hypothesis, :class:`circle.targeted.TargetedReferences`)."""
     if condition.reference is None:
-        references = [select_references(refs, order, condition.human) for refs, order
-                      in zip(table["references"], table["ref_order"], strict=True)]
+        references = ordered_references(table, condition.human)
     else:
         references = [[single] for single in single_references(table, condition.reference)]
     if condition.paraphrases and not condition.targeted:

@@ -46,7 +46,7 @@ from circle.schemas import (
     TARGETING_WEIGHTS,
 )
 from circle.tables import read_metadata, read_table, write_table
-from circle.tune.loop import select_references
+from circle.tune.loop import single_references
 
 STAGES: tuple[str, ...] = ("sweep", "grid")
 
@@ -72,8 +72,7 @@ def make_grid_sample(tune_path: str | os.PathLike, grammar_path: str | os.PathLi
     rng = np.random.default_rng(seed)
     rows = np.sort(rng.choice(len(table), size=min(size, len(table)), replace=False))
     table = table.iloc[rows]
-    references = [select_references(refs, order, 1)[0]
-                  for refs, order in zip(table["references"], table["ref_order"], strict=True)]
+    references = single_references(table)
     outputs = decode_corpus(list(table["source"]), grammar_path, lm_path, weights_path,
                             settings, workers=workers, k=1)
     sample = pd.DataFrame({"segment_id": table["segment_id"].to_numpy(),

@@ -31,9 +31,8 @@ import pandas as pd
 
 from circle.decoder.nbest import NBEST
 from circle.evaluate import corpus_bleu
-from circle.experiments import Condition, TuningRun, single_references
+from circle.experiments import Condition, TuningRun
 from circle.report import (
-    DECIMALS,
     METRIC_LABELS,
     THESIS,
     THESIS_TABLES,
@@ -43,18 +42,19 @@ from circle.report import (
     csv_text,
     figure_table,
     markdown_table,
+    number_text,
     plot_references,
     reference_table,
     series_label,
     series_names,
-    significance_mark,
+    summary_test,
     write_page,
     write_text_atomically,
 )
 from circle.schemas import CONDITION_SUMMARY, EVALSET, EVALUATION, GRID_CHOICE
 from circle.tables import atomic_path, read_metadata, read_table
 from circle.targeted import TargetedSetup
-from circle.tune.loop import select_references
+from circle.tune.loop import ordered_references, single_references
 
 
 @dataclass(frozen=True)
@@ -144,24 +144,15 @@ READING = "Reading: "
 
 
 def _summary_cell(summary: pd.DataFrame, condition: str, metric: str) -> dict:
-    """Mean, sd, replicates and significance mark of a condition from a CONDITION_SUMMARY."""
-    row = summary.loc[condition] if condition in summary.index else None
-    if row is None:
-        return {"mean": np.nan, "sd": np.nan, "n": 0, "mark": ""}
-    difference = row[f"{metric}_difference"]
+    """Mean, sd, replicates, p-value and significance mark of a condition from a
+    CONDITION_SUMMARY indexed by condition."""
+    if condition not in summary.index:
+        return {"mean": np.nan, "sd": np.nan, "n": 0, "mark": "", "p_value": np.nan}
+    row = summary.loc[condition]
+    p_value, mark = summary_test(row, metric)
     return {"mean": float(row[f"{metric}_mean"]),
             "sd": np.nan if pd.isna(row[f"{metric}_sd"]) else float(row[f"{metric}_sd"]),
-            "n": int(row["replicates"]),
-            "mark": significance_mark(metric, None if pd.isna(row[f"{metric}_significant"])
-                                      else bool(row[f"{metric}_significant"]),
-                                      None if pd.isna(difference) else float(difference)),
-            "p_value": None if pd.isna(row[f"{metric}_p_value"])
-            else float(row[f"{metric}_p_value"])}
-
-
-def _factor_means(evaluation: pd.DataFrame, condition: str) -> tuple[float, float]:
-    rows = evaluation[evaluation["condition"] == condition]
-    return float(rows["bleu_precision"].mean()), float(rows["brevity_penalty"].mean())
+            "n": int(row["replicates"]), "mark": mark, "p_value": p_value}
 
 
 def metric_table(evaluation: pd.DataFrame, summary: pd.DataFrame, figure: PaperFigure
@@ -175,13 +166,12 @@ def metric_table(evaluation: pd.DataFrame, summary: pd.DataFrame, figure: PaperF
         runs = evaluation[evaluation["condition"] == condition.name]
         metric = str(runs["tune_metric"].iloc[0]) if len(runs) else condition.metric
         base = "1H+1P" if condition.paraphrases else "1H"
-        precision, penalty = _factor_means(evaluation, condition.name)
+        precision, penalty = runs["bleu_precision"].mean(), runs["brevity_penalty"].mean()
         published = THESIS_METRICS.get(metric, {}).get(base, (np.nan,) * 3)
         row = {"tuning_metric": metric, "condition": condition.name, "label": base}
         for name in ("bleu", "ter"):
             cell = _summary_cell(summary, condition.name, name)
-            row.update({f"{name}_{key}": cell.get(key) for key in ("mean", "sd", "n", "mark",
-                                                                   "p_value")})
+            row.update({f"{name}_{key}": value for key, value in cell.items()})
         row.update(bleu_precision_mean=precision, brevity_penalty_mean=penalty,
                    bleu_precision_thesis=published[0], brevity_penalty_thesis=published[1],
                    ter_thesis=published[2])
@@ -204,8 +194,7 @@ def translator_table(summary: pd.DataFrame, figure: PaperFigure,
         for label, name in (("1H", condition.name), ("1H+1P", Condition(1, 1, reference=n).name)):
             for metric in ("bleu", "ter"):
                 cell = _summary_cell(summary, name, metric)
-                for key in ("mean", "sd", "n", "mark", "p_value"):
-                    row[f"{label}_{metric}_{key}"] = cell.get(key)
+                row.update({f"{label}_{metric}_{key}": value for key, value in cell.items()})
                 published = THESIS_TRANSLATORS[metric][label]
                 row[f"{label}_{metric}_thesis"] = published[n - 1] if n <= len(published) \
                     else np.nan
@@ -213,11 +202,6 @@ def translator_table(summary: pd.DataFrame, figure: PaperFigure,
         row["bleu_gain_thesis"] = row["1H+1P_bleu_thesis"] - row["1H_bleu_thesis"]
         rows.append(row)
     return pd.DataFrame(rows)
-
-
-def _value(value: float, decimals: int = DECIMALS) -> str:
-    return "–" if value is None or (isinstance(value, float) and math.isnan(value)) \
-        else f"{value:.{decimals}f}"
 
 
 def _scored(row: Mapping, prefix: str) -> str:
@@ -264,9 +248,9 @@ def metric_markdown(table: pd.DataFrame, figure: PaperFigure, note: str) -> str:
     header = ["tuned with", "condition", "BLEU", "precision", "BP", "TER", "precision (thesis)",
               "BP (thesis)", "TER (thesis)"]
     rows = [[row["tuning_metric"].upper(), row["condition"], _scored(row, "bleu"),
-             _value(row["bleu_precision_mean"]), _value(row["brevity_penalty_mean"], 3),
-             _scored(row, "ter"), _value(row["bleu_precision_thesis"]),
-             _value(row["brevity_penalty_thesis"], 2), _value(row["ter_thesis"])]
+             number_text(row["bleu_precision_mean"]), number_text(row["brevity_penalty_mean"], 3),
+             _scored(row, "ter"), number_text(row["bleu_precision_thesis"]),
+             number_text(row["brevity_penalty_thesis"], 2), number_text(row["ter_thesis"])]
             for row in table.to_dict("records")]
     return _page(
         figure.title, header, rows,
@@ -305,9 +289,9 @@ def translator_markdown(table: pd.DataFrame, figure: PaperFigure, note: str) -> 
               "1H+1P (thesis)", "1H TER", "1H+1P TER", "1H TER (thesis)", "1H+1P TER (thesis)"]
     rows = [[f"#{row['reference_set']}", row["reference_name"], _scored(row, "1H_bleu"),
              _scored(row, "1H+1P_bleu"), f"{row['bleu_gain']:+.2f}",
-             _value(row["1H_bleu_thesis"]), _value(row["1H+1P_bleu_thesis"]),
-             _scored(row, "1H_ter"), _scored(row, "1H+1P_ter"), _value(row["1H_ter_thesis"]),
-             _value(row["1H+1P_ter_thesis"])]
+             number_text(row["1H_bleu_thesis"]), number_text(row["1H+1P_bleu_thesis"]),
+             _scored(row, "1H_ter"), _scored(row, "1H+1P_ter"), number_text(row["1H_ter_thesis"]),
+             number_text(row["1H+1P_ter_thesis"])]
             for row in table.to_dict("records")]
     return _page(
         figure.title, header, rows,
@@ -592,7 +576,7 @@ def focus_markdown(table: pd.DataFrame, replicates: Sequence[int]) -> str:
     rows = [[labels[row["reference_type"]],
              *(cell_text(row[f"{c}_mean"], row[f"{c}_sd"], int(row["replicates"]))
                for c in FOCUS_COLUMNS),
-             *(_value(row[f"{c}_thesis"], 1) for c in FOCUS_COLUMNS)]
+             *(number_text(row[f"{c}_thesis"], 1) for c in FOCUS_COLUMNS)]
             for row in table.to_dict("records")]
     return _page(
         "Focus and reachability of the second tuning reference (thesis Fig. 6.2)", header, rows,
@@ -620,22 +604,25 @@ def write_focus_figure(tune_path: str | os.PathLike,
     paraphrases and the 1H+kT runs' ``targeted`` set-up."""
     tune = read_table(tune_path, EVALSET)
     first = single_references(tune)
-    human = [select_references(refs, order, 2)[1]
-             for refs, order in zip(tune["references"], tune["ref_order"], strict=True)]
+    human = [refs[1] for refs in ordered_references(tune, 2)]
     segments = tune["segment_id"].tolist()
-    untargeted = one_best(untargeted_path, segments)
-    rows = []
-    for (condition, replicate), (start_path, tuned_path) in outputs.items():
-        kind = Condition.parse(condition).reference_type
-        before, after = one_best(start_path, segments), one_best(tuned_path, segments)
-        if kind == "targeted":
-            with targeted.references(first, 1, f"fig6_2.rep{replicate}", workers) as hook:
+    seconds = {"human": human, "paraphrase": one_best(untargeted_path, segments)}
+    texts = {run: (one_best(start_path, segments), one_best(tuned_path, segments))
+             for run, (start_path, tuned_path) in outputs.items()}
+    kinds = {run: Condition.parse(run[0]).reference_type for run in outputs}
+    targeted_seconds = {}
+    if "targeted" in kinds.values():  # one paraphraser (grammar loaded once) for every run
+        with targeted.references(first, 1, "fig6_2", workers) as hook:
+            for run in (run for run, kind in kinds.items() if kind == "targeted"):
+                before = texts[run][0]
                 hook.prepare(list(enumerate(before)))
-                second = [targeted_second(hook(i, hypothesis), tune_path, segments[i])
-                          for i, hypothesis in enumerate(before)]
-        else:
-            second = human if kind == "human" else untargeted
-        rows.append({"reference_type": kind, "replicate": replicate,
+                targeted_seconds[run] = [targeted_second(hook(i, hypothesis), tune_path,
+                                                         segments[i])
+                                         for i, hypothesis in enumerate(before)]
+    rows = []
+    for run, (before, after) in texts.items():
+        second = targeted_seconds[run] if kinds[run] == "targeted" else seconds[kinds[run]]
+        rows.append({"reference_type": kinds[run], "replicate": run[1],
                      **focus_rows(first, second, before, after, lowercased)})
     table = focus_table(pd.DataFrame(rows))
     replicates = sorted({replicate for _, replicate in outputs})

@@ -116,6 +116,20 @@ def significance_mark(metric: str, significant, difference: float) -> str:
     return BETTER if (difference > 0) == get_metric(metric).higher_is_better else WORSE
 
 
+def summary_test(summary: pd.Series | None, metric: str) -> tuple[float, str]:
+    """The p-value and :func:`significance_mark` of one :data:`~circle.schemas.
+    CONDITION_SUMMARY` row for ``metric``; NaN and no mark for a baseline or a missing row."""
+    if summary is None or pd.isna(summary[f"{metric}_p_value"]):
+        return np.nan, ""
+    return float(summary[f"{metric}_p_value"]), significance_mark(
+        metric, summary[f"{metric}_significant"], float(summary[f"{metric}_difference"]))
+
+
+def number_text(value: float | None, decimals: int = DECIMALS) -> str:
+    """A published or derived number in a table: rounded, or "–" when there is none."""
+    return "–" if value is None or math.isnan(value) else f"{value:.{decimals}f}"
+
+
 def series_label(series: str, labels: Mapping[str, str] | None = None) -> str:
     """A series' name in tables and legends (``labels`` override :data:`SERIES_LABELS`)."""
     return {**SERIES_LABELS, **(labels or {})}.get(series, series)
@@ -185,14 +199,9 @@ def reference_table(evaluation: pd.DataFrame, experiment: str | None = None,
                 if len(found) > 1:
                     raise ValueError(f"series {name!r}, {k} references: several conditions "
                                      f"{found}")
-                summary = conditions.loc[found[0]] if found else None
-                if summary is None or pd.isna(summary[f"{metric}_p_value"]):
-                    p_values.append(np.nan)
-                    marks.append("")
-                    continue
-                p_values.append(float(summary[f"{metric}_p_value"]))
-                marks.append(significance_mark(metric, summary[f"{metric}_significant"],
-                                               float(summary[f"{metric}_difference"])))
+                p_value, mark = summary_test(conditions.loc[found[0]] if found else None, metric)
+                p_values.append(p_value)
+                marks.append(mark)
             table[f"{name}_{metric}_p_value"] = p_values
             table[f"{name}_{metric}_mark"] = marks
     return table
@@ -254,8 +263,7 @@ def markdown_table(table: pd.DataFrame, labels: Mapping[str, str] | None = None,
         cells = [row["label"]]
         for s, m, published in columns:
             if published:
-                value = row[f"{s}_{m}_{THESIS}"]
-                cells.append("–" if math.isnan(value) else f"{value:.{DECIMALS}f}")
+                cells.append(number_text(row[f"{s}_{m}_{THESIS}"]))
             else:
                 cells.append(cell_text(row[f"{s}_{m}_mean"], row[f"{s}_{m}_sd"], row[f"{s}_{m}_n"],
                                    row.get(f"{s}_{m}_mark", "") if significance is not None

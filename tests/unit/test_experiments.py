@@ -18,7 +18,6 @@ from circle.experiments import (
     reference_tag,
     run_seed,
     select_segments,
-    single_references,
     tagged_reference,
 )
 from circle.metrics import get_metric
@@ -26,6 +25,7 @@ from circle.paraphraser import ParaphraserConfig
 from circle.report import write_report
 from circle.schemas import CONDITION_SUMMARY, EVALSET, EVALUATION, TUNING_LOG
 from circle.tables import read_metadata, read_table, write_table
+from circle.tune.loop import single_references
 
 
 def evalset() -> pd.DataFrame:
