@@ -98,7 +98,11 @@ rule report_focus:
         runs=lambda wildcards: [run.name for run in focus_runs(config["tuning"]["conditions"],
                                                               config["tuning"]["replicates"])],
         settings=decoder_settings(),
-        targeted=targeted_settings,
+        # its own cache: the tuning runs' cache, which report_targeted samples, stays theirs
+        targeted=lambda wildcards: {
+            **targeted_settings(wildcards),
+            "cache": f"results/{wildcards.experiment}/targeted/fig6_2-cache",
+        },
         lowercased=config["preprocess"]["lowercase"],
     threads: 2
     resources:
