@@ -11,13 +11,17 @@ import os
 import re
 import shlex
 import shutil
+import signal
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pandas as pd
 import pytest
-from test_workflow import ROOT, tiny_config
+from test_workflow import ROOT, tiny_alignment, tiny_config
+
+from circle.resources import MEMORY, parquet_rows
 
 pytestmark = pytest.mark.workflow
 
@@ -67,25 +71,122 @@ def run(command: list[str], cwd: Path, log: Path) -> None:
     assert result.returncode == 0, log.read_text()[-5000:]
 
 
-def test_readme_cluster_command_plans_the_rules_own_resources(tmp_path):
-    """A dry run of the README's command: every job asks what its rule declares, which fits a
-    2-core node, and the partition from the command line reaches every job."""
+def planned_jobs(tmp_path: Path, *extra: str) -> list[tuple[str, int, dict[str, str]]]:
+    """(rule, threads, resources) of every job of a dry run of the README's cluster command on
+    the tiny config. A dry run caps threads at --cores (1 unless given); a cluster run does not,
+    so the plan is made with 64."""
     args = [arg.replace("<partition>", "somewhere") for arg in readme_cluster_command()[1:]]
+    tmp_path.mkdir(exist_ok=True)
     result = subprocess.run(
         [sys.executable, "-m", "snakemake", "--snakefile", str(ROOT / "Snakefile"), *args,
-         "-n", "--forceall", "--configfile", str(tiny_config(tmp_path)),
-         "--directory", str(tmp_path)],
+         "-n", "--forceall", "--cores", "64", "--configfile", str(tiny_config(tmp_path)),
+         "--directory", str(tmp_path), *extra],
         cwd=ROOT, capture_output=True, text=True, timeout=300)
     assert result.returncode == 0, result.stdout + result.stderr
-    resources = re.findall(r"^\s+resources: (.*)$", result.stdout, flags=re.M)
-    threads = [int(n) for n in re.findall(r"^\s+threads: (\d+)$", result.stdout, flags=re.M)]
-    assert len(resources) > 40
-    assert all("slurm_partition=somewhere" in line for line in resources)
-    memory = [int(m) for line in resources for m in re.findall(r"\bmem_mb=(\d+)", line)]
-    assert memory and max(memory) <= 6000 and max(threads, default=1) <= 2
+    jobs = []
+    for block in re.split(r"^(?=rule \w+:$)", result.stdout, flags=re.M)[1:]:
+        rule = block.split(":", 1)[0].removeprefix("rule ")
+        threads = re.search(r"^\s+threads: (\d+)$", block, flags=re.M)
+        resources = re.search(r"^\s+resources: (.*)$", block, flags=re.M)
+        assert resources, block
+        jobs.append((rule, int(threads[1]) if threads else 1,
+                     dict(item.split("=", 1) for item in resources[1].split(", "))))
+    return jobs
+
+
+def test_readme_cluster_command_plans_the_rules_own_resources(tmp_path):
+    """A dry run of the README's command: every job asks what its rule's memory model gives at
+    its threads (extraction: at the tiny training set's pairs), and the partition from the
+    command line reaches every job."""
+    pairs = parquet_rows(tiny_alignment())
+    jobs = planned_jobs(tmp_path)
+    assert len(jobs) > 40
+    assert all(resources["slurm_partition"] == "somewhere" for _, _, resources in jobs)
+    modelled = [(rule, threads, int(resources["mem_mb"])) for rule, threads, resources in jobs
+                if rule in MEMORY]
+    assert {rule for rule, _, _ in modelled} >= {"extract_grammar", "tune_translation",
+                                                   "decode_shard", "pivot_grammar"}
+    for rule, threads, memory in modelled:
+        assert memory == MEMORY[rule].request_mb(threads, pairs), rule
+    assert max(threads for _, threads, _ in jobs) == 2
+
+
+def test_requests_scale_to_the_node_with_the_threads(tmp_path):
+    """--max-threads fits every job to a smaller node and --set-threads uses a larger one; the
+    memory requests follow the threads."""
+    small = planned_jobs(tmp_path / "small", "--max-threads", "1")
+    assert {threads for _, threads, _ in small} == {1}
+    large = planned_jobs(tmp_path / "large", "--set-threads", "tune_translation=8")
+    for jobs, threads in ((small, 1), (large, 8)):
+        tuning = {int(resources["mem_mb"]) for rule, _, resources in jobs
+                  if rule == "tune_translation"}
+        assert tuning == {MEMORY["tune_translation"].request_mb(threads)}
+    assert MEMORY["tune_translation"].request_mb(1) < MEMORY["tune_translation"].request_mb(8)
+
+
+SUBMITTED = re.compile(r"Job \d+ has been submitted with SLURM jobid (\d+)")
+
+
+def queued_jobs() -> list[str]:
+    """Ids of the jobs Slurm has pending or running."""
+    result = subprocess.run(["squeue", "--noheader", "--states=PENDING,RUNNING",
+                             "--format=%i"], capture_output=True, text=True, timeout=30)
+    assert result.returncode == 0, result.stderr
+    return result.stdout.split()
+
+
+def submissions(log: Path) -> list[str]:
+    return SUBMITTED.findall(log.read_text()) if log.exists() else []
+
+
+def wait_for(condition, what: str, seconds: float = 600) -> None:
+    deadline = time.monotonic() + seconds
+    while not condition():
+        assert time.monotonic() < deadline, f"timed out after {seconds} s waiting for {what}"
+        time.sleep(0.5)
+
+
+def start(command: list[str], log: Path) -> subprocess.Popen:
+    return subprocess.Popen(command, cwd=ROOT, stdout=log.open("w"), stderr=subprocess.STDOUT)
+
+
+def cancel_one_job(command: list[str], log: Path) -> str:
+    """Run ``command`` until it has submitted 5 jobs, scancel the next job Slurm holds, and
+    return its id once Snakemake has ended (a cancelled job fails the run, is not resubmitted)."""
+    snakemake = start(command, log)
+    wait_for(lambda: len(submissions(log)) >= 5 or snakemake.poll() is not None, "5 jobs")
+    cancelled = None
+    while cancelled is None:
+        assert snakemake.poll() is None, "the run ended before a job could be cancelled"
+        for job in set(queued_jobs()) & set(submissions(log)):
+            details = subprocess.run(["scontrol", "show", "job", job], capture_output=True,
+                                     text=True, timeout=30).stdout
+            if details:  # Slurm, not Snakemake, requeues a job whose node fails
+                assert "Requeue=1" in details, details
+            if subprocess.run(["scancel", job], capture_output=True).returncode == 0 \
+                    and job not in queued_jobs():
+                cancelled = job
+                break
+        time.sleep(0.2)
+    assert snakemake.wait(timeout=600) != 0, log.read_text()[-3000:]
+    return cancelled
+
+
+def interrupt(command: list[str], log: Path) -> None:
+    """Run ``command`` until Slurm holds one of its jobs, then press Ctrl-C (SIGINT)."""
+    snakemake = start(command, log)
+    wait_for(lambda: set(queued_jobs()) & set(submissions(log)) or snakemake.poll() is not None,
+             "a queued job")
+    assert snakemake.poll() is None, "the run ended before it could be interrupted"
+    snakemake.send_signal(signal.SIGINT)
+    assert snakemake.wait(timeout=120) != 0, log.read_text()[-3000:]
 
 
 def test_readme_cluster_command_matches_a_local_run(tmp_path):
+    """The README's command through Slurm, with the drill a user goes through: one job
+    cancelled with scancel (the run stops, nothing is resubmitted), a rerun interrupted with
+    Ctrl-C (Snakemake cancels its Slurm jobs and releases the directory), then the same command
+    again resumes, recomputing no finished job, and every table equals a local run's."""
     partition = require_slurm()
     command = readme_cluster_command()
     args = [arg.replace("<partition>", partition) for arg in command[1:]]
@@ -96,16 +197,32 @@ def test_readme_cluster_command_matches_a_local_run(tmp_path):
     cluster.mkdir()
     snakemake = [sys.executable, "-m", "snakemake", "--snakefile", str(ROOT / "Snakefile")]
     # The README's command as written (relative profile path: run from the repository root).
-    run([*snakemake, *args, "--configfile", str(tiny_config(cluster)),
-         "--directory", str(cluster)], ROOT, tmp_path / "slurm.log")
+    readme = [*snakemake, *args, "--configfile", str(tiny_config(cluster)),
+              "--directory", str(cluster)]
+
+    cancelled = cancel_one_job(readme, tmp_path / "cancelled.log")
+    cancelled_log = (tmp_path / "cancelled.log").read_text()
+    assert re.search(rf"SLURM-job '{cancelled}' failed, SLURM status is: 'CANCELLED'",
+                     cancelled_log), cancelled_log[-3000:]
+    assert "Trying to restart" not in cancelled_log
+    assert not set(queued_jobs()) & set(submissions(tmp_path / "cancelled.log"))
+
+    interrupt(readme, tmp_path / "interrupted.log")
+    # Snakemake cancelled what it had queued, and left no lock behind
+    wait_for(lambda: not set(queued_jobs()) & set(submissions(tmp_path / "interrupted.log")),
+             "the interrupted run's jobs to leave the queue", seconds=60)
+    assert not list((cluster / ".snakemake" / "locks").glob("*"))
+
+    run(readme, ROOT, tmp_path / "slurm.log")
     # Both replay the tiny config's frozen alignment (eflomal has no seed); everything after it
     # is deterministic and must come out identical.
     run([*snakemake, "--cores", "2", "--configfile", str(tiny_config(local)),
          "--directory", str(local)], ROOT, tmp_path / "local.log")
 
-    log = (tmp_path / "slurm.log").read_text()
-    submitted = re.findall(r"Job \d+ has been submitted with SLURM jobid (\d+)", log)
-    assert submitted, "no job went through sbatch:\n" + log[-3000:]
+    resumed = submissions(tmp_path / "slurm.log")
+    assert resumed, "no job went through sbatch:\n" + (tmp_path / "slurm.log").read_text()[-3000:]
+    local_jobs = re.search(r"^total\s+(\d+)$", (tmp_path / "local.log").read_text(), flags=re.M)
+    assert local_jobs and len(resumed) < int(local_jobs[1]), "the rerun recomputed finished jobs"
 
     expected, produced = tables(local), tables(cluster)
     assert expected, "the local run wrote no tables"

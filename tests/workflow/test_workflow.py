@@ -56,6 +56,12 @@ def snakemake(*args: str, cwd: Path = ROOT) -> subprocess.CompletedProcess:
                           timeout=900)
 
 
+def tiny_alignment() -> Path:
+    """The tiny config's frozen alignment."""
+    config = yaml.safe_load((TINY / "config.yaml").read_text())
+    return TINY / config["alignment"]["frozen"]
+
+
 def tiny_config(tmp_path: Path, **changes) -> Path:
     """The tiny test config with absolute fixture paths, written into ``tmp_path``."""
     config = yaml.safe_load((TINY / "config.yaml").read_text())
@@ -64,7 +70,7 @@ def tiny_config(tmp_path: Path, **changes) -> Path:
         for key, value in spec.items():
             spec[key] = [str(TINY / v) for v in value] if isinstance(value, list) \
                 else str(TINY / value)
-    config["alignment"]["frozen"] = str(TINY / config["alignment"]["frozen"])
+    config["alignment"]["frozen"] = str(tiny_alignment())
     for dotted, value in changes.items():
         node = config
         *parents, leaf = dotted.split(".")

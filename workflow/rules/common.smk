@@ -1,6 +1,8 @@
 # Validation, helpers and wildcard constraints shared by every rule file (no rules here).
+import os
 import re
 
+from snakemake.common.tbdstring import TBDString
 from snakemake.exceptions import WorkflowError
 from snakemake.utils import validate
 
@@ -22,6 +24,7 @@ from circle.experiments import (
 )
 from circle.paper import figure_runs, focus_runs, paper_figures
 from circle.paraphraser import ParaphraserConfig
+from circle.resources import MEMORY, parquet_rows
 from circle.tables import config_hash
 
 
@@ -50,6 +53,24 @@ wildcard_constraints:
     model="translation|paraphrase",
     weights=r"[A-Za-z0-9_.+-]+",
     grammar_table=r"grammar/bilingual|paraphrase/bias(?:0|0?\.\d+)",
+
+
+def memory_mb(rule_name):
+    """The rule's memory request (circle.resources.MEMORY), from the job's final thread count
+    and, for grammar extraction, the training pairs (rows of the bitext or, before that exists,
+    of the alignment, one row per pair). Until either exists the request is to be determined,
+    like Snakemake's own input-size defaults: it is evaluated again when the job is ready."""
+    model = MEMORY[rule_name]
+    if not model.per_pair_mb:
+        return lambda wildcards, threads: model.request_mb(threads)
+
+    def by_training_pairs(wildcards, input, threads):
+        for table in (input.bitext, input.alignment):
+            if os.path.exists(table):
+                return model.request_mb(threads, parquet_rows(table))
+        return TBDString()
+
+    return by_training_pairs
 
 
 def corpus_files(wildcards):

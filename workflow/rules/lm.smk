@@ -35,7 +35,7 @@ rule estimate_lm:
     params:
         discount_fallback=config["lm"]["discount_fallback"],
     resources:
-        mem_mb=2000,
+        mem_mb=memory_mb("estimate_lm"),
     conda:
         "../../envs/circle.yaml"
     script:

@@ -106,7 +106,7 @@ rule report_focus:
         lowercased=config["preprocess"]["lowercase"],
     threads: 2
     resources:
-        mem_mb=6000,
+        mem_mb=memory_mb("report_focus"),
     conda:
         "../../envs/circle.yaml"
     script:
