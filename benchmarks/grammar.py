@@ -5,14 +5,16 @@
         --memory-limit 4GB --sentences-from results/default/tokenized/tune.parquet
 
 Prints the settings, then per stage the wall time, the peak resident memory of the process
-tree (this process, its workers and DuckDB inside it; sampled every 50 ms with psutil) and the
-number of rules written.
+tree (this process, its workers and DuckDB inside it; sampled every 50 ms with psutil), the peak
+size of its scratch files (extraction shards, DuckDB spill; sampled every 0.5 s) and what the
+stage returned.
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import logging
 import threading
 import time
 from collections.abc import Callable
@@ -28,15 +30,30 @@ from circle.tables import read_table, write_table
 
 
 class PeakMemory:
-    """Samples the summed RSS of this process and its children while the block runs."""
+    """Samples the summed RSS of this process and its children while the block runs, and the
+    size of the scratch directories (``.<output>.scratch-*``: shards, DuckDB spill) in
+    ``scratch_parent``."""
 
-    def __init__(self, interval: float = 0.05):
+    def __init__(self, scratch_parent: Path | None = None, interval: float = 0.05):
         self.interval = interval
+        self.scratch_parent = scratch_parent
         self.peak = 0
+        self.peak_scratch = 0
         self._done = threading.Event()
+
+    def _scratch_size(self) -> int:
+        total = 0
+        for directory in self.scratch_parent.glob(".*.scratch-*"):
+            for file in directory.rglob("*"):
+                try:
+                    total += file.stat().st_size if file.is_file() else 0
+                except FileNotFoundError:
+                    continue
+        return total
 
     def _sample(self) -> None:
         me = psutil.Process()
+        sampled = 0
         while not self._done.is_set():
             total = 0
             for process in [me, *me.children(recursive=True)]:
@@ -45,6 +62,9 @@ class PeakMemory:
                 except psutil.NoSuchProcess:
                     continue
             self.peak = max(self.peak, total)
+            if self.scratch_parent is not None and sampled % 10 == 0:
+                self.peak_scratch = max(self.peak_scratch, self._scratch_size())
+            sampled += 1
             self._done.wait(self.interval)
 
     def __enter__(self) -> PeakMemory:
@@ -57,12 +77,12 @@ class PeakMemory:
         self._thread.join()
 
 
-def measure(name: str, run: Callable[[], object]) -> object:
+def measure(name: str, run: Callable[[], object], scratch_parent: Path) -> object:
     started = time.perf_counter()
-    with PeakMemory() as memory:
+    with PeakMemory(scratch_parent) as memory:
         result = run()
     print(f"{name:<22} {time.perf_counter() - started:8.1f} s  {memory.peak / 2**20:8.0f} MiB"
-          f"  {result}", flush=True)
+          f"  scratch {memory.peak_scratch / 2**20:8.0f} MiB  {result}", flush=True)
     return result
 
 
@@ -92,11 +112,14 @@ def main() -> None:
     parser.add_argument("--min-probability", type=float, default=0.0)
     parser.add_argument("--reuse-grammar", action="store_true",
                         help="skip extraction if OUT_DIR/grammar.parquet exists")
-    parser.add_argument("--sentences-from", type=Path,
-                        help="an EVALSET table: pivot only the phrases its references can use")
+    parser.add_argument("--sentences-from", type=Path, nargs="+",
+                        help="EVALSET tables: pivot only the phrases their references can use")
     parser.add_argument("--biases", type=float, nargs="*",
                         default=[0.0, 0.05, 0.10, 0.15, 0.25, 0.40, 0.50])
+    parser.add_argument("--log", action="store_true", help="log each step's progress")
     args = parser.parse_args()
+    if args.log:
+        logging.basicConfig(level=logging.INFO, format="%(asctime)s %(message)s")
 
     args.out_dir.mkdir(parents=True, exist_ok=True)
     bitext, alignment = args.bitext, args.alignment
@@ -112,20 +135,22 @@ def main() -> None:
     if not (args.reuse_grammar and grammar.exists()):
         measure("extract", lambda: extract_grammar(
             bitext, alignment, grammar, workers=args.workers, shard_size=args.shard_size,
-            memory_limit=args.memory_limit))
+            memory_limit=args.memory_limit), args.out_dir)
     sentences = None
     if args.sentences_from:
-        evalset = read_table(args.sentences_from, EVALSET, columns=["references"])
-        sentences = [ref for refs in evalset["references"] for ref in refs]
+        # as the pivot_grammar rule does: each distinct reference once
+        sentences = sorted({ref for path in args.sentences_from
+                            for refs in read_table(path, EVALSET, columns=["references"])
+                            ["references"] for ref in refs})
         print(f"pivoting the phrases of {len(sentences)} reference sentences", flush=True)
     measure("pivot", lambda: pivot_grammar(
         grammar, paraphrases, phrases, top_pivots=args.top_pivots, method=args.method,
         min_count=args.min_count, min_probability=args.min_probability, sentences=sentences,
-        threads=args.threads, memory_limit=args.memory_limit))
+        threads=args.threads, memory_limit=args.memory_limit), args.out_dir)
     for bias in args.biases:
         measure(f"bias {bias:.2f}", lambda bias=bias: bias_grammar(
             paraphrases, phrases, args.out_dir / f"paraphrase-bias{bias:.2f}.parquet", bias,
-            threads=args.threads, memory_limit=args.memory_limit))
+            threads=args.threads, memory_limit=args.memory_limit), args.out_dir)
 
 
 if __name__ == "__main__":
