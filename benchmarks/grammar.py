@@ -98,8 +98,8 @@ def head_tables(bitext: Path, alignment: Path, sentences: int, out_dir: Path
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("--bitext", type=Path, required=True)
-    parser.add_argument("--alignment", type=Path, required=True)
+    parser.add_argument("--bitext", type=Path, help="needed unless --reuse-grammar finds one")
+    parser.add_argument("--alignment", type=Path, help="needed unless --reuse-grammar finds one")
     parser.add_argument("--out-dir", type=Path, required=True)
     parser.add_argument("--sentences", type=int, help="use only the first N sentence pairs")
     parser.add_argument("--workers", type=int, default=2)
@@ -133,6 +133,8 @@ def main() -> None:
     paraphrases = args.out_dir / "paraphrase.parquet"
     phrases = args.out_dir / "self_paraphrase.parquet"
     if not (args.reuse_grammar and grammar.exists()):
+        if not (bitext and alignment):
+            parser.error(f"--bitext and --alignment are needed to extract {grammar}")
         measure("extract", lambda: extract_grammar(
             bitext, alignment, grammar, workers=args.workers, shard_size=args.shard_size,
             memory_limit=args.memory_limit), args.out_dir)

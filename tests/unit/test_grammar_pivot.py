@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import logging
 import math
 from collections import defaultdict
 
@@ -239,3 +240,35 @@ def test_pruning_before_pivoting_keeps_bilingual_probabilities(tmp_path, bilingu
     assert read_metadata(tmp_path / "para.parquet")["min_count"] == "1.0"
     with pytest.raises(ValueError, match="min_probability"):
         pivot(tmp_path, bilingual, min_probability=2.0)
+
+
+@pytest.mark.parametrize("options", [{"method": "features"}, {"method": "counts"},
+                                     {"keep_identity": True, "lexical_feature": True}])
+def test_partitions_do_not_change_the_tables(tmp_path, bilingual, options):
+    """One phrase per partition (at most one triple each, so a phrase with more is alone)
+    writes what one partition writes, rules and phrase statistics, bit for bit."""
+    whole_dir, parts_dir = tmp_path / "whole", tmp_path / "parts"
+    whole_dir.mkdir()
+    parts_dir.mkdir()
+    whole_stats = pivot_grammar(bilingual, whole_dir / "p.parquet", whole_dir / "s.parquet",
+                                partition_pairs=10**9, **options)
+    parts_stats = pivot_grammar(bilingual, parts_dir / "p.parquet", parts_dir / "s.parquet",
+                                partition_pairs=1, **options)
+    schema = PARAPHRASE_GRAMMAR_LEX if options.get("lexical_feature") else PARAPHRASE_GRAMMAR
+    for name, table_schema in (("p.parquet", schema), ("s.parquet", SELF_PARAPHRASE)):
+        pd.testing.assert_frame_equal(read_table(parts_dir / name, table_schema),
+                                      read_table(whole_dir / name, table_schema),
+                                      check_exact=True)
+    assert parts_stats.pivot_pairs == whole_stats.pivot_pairs > 0
+    assert parts_stats.paraphrase_rules == whole_stats.paraphrase_rules > 0
+
+
+def test_partitions_hold_at_most_their_triples_and_follow_the_phrase_order(tmp_path, bilingual,
+                                                                            caplog):
+    caplog.set_level(logging.INFO, logger="circle.grammar.pivot")
+    pivot_grammar(bilingual, tmp_path / "p.parquet", tmp_path / "s.parquet", partition_pairs=1)
+    rules = read_table(tmp_path / "p.parquet", PARAPHRASE_GRAMMAR)
+    assert list(rules["source"]) == sorted(rules["source"])
+    # every phrase with a paraphrase joins at least one triple, so each is a partition
+    assert f"pivoting: {rules['source'].nunique()}/{rules['source'].nunique()} partitions" \
+        in caplog.text

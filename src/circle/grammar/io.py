@@ -98,30 +98,57 @@ most two nonterminals, so renumbering is a swap. ``terminal_count`` is T(e) of t
 
 def write_relation(relation: duckdb.DuckDBPyRelation, path: str | os.PathLike,
                    schema: TableSchema, provenance: Mapping[str, str] | None,
-                   metadata: Mapping[str, str] | None = None, batch_size: int = 1 << 20) -> int:
+                   metadata: Mapping[str, str] | None = None) -> int:
     """Stream a DuckDB relation into a table of ``schema``; returns the number of rows.
 
     The streaming counterpart of :func:`circle.tables.write_table` (same strict cast, same
     ``circle.*`` metadata, same page checksums, same atomic replace) for tables too large to hold
     as one frame.
     """
-    meta = {f"{META_PREFIX}schema": schema.name,
-            f"{META_PREFIX}schema_version": str(schema.version)}
-    for key, value in {**(provenance or {}), **(metadata or {})}.items():
-        meta[f"{META_PREFIX}{key}"] = value
-    rows = 0
-    reader = relation.to_arrow_reader(batch_size)
-    with atomic_path(path) as tmp, pq.ParquetWriter(tmp, schema.arrow.with_metadata(meta),
-                                                    **PARQUET_WRITE_OPTIONS) as writer:
-        for batch in reader:
+    with RelationWriter(path, schema, provenance, metadata) as writer:
+        writer.write(relation)
+    return writer.rows
+
+
+class RelationWriter:
+    """One table of ``schema`` written from several DuckDB relations in turn (the parts of a
+    partitioned computation, in order), as :func:`write_relation` writes one; the file appears
+    at ``path`` only when the ``with`` block ends without an error."""
+
+    def __init__(self, path: str | os.PathLike, schema: TableSchema,
+                 provenance: Mapping[str, str] | None,
+                 metadata: Mapping[str, str] | None = None, batch_size: int = 1 << 20):
+        self.path, self.schema, self.batch_size = path, schema, batch_size
+        self.meta = {f"{META_PREFIX}schema": schema.name,
+                     f"{META_PREFIX}schema_version": str(schema.version)}
+        for key, value in {**(provenance or {}), **(metadata or {})}.items():
+            self.meta[f"{META_PREFIX}{key}"] = value
+        self.rows = 0
+
+    def __enter__(self) -> RelationWriter:
+        self._atomic = atomic_path(self.path)
+        tmp = self._atomic.__enter__()
+        self._writer = pq.ParquetWriter(tmp, self.schema.arrow.with_metadata(self.meta),
+                                        **PARQUET_WRITE_OPTIONS)
+        return self
+
+    def write(self, relation: duckdb.DuckDBPyRelation) -> int:
+        """Append the rows of ``relation``; returns how many."""
+        rows = 0
+        for batch in relation.to_arrow_reader(self.batch_size):
             try:
-                table = pa.Table.from_batches([batch]).cast(schema.arrow)
+                table = pa.Table.from_batches([batch]).cast(self.schema.arrow)
             except (pa.ArrowInvalid, ValueError) as error:
-                raise SchemaError(f"{path}: cannot store rows as schema '{schema.name}': "
-                                  f"{error}") from None
-            writer.write_table(table)
+                raise SchemaError(f"{self.path}: cannot store rows as schema "
+                                  f"'{self.schema.name}': {error}") from None
+            self._writer.write_table(table)
             rows += table.num_rows
-    return rows
+        self.rows += rows
+        return rows
+
+    def __exit__(self, *exc_info) -> bool | None:
+        self._writer.close()
+        return self._atomic.__exit__(*exc_info)
 
 
 def sql_string(text: str | os.PathLike) -> str:

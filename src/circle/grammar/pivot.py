@@ -50,9 +50,15 @@ phrases; the residual of every phrase is likewise computed from the bilingual ru
 residual(e) = 1 - sum_{(f,e)} p(f|e) (sum_{(f,e')} p(e'|f) - p(e|f)), so biasing stays exact.
 
 The work is a DuckDB self-join of the bilingual grammar on f followed by a group-by, out of core
-(``memory_limit``, spilling next to the output) and streamed to Parquet. With ``threads=1``
-(default) floating-point sums are added in a fixed order and reruns give identical tables; more
-threads are faster but the last bits of the features may then differ between runs.
+(``memory_limit``, spilling next to the output) and streamed to Parquet. The join and group-by run
+in partitions: consecutive ranges of the phrases e1, in the written grammar's order, each joining
+at most ``partition_pairs`` (e1, f, e2) triples, so their memory is bounded whatever the grammar
+and each partition's rules are written as soon as they are summed, without one sort of the whole
+table (on the default Bible grammar without pruning, 70.5 M triples for the phrases of the
+default 1,068 references, one join spilled 22 GB). Each partition probes the same table of shared
+rules, so each sum meets its terms in the same order as in one partition. With ``threads=1``
+(default) the sums are added in a fixed order and reruns give identical tables; more threads are
+faster but the last bits of the features may then differ between runs.
 """
 
 from __future__ import annotations
@@ -67,7 +73,14 @@ import duckdb
 
 from circle.grammar.extract import LHS
 from circle.grammar.filter import matching_phrases
-from circle.grammar.io import GrammarInputError, connect, grammar_schema, sql_string, write_relation
+from circle.grammar.io import (
+    GrammarInputError,
+    RelationWriter,
+    connect,
+    grammar_schema,
+    sql_string,
+    write_relation,
+)
 from circle.progress import progress
 from circle.schemas import GRAMMAR, PARAPHRASE_GRAMMAR, PARAPHRASE_GRAMMAR_LEX, SELF_PARAPHRASE
 from circle.tables import scratch_directory
@@ -75,6 +88,19 @@ from circle.tables import scratch_directory
 logger = logging.getLogger(__name__)
 
 METHODS = ("features", "counts")
+
+PARTITION_PAIRS = 4_000_000
+"""(e1, f, e2) triples summed at once: bounds the memory of the pairing whatever the grammar."""
+
+RULES = f"""
+    SELECT '{LHS}' AS lhs, e1 AS source,
+           CASE WHEN swap THEN swap_nonterminals(e2) ELSE e2 END AS target,
+           ln(p21) AS log_p_e2_given_e1, ln(p12) AS log_p_e1_given_e2,
+           ln(joint) AS log_p_e1_e2, -terminal_count(e2)::DOUBLE AS neg_target_terminals,
+           ln(lex21) AS log_lex_e2_given_e1, ln(lex12) AS log_lex_e1_given_e2,
+           count, pivots::INTEGER AS pivots
+    FROM paraphrases ORDER BY source, target"""
+"""The paraphrase rules of table ``paraphrases`` in the columns of the written grammar."""
 
 
 @dataclass(frozen=True)
@@ -97,6 +123,7 @@ def pivot_grammar(grammar_path: str | os.PathLike, out_path: str | os.PathLike,
                   lexical_feature: bool = False, min_count: float = 0.0,
                   min_probability: float = 0.0, sentences: Iterable[str] | None = None,
                   span_limit: int = 10, threads: int = 1, memory_limit: str | None = None,
+                  partition_pairs: int = PARTITION_PAIRS,
                   provenance: Mapping[str, str] | None = None) -> PivotStats:
     """Pivot the ``GRAMMAR`` table at ``grammar_path`` into a paraphrase grammar at ``out_path``.
 
@@ -104,13 +131,15 @@ def pivot_grammar(grammar_path: str | os.PathLike, out_path: str | os.PathLike,
     per-phrase ``SELF_PARAPHRASE`` table the bias needs. With ``sentences`` (tokenised English),
     only phrases matching a span of at most ``span_limit`` words of them are paraphrased.
     ``min_count``/``min_probability`` prune bilingual rules before pivoting (see module doc).
+    The pairs are formed, summed and written in partitions of phrases e1 joining at most
+    ``partition_pairs`` (e1, f, e2) triples each; the tables do not depend on it.
     """
     if method not in METHODS:
         raise ValueError(f"unknown pivot feature method '{method}'; choose one of {METHODS}")
     if min_count < 0 or not 0 <= min_probability <= 1:
         raise ValueError("min_count must be >= 0 and min_probability in [0, 1]")
-    if top_pivots < 1:
-        raise ValueError("top_pivots must be at least 1")
+    if top_pivots < 1 or partition_pairs < 1:
+        raise ValueError("top_pivots and partition_pairs must be at least 1")
     grammar_schema(grammar_path, (GRAMMAR,))
     started = time.perf_counter()
     metadata = {"method": method, "top_pivots": str(top_pivots),
@@ -122,40 +151,48 @@ def pivot_grammar(grammar_path: str | os.PathLike, out_path: str | os.PathLike,
                         phrase_span_limit=str(span_limit))
     with scratch_directory(out_path) as spill:
         con = connect(threads, memory_limit, spill)
-        steps = [lambda: _load_bilingual(con, grammar_path, top_pivots, min_count,
-                                         min_probability),
-                 lambda: _phrase_statistics(con, method),
-                 lambda: _choose_sources(con, sentences, span_limit, keep_identity),
-                 lambda: _pair(con, keep_identity),
-                 lambda: _features(con, method)]
-        for step in progress(steps, logger, "pivoting", len(steps), "steps"):
+        for name, step in (
+                ("loaded the bilingual rules and chose the pivots",
+                 lambda: _load_bilingual(con, grammar_path, top_pivots, min_count,
+                                         min_probability)),
+                ("computed the phrase statistics", lambda: _phrase_statistics(con, method)),
+                ("chose the phrases to paraphrase",
+                 lambda: _choose_sources(con, sentences, span_limit, keep_identity)),
+                ("gathered the rules they pivot through",
+                 lambda: _pivot_rules(con, keep_identity))):
+            step_started = time.perf_counter()
             step()
+            logger.info("%s in %.1f s", name, time.perf_counter() - step_started)
+        partitions = _partitions(con, partition_pairs)
         schema = PARAPHRASE_GRAMMAR_LEX if lexical_feature else PARAPHRASE_GRAMMAR
-        rules = write_relation(con.sql(f"""
-            SELECT '{LHS}' AS lhs, e1 AS source,
-                   CASE WHEN swap THEN swap_nonterminals(e2) ELSE e2 END AS target,
-                   ln(p21) AS log_p_e2_given_e1, ln(p12) AS log_p_e1_given_e2,
-                   ln(joint) AS log_p_e1_e2, -terminal_count(e2)::DOUBLE AS neg_target_terminals,
-                   ln(lex21) AS log_lex_e2_given_e1, ln(lex12) AS log_lex_e1_given_e2,
-                   count, pivots::INTEGER AS pivots
-            FROM paraphrases ORDER BY source, target"""),
-            out_path, schema, provenance, metadata)
+        con.execute("CREATE TEMP TABLE paraphrased_phrases (e VARCHAR)")
+        pairs = 0
+        with RelationWriter(out_path, schema, provenance, metadata) as writer:
+            for first, last in progress(partitions, logger, "pivoting", len(partitions),
+                                        "partitions"):
+                _pair(con, keep_identity, first, last)
+                _features(con, method)
+                writer.write(con.sql(RULES))
+                pairs += con.execute("SELECT coalesce(sum(pivots), 0) FROM pairs").fetchone()[0]
+                con.execute("""INSERT INTO paraphrased_phrases
+                               SELECT e1 FROM paraphrases UNION SELECT e2 FROM paraphrases""")
+                con.execute("DROP TABLE paraphrases; DROP TABLE pairs")
         phrases = write_relation(con.sql(f"""
             SELECT '{LHS}' AS lhs, e AS phrase, residual, ln(p_e) AS log_p_phrase,
                    ln(lex_identity) AS log_lex_identity, count_identity AS count,
                    pivots_identity::INTEGER AS pivots
             FROM phrases
-            WHERE paraphrased
-              AND e IN (SELECT e1 FROM paraphrases UNION SELECT e2 FROM paraphrases)
+            WHERE paraphrased AND e IN (SELECT e FROM paraphrased_phrases)
             ORDER BY phrase"""),
             self_paraphrase_path, SELF_PARAPHRASE, provenance, metadata)
-        counts = con.execute("""SELECT (SELECT count(*) FROM bilingual),
-            (SELECT count(*) FROM kept), (SELECT sum(pivots) FROM pairs)""").fetchall()[0]
-    stats = PivotStats(counts[0], counts[1], int(counts[2] or 0), rules, phrases,
+        counts = con.execute("SELECT (SELECT count(*) FROM bilingual), (SELECT count(*) FROM kept)"
+                             ).fetchall()[0]
+    stats = PivotStats(counts[0], counts[1], int(pairs), writer.rows, phrases,
                        time.perf_counter() - started)
     logger.info("pivoted %d bilingual rules (%d among the top pivots, %d pairs) into %d "
                 "paraphrase rules of %d phrases in %.1f s", stats.bilingual_rules,
-                stats.kept_rules, stats.pivot_pairs, rules, phrases, stats.seconds)
+                stats.kept_rules, stats.pivot_pairs, stats.paraphrase_rules, phrases,
+                stats.seconds)
     return stats
 
 
@@ -235,8 +272,47 @@ def _choose_sources(con: duckdb.DuckDBPyConnection, sentences: list[str] | None,
     con.unregister("wanted")
 
 
-def _pair(con: duckdb.DuckDBPyConnection, keep_identity: bool) -> None:
-    """Table ``pairs``: per (e1, e2, swap), sums over the shared foreign sides."""
+def _pivot_rules(con: duckdb.DuckDBPyConnection, keep_identity: bool) -> None:
+    """Tables ``source_rules`` (the kept rules of the phrases to paraphrase that share their
+    foreign side: what the partitions are cut from) and ``lookup`` (p(e) and the pair count of
+    every English side those foreign sides pivot to: what the features read)."""
+    shared = f"(senses > 1 OR {str(keep_identity).lower()})"
+    con.execute(f"""
+        CREATE TEMP TABLE source_rules AS
+        SELECT * FROM kept WHERE {shared} AND e IN (SELECT e FROM sources)""")
+    con.execute(f"""
+        CREATE TEMP TABLE lookup AS
+        SELECT m.e, m.p_bilingual, s.c_e_pairs
+        FROM marginals m JOIN phrases s USING (e)
+        WHERE m.e IN (SELECT e FROM kept
+                      WHERE {shared} AND f IN (SELECT f FROM source_rules))""")
+
+
+def _partitions(con: duckdb.DuckDBPyConnection, partition_pairs: int
+                ) -> list[tuple[str, str]]:
+    """Consecutive ranges (first, last) of the phrases to paraphrase in sort order, each joining
+    at most ``partition_pairs`` (e1, f, e2) triples (a phrase joining more is a range of its
+    own). A phrase e1 joins, through each of its kept rules, every kept rule of that foreign
+    side, so its triples are the sum of its foreign sides' senses; the ranges follow the order
+    of the written grammar, whose partitions are therefore written one after the other."""
+    loads = con.execute("SELECT e, sum(senses) FROM source_rules GROUP BY e ORDER BY e"
+                        ).fetchall()
+    partitions: list[tuple[str, str]] = []
+    first, last, load = None, None, 0
+    for phrase, triples in loads:
+        if first is not None and load + triples > partition_pairs:
+            partitions.append((first, last))
+            first, load = None, 0
+        first = phrase if first is None else first
+        last, load = phrase, load + triples
+    if first is not None:
+        partitions.append((first, last))
+    return partitions
+
+
+def _pair(con: duckdb.DuckDBPyConnection, keep_identity: bool, first: str, last: str) -> None:
+    """Table ``pairs``: per (e1, e2, swap) with e1 from ``first`` to ``last``, sums over the
+    shared foreign sides."""
     distinct = "" if keep_identity else "AND NOT (a.e = b.e AND a.swapped = b.swapped)"
     con.execute(f"""
         CREATE TEMP TABLE pairs AS
@@ -245,7 +321,8 @@ def _pair(con: duckdb.DuckDBPyConnection, keep_identity: bool) -> None:
                sum(b.p_e_f * a.p_f_e) AS p21_features, sum(a.p_e_f * b.p_f_e) AS p12_features,
                sum(b.lex_e_f * a.lex_f_e) AS lex21, sum(a.lex_e_f * b.lex_f_e) AS lex12,
                sum(a.c * b.c) AS count, count(*) AS pivots
-        FROM (SELECT * FROM shared WHERE e IN (SELECT e FROM sources)) a
+        FROM (SELECT * FROM shared WHERE e IN (SELECT e FROM sources)
+                AND e BETWEEN {sql_string(first)} AND {sql_string(last)}) a
              JOIN shared b ON a.f = b.f {distinct}
         GROUP BY a.e, b.e, a.swapped <> b.swapped""")
 
@@ -254,12 +331,11 @@ def _features(con: duckdb.DuckDBPyConnection, method: str) -> None:
     """Table ``paraphrases``: the pairs with p(e2|e1), p(e1|e2), p(e1,e2) by ``method``."""
     if method == "features":
         columns = """p.p21_features AS p21, p.p12_features AS p12,
-                     p.p21_features * m.p_bilingual AS joint"""
+                     p.p21_features * l1.p_bilingual AS joint"""
     else:
-        columns = """p.count / s1.c_e_pairs AS p21, p.count / s2.c_e_pairs AS p12,
+        columns = """p.count / l1.c_e_pairs AS p21, p.count / l2.c_e_pairs AS p12,
                      p.count / t.pairs AS joint"""
     con.execute(f"""
         CREATE TEMP TABLE paraphrases AS
         SELECT p.e1, p.e2, p.swap, {columns}, p.lex21, p.lex12, p.count, p.pivots
-        FROM pairs p JOIN marginals m ON m.e = p.e1 JOIN phrases s1 ON s1.e = p.e1
-             JOIN phrases s2 ON s2.e = p.e2, totals t""")
+        FROM pairs p JOIN lookup l1 ON l1.e = p.e1 JOIN lookup l2 ON l2.e = p.e2, totals t""")
