@@ -55,10 +55,12 @@ in partitions: consecutive ranges of the phrases e1, in the written grammar's or
 at most ``partition_pairs`` (e1, f, e2) triples, so their memory is bounded whatever the grammar
 and each partition's rules are written as soon as they are summed, without one sort of the whole
 table (on the default Bible grammar without pruning, 70.5 M triples for the phrases of the
-default 1,068 references, one join spilled 22 GB). Each partition probes the same table of shared
-rules, so each sum meets its terms in the same order as in one partition. With ``threads=1``
-(default) the sums are added in a fixed order and reruns give identical tables; more threads are
-faster but the last bits of the features may then differ between runs.
+default 1,068 references, one join spilled 22 GB). The rules, their pivot counts and the phrase
+statistics do not depend on the partitions; a feature summed over several foreign sides may
+differ in its last bits (relative 2e-14 on that grammar), as each partition's join meets the
+terms in another order. With ``threads=1`` (default) the sums are added in a fixed order and
+reruns give identical tables; more threads are faster but the last bits of the features may then
+differ between runs.
 """
 
 from __future__ import annotations
@@ -132,7 +134,7 @@ def pivot_grammar(grammar_path: str | os.PathLike, out_path: str | os.PathLike,
     only phrases matching a span of at most ``span_limit`` words of them are paraphrased.
     ``min_count``/``min_probability`` prune bilingual rules before pivoting (see module doc).
     The pairs are formed, summed and written in partitions of phrases e1 joining at most
-    ``partition_pairs`` (e1, f, e2) triples each; the tables do not depend on it.
+    ``partition_pairs`` (e1, f, e2) triples each (see the module doc for what may depend on it).
     """
     if method not in METHODS:
         raise ValueError(f"unknown pivot feature method '{method}'; choose one of {METHODS}")
