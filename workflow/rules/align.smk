@@ -14,7 +14,7 @@ rule align_corpus:
         options=config["alignment"],
     threads: 2
     resources:
-        mem_mb=memory_mb("align_corpus"),
+        mem_mb=memory_mb,
     conda:
         "../../envs/circle.yaml"
     script:

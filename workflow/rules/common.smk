@@ -55,22 +55,19 @@ wildcard_constraints:
     grammar_table=r"grammar/bilingual|paraphrase/bias(?:0|0?\.\d+)",
 
 
-def memory_mb(rule_name):
-    """The rule's memory request (circle.resources.MEMORY), from the job's final thread count
-    and, for grammar extraction, the training pairs (rows of the bitext or, before that exists,
-    of the alignment, one row per pair). Until either exists the request is to be determined,
-    like Snakemake's own input-size defaults: it is evaluated again when the job is ready."""
-    model = MEMORY[rule_name]
+def memory_mb(wildcards, input, threads, rulename):
+    """The job's memory request from its rule's model (circle.resources.MEMORY), at the job's
+    final thread count and, for grammar extraction, the training pairs (rows of the bitext or,
+    before that exists, of the alignment, one row per pair). Until either exists the request is
+    to be determined, like Snakemake's own input-size defaults: it is evaluated again when the
+    job is ready."""
+    model = MEMORY[rulename]
     if not model.per_pair_mb:
-        return lambda wildcards, threads: model.request_mb(threads)
-
-    def by_training_pairs(wildcards, input, threads):
-        for table in (input.bitext, input.alignment):
-            if os.path.exists(table):
-                return model.request_mb(threads, parquet_rows(table))
-        return TBDString()
-
-    return by_training_pairs
+        return model.request_mb(threads)
+    for table in (input.bitext, input.alignment):
+        if os.path.exists(table):
+            return model.request_mb(threads, parquet_rows(table))
+    return TBDString()
 
 
 def corpus_files(wildcards):

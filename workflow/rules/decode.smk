@@ -34,7 +34,7 @@ rule decode_shard:
         shards=config["decoder"]["shards"],
     threads: 1
     resources:
-        mem_mb=memory_mb("decode_shard"),
+        mem_mb=memory_mb,
     conda:
         "../../envs/circle.yaml"
     script:

@@ -17,7 +17,7 @@ rule extract_grammar:
         limits=config["grammar"],
     threads: 2
     resources:
-        mem_mb=memory_mb("extract_grammar"),
+        mem_mb=memory_mb,
     conda:
         "../../envs/circle.yaml"
     script:
@@ -38,7 +38,7 @@ rule filter_grammar:
     params:
         span_limit=config["decoder"]["span_limit"],
     resources:
-        mem_mb=memory_mb("filter_grammar"),
+        mem_mb=memory_mb,
     conda:
         "../../envs/circle.yaml"
     script:
@@ -65,7 +65,7 @@ rule pivot_grammar:
         span_limit=config["decoder"]["span_limit"],
     threads: 1
     resources:
-        mem_mb=memory_mb("pivot_grammar"),
+        mem_mb=memory_mb,
     conda:
         "../../envs/circle.yaml"
     script:
@@ -84,7 +84,7 @@ rule bias_grammar:
     benchmark:
         "benchmarks/{experiment}/bias_grammar/bias{bias}.tsv"
     resources:
-        mem_mb=memory_mb("bias_grammar"),
+        mem_mb=memory_mb,
     conda:
         "../../envs/circle.yaml"
     script:

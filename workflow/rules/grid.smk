@@ -21,7 +21,7 @@ rule grid_sample:
         settings=decoder_settings(),
     threads: 2
     resources:
-        mem_mb=memory_mb("grid_sample"),
+        mem_mb=memory_mb,
     conda:
         "../../envs/circle.yaml"
     script:
@@ -48,7 +48,7 @@ rule targeting_sweep:
         settings=grid_decoder_settings(),
     threads: 2
     resources:
-        mem_mb=memory_mb("targeting_sweep"),
+        mem_mb=memory_mb,
     conda:
         "../../envs/circle.yaml"
     script:
@@ -95,7 +95,7 @@ rule grid_row:
         settings=grid_decoder_settings(),
     threads: 2
     resources:
-        mem_mb=memory_mb("grid_row"),
+        mem_mb=memory_mb,
     conda:
         "../../envs/circle.yaml"
     script:

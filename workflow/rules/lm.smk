@@ -35,7 +35,7 @@ rule estimate_lm:
     params:
         discount_fallback=config["lm"]["discount_fallback"],
     resources:
-        mem_mb=memory_mb("estimate_lm"),
+        mem_mb=memory_mb,
     conda:
         "../../envs/circle.yaml"
     script:

@@ -106,7 +106,7 @@ rule report_focus:
         lowercased=config["preprocess"]["lowercase"],
     threads: 2
     resources:
-        mem_mb=memory_mb("report_focus"),
+        mem_mb=memory_mb,
     conda:
         "../../envs/circle.yaml"
     script:

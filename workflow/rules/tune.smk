@@ -40,7 +40,7 @@ rule tune_paraphraser:
         seed=lambda wildcards: tuning_seed(f"paraphraser-bias{wildcards.bias}"),
     threads: 2
     resources:
-        mem_mb=memory_mb("tune_paraphraser"),
+        mem_mb=memory_mb,
     conda:
         "../../envs/circle.yaml"
     script:
@@ -68,7 +68,7 @@ rule paraphrase_references:
         reference=lambda wildcards: tagged_reference(wildcards.reference),
     threads: 2
     resources:
-        mem_mb=memory_mb("paraphrase_references"),
+        mem_mb=memory_mb,
     conda:
         "../../envs/circle.yaml"
     script:
@@ -93,7 +93,7 @@ rule tune_translation:
         targeted=targeted_params,
     threads: 2
     resources:
-        mem_mb=memory_mb("tune_translation"),
+        mem_mb=memory_mb,
     conda:
         "../../envs/circle.yaml"
     script:
@@ -268,7 +268,7 @@ rule score_iterations:
         lowercased=config["preprocess"]["lowercase"],
     threads: 2
     resources:
-        mem_mb=memory_mb("score_iterations"),
+        mem_mb=memory_mb,
     conda:
         "../../envs/circle.yaml"
     script:
