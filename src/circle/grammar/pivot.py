@@ -160,8 +160,8 @@ def pivot_grammar(grammar_path: str | os.PathLike, out_path: str | os.PathLike,
                 ("computed the phrase statistics", lambda: _phrase_statistics(con, method)),
                 ("chose the phrases to paraphrase",
                  lambda: _choose_sources(con, sentences, span_limit, keep_identity)),
-                ("gathered the rules they pivot through",
-                 lambda: _pivot_rules(con, keep_identity))):
+                ("gathered what the pairing reads",
+                 lambda: _pairing_inputs(con, keep_identity))):
             step_started = time.perf_counter()
             step()
             logger.info("%s in %.1f s", name, time.perf_counter() - step_started)
@@ -274,11 +274,17 @@ def _choose_sources(con: duckdb.DuckDBPyConnection, sentences: list[str] | None,
     con.unregister("wanted")
 
 
-def _pivot_rules(con: duckdb.DuckDBPyConnection, keep_identity: bool) -> None:
-    """Tables ``source_rules`` (the kept rules of the phrases to paraphrase that share their
-    foreign side: what the partitions are cut from) and ``lookup`` (p(e) and the pair count of
-    every English side those foreign sides pivot to: what the features read)."""
-    shared = f"(senses > 1 OR {str(keep_identity).lower()})"
+def _shared(keep_identity: bool) -> str:
+    """The SQL condition on a kept rule for taking part in pairs: its foreign side has another
+    English side (or, keeping identity pairs, any rule)."""
+    return f"(senses > 1 OR {str(keep_identity).lower()})"
+
+
+def _pairing_inputs(con: duckdb.DuckDBPyConnection, keep_identity: bool) -> None:
+    """Tables ``source_rules`` (the shared kept rules of the phrases to paraphrase: what the
+    partitions are cut from) and ``lookup`` (p(e) and the pair count of every English side
+    their foreign sides pivot to: what the features read)."""
+    shared = _shared(keep_identity)
     con.execute(f"""
         CREATE TEMP TABLE source_rules AS
         SELECT * FROM kept WHERE {shared} AND e IN (SELECT e FROM sources)""")
@@ -299,17 +305,15 @@ def _partitions(con: duckdb.DuckDBPyConnection, partition_pairs: int
     of the written grammar, whose partitions are therefore written one after the other."""
     loads = con.execute("SELECT e, sum(senses) FROM source_rules GROUP BY e ORDER BY e"
                         ).fetchall()
-    partitions: list[tuple[str, str]] = []
-    first, last, load = None, None, 0
+    partitions: list[list[str]] = []
+    load = 0
     for phrase, triples in loads:
-        if first is not None and load + triples > partition_pairs:
-            partitions.append((first, last))
-            first, load = None, 0
-        first = phrase if first is None else first
-        last, load = phrase, load + triples
-    if first is not None:
-        partitions.append((first, last))
-    return partitions
+        if not partitions or load + triples > partition_pairs:
+            partitions.append([phrase, phrase])
+            load = 0
+        partitions[-1][1] = phrase
+        load += triples
+    return [(first, last) for first, last in partitions]
 
 
 def _pair(con: duckdb.DuckDBPyConnection, keep_identity: bool, first: str, last: str) -> None:
@@ -318,7 +322,7 @@ def _pair(con: duckdb.DuckDBPyConnection, keep_identity: bool, first: str, last:
     distinct = "" if keep_identity else "AND NOT (a.e = b.e AND a.swapped = b.swapped)"
     con.execute(f"""
         CREATE TEMP TABLE pairs AS
-        WITH shared AS (SELECT * FROM kept WHERE senses > 1 OR {str(keep_identity).lower()})
+        WITH shared AS (SELECT * FROM kept WHERE {_shared(keep_identity)})
         SELECT a.e AS e1, b.e AS e2, a.swapped <> b.swapped AS swap,
                sum(b.p_e_f * a.p_f_e) AS p21_features, sum(a.p_e_f * b.p_f_e) AS p12_features,
                sum(b.lex_e_f * a.lex_f_e) AS lex21, sum(a.lex_e_f * b.lex_f_e) AS lex12,
