@@ -109,6 +109,48 @@ ALIGNMENT = _schema(
     ],
 )
 
+ALIGNED_BITEXT = _schema(
+    "aligned_bitext",
+    1,
+    "A part of the training bitext with its symmetrised links (checked against the sentence "
+    "lengths), in segment order: the input of one grammar-extraction counting job.",
+    [
+        pa.field("segment_id", pa.int64(), nullable=False),
+        pa.field("source", pa.string(), nullable=False),
+        pa.field("target", pa.string(), nullable=False),
+        pa.field("links", pa.string(), nullable=False),
+    ],
+)
+
+LEXICAL = _schema(
+    "lexical",
+    1,
+    "Word translation probabilities of Koehn et al. (2003) from the training alignment: one row "
+    "per (f, e) pair seen linked, or a word seen unaligned (the other side null = NULL). "
+    "`e_given_f` is w(e|f) (null when e is NULL), `f_given_e` is w(f|e) (null when f is NULL).",
+    [
+        pa.field("f", pa.string()),
+        pa.field("e", pa.string()),
+        pa.field("e_given_f", pa.float64()),
+        pa.field("f_given_e", pa.float64()),
+    ],
+)
+
+RULE_COUNTS = _schema(
+    "rule_counts",
+    1,
+    "Rule counts of one grammar-extraction counting job: per batch of sentence pairs, each rule's "
+    "summed eq. 3.3 fractional count and its best ln lex(e|f), ln lex(f|e); a rule recurs once "
+    "per batch it occurs in (the merge adds the batches up exactly).",
+    [
+        pa.field("source", pa.string(), nullable=False),
+        pa.field("target", pa.string(), nullable=False),
+        pa.field("count", pa.float64(), nullable=False),
+        pa.field("lex_ef", pa.float64(), nullable=False),
+        pa.field("lex_fe", pa.float64(), nullable=False),
+    ],
+)
+
 GRAMMAR = _schema(
     "grammar",
     1,
@@ -457,7 +499,8 @@ ITERATION_SCORES = _schema(
 )
 
 ALL_SCHEMAS: dict[str, TableSchema] = {
-    s.name: s for s in (VERSES, BITEXT, EVALSET, ALIGNMENT, GRAMMAR, PARAPHRASE_GRAMMAR,
+    s.name: s for s in (VERSES, BITEXT, EVALSET, ALIGNMENT, ALIGNED_BITEXT, LEXICAL,
+                        RULE_COUNTS, GRAMMAR, PARAPHRASE_GRAMMAR,
                         PARAPHRASE_GRAMMAR_LEX, SELF_PARAPHRASE, TUNING_LOG, TUNING_CHECKPOINT,
                         EVALUATION, CONDITION_SUMMARY, GRID_SAMPLE, TARGETED_NBEST,
                         REFERENCE_DISTANCES, TARGETING_WEIGHTS, GRID_POINTS, GRID_CHOICE,

@@ -13,14 +13,17 @@ import pytest
 
 from circle.grammar.extract import (
     ExtractionLimits,
+    count_part,
     count_rules,
     extract_grammar,
     initial_phrases,
+    merge_counts,
     sentence_rules,
+    split_for_counting,
 )
 from circle.grammar.io import GrammarInputError
-from circle.grammar.lexical import lexical_table, word_factors
-from circle.schemas import ALIGNMENT, BITEXT, GRAMMAR
+from circle.grammar.lexical import lexical_frame, lexical_table, table_from_frame, word_factors
+from circle.schemas import ALIGNED_BITEXT, ALIGNMENT, BITEXT, GRAMMAR, LEXICAL
 from circle.tables import read_table, write_table
 
 
@@ -245,15 +248,19 @@ def test_extract_grammar_features(tmp_path):
 
 
 @pytest.mark.parametrize("workers", [1, 2])
-def test_extraction_logs_its_shards_and_the_merge(tmp_path, caplog, workers):
+def test_extraction_logs_its_batches_and_the_merge(tmp_path, caplog, workers):
     caplog.set_level(logging.INFO, logger="circle.grammar.extract")
     bitext, alignment = write_inputs(tmp_path, CORPUS)
-    extract_grammar(bitext, alignment, tmp_path / "g.parquet", workers=workers, shard_size=3)
+    extract_grammar(bitext, alignment, tmp_path / "g.parquet", workers=workers, batch_size=3)
     lines = [record.getMessage() for record in caplog.records]
-    assert "loaded 4 aligned sentences and their lexical table; counting rules in shards of 3 " \
-        "sentences" in lines
-    assert any(line.startswith("counting rules: 2/2 shards in ") for line in lines)
-    assert f"merging 2 shards into {tmp_path / 'g.parquet'}" in lines
+    assert "4 aligned sentence pairs and their lexical table; 2 batches of 3 pairs in 2 parts" \
+        in lines
+    assert f"merging 2 parts' counts into {tmp_path / 'g.parquet'}" in lines
+    if workers == 1:  # the workers' own records do not reach caplog
+        # the second batch is "m a" / "n p" (0-0 1-1): phrases m-n, a-p, m a-n p; rules those
+        # three, [X,1] a-[X,1] p and m [X,1]-n [X,1]
+        assert "1 sentence pairs: 3 initial phrases, 5 rule occurrences, 5 rows of counts" \
+            in lines
 
 
 def test_extraction_removes_what_a_killed_extraction_left_and_only_that(tmp_path):
@@ -267,26 +274,85 @@ def test_extraction_removes_what_a_killed_extraction_left_and_only_that(tmp_path
     (stale_scratch / "shard-000000.parquet").write_bytes(b"PAR1")
     other = out.parent / ".other.parquet.scratch-x1y2z3w4"
     other.mkdir()
-    extract_grammar(bitext, alignment, out, workers=2, shard_size=2)
+    extract_grammar(bitext, alignment, out, workers=2, batch_size=2)
     assert sorted(p.name for p in out.parent.iterdir()) == [other.name, out.name]
     assert len(read_table(out, GRAMMAR)) > 0
 
 
-def test_workers_and_shards_give_the_same_table(tmp_path):
-    rng = random.Random(7)
+def random_corpus(sentences: int, seed: int = 7) -> list[tuple[int, str, str, str]]:
+    rng = random.Random(seed)
     rows = []
-    for k in range(60):
+    for k in range(sentences):
         n = rng.randint(2, 12)
         links = " ".join(f"{i}-{min(n - 1, max(0, i + rng.choice([-1, 0, 0, 1])))}"
                          for i in range(n) if rng.random() < 0.85)
         rows.append((k, " ".join(rng.choice("abcdefgh") for _ in range(n)),
                      " ".join(rng.choice("stuvwxyz") for _ in range(n)), links))
-    bitext, alignment = write_inputs(tmp_path, rows)
+    return rows
+
+
+def test_workers_and_batches_give_the_same_table(tmp_path):
+    bitext, alignment = write_inputs(tmp_path, random_corpus(60))
     extract_grammar(bitext, alignment, tmp_path / "one.parquet")
-    extract_grammar(bitext, alignment, tmp_path / "two.parquet", workers=2, shard_size=7)
+    extract_grammar(bitext, alignment, tmp_path / "two.parquet", workers=2, batch_size=7)
     one = read_table(tmp_path / "one.parquet", GRAMMAR)
     two = read_table(tmp_path / "two.parquet", GRAMMAR)
     pd.testing.assert_frame_equal(one, two, check_exact=False, rtol=1e-12)
+
+
+@pytest.mark.parametrize("parts", [1, 3, 11])
+def test_counting_jobs_give_the_grammar_bit_for_bit(tmp_path, parts):
+    """The workflow's split / count per part / merge gives exactly the in-process grammar,
+    whatever the number of counting jobs (11 parts of 9 batches: two are empty)."""
+    bitext, alignment = write_inputs(tmp_path, random_corpus(60))
+    extract_grammar(bitext, alignment, tmp_path / "whole.parquet", batch_size=7)
+    lexical = tmp_path / "lexical.parquet"
+    part_paths = [tmp_path / f"part{k}.parquet" for k in range(parts)]
+    assert split_for_counting(bitext, alignment, lexical, part_paths, 7) == 60
+    sizes = [len(read_table(path, ALIGNED_BITEXT)) for path in part_paths]
+    assert sum(sizes) == 60 and all(size % 7 == 0 for size in sizes[:-1])
+    counts = [tmp_path / f"counts{k}.parquet" for k in range(parts)]
+    for part, out in zip(part_paths, counts, strict=True):
+        count_part(part, lexical, out, ExtractionLimits(), 7)
+    assert merge_counts(counts, tmp_path / "jobs.parquet", 2, None) > 0
+    pd.testing.assert_frame_equal(read_table(tmp_path / "whole.parquet", GRAMMAR),
+                                  read_table(tmp_path / "jobs.parquet", GRAMMAR), check_exact=True)
+
+
+def test_occurrence_columns_in_pieces_count_bit_for_bit(monkeypatch):
+    sentences = [(source.split(), target.split(),
+                  sorted(tuple(map(int, link.split("-"))) for link in links.split()))
+                 for _, source, target, links in random_corpus(40, seed=3)]
+    table = lexical_table(sentences)
+    whole, phrases, occurrences = count_rules(sentences, ExtractionLimits(), table)
+    monkeypatch.setattr("circle.grammar.extract.OCCURRENCE_BATCH", 5)
+    pieces, *numbers = count_rules(sentences, ExtractionLimits(), table)
+    assert numbers == [phrases, occurrences] and occurrences > 100
+    order = [("source", "ascending"), ("target", "ascending")]
+    assert pieces.sort_by(order).equals(whole.sort_by(order))  # the rows' order may differ
+
+
+def test_merge_refuses_counts_of_other_limits(tmp_path):
+    bitext, alignment = write_inputs(tmp_path, CORPUS)
+    lexical, part = tmp_path / "lexical.parquet", tmp_path / "part.parquet"
+    split_for_counting(bitext, alignment, lexical, [part], 10)
+    count_part(part, lexical, tmp_path / "a.parquet", ExtractionLimits(), 10)
+    count_part(part, lexical, tmp_path / "b.parquet", ExtractionLimits(max_source_symbols=4), 10)
+    with pytest.raises(GrammarInputError, match=r"b.parquet: counted with extraction limits "
+                                                r".*max_source_symbols\": 4.*a.parquet"):
+        merge_counts([tmp_path / "a.parquet", tmp_path / "b.parquet"], tmp_path / "g.parquet",
+                     1, None)
+    with pytest.raises(GrammarInputError, match=r"part.parquet: not a 'rule_counts' table"):
+        merge_counts([part], tmp_path / "g.parquet", 1, None)
+
+
+def test_lexical_table_round_trips_through_parquet(tmp_path):
+    sentences = [(source.split(), target.split(),
+                  sorted(tuple(map(int, link.split("-"))) for link in links.split()))
+                 for _, source, target, links in CORPUS]
+    table = lexical_table(sentences)
+    write_table(lexical_frame(table), tmp_path / "lex.parquet", LEXICAL)
+    assert table_from_frame(read_table(tmp_path / "lex.parquet", LEXICAL)) == table
 
 
 @pytest.mark.parametrize("links, message", [

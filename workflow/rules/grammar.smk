@@ -2,19 +2,71 @@
 # and the self-paraphrase bias (thesis ch. 3, §5.2.2). Logic in circle.grammar.
 
 
-rule extract_grammar:
-    """The bilingual Hiero grammar of the aligned training bitext (eq. 3.3 fractional counts)."""
+rule split_for_counting:
+    """The aligned training bitext checked, its lexical table (Koehn et al. 2003), and its parts,
+    one per counting job (scatter)."""
     input:
         bitext="results/{experiment}/tokenized/train.parquet",
         alignment=alignment_source,
+    output:
+        lexical="results/{experiment}/grammar/extraction/lexical.parquet",
+        parts=temp(
+            expand(
+                "results/{{experiment}}/grammar/extraction/part{part}.parquet",
+                part=range(config["grammar"]["count_jobs"]),
+            )
+        ),
+    log:
+        "logs/{experiment}/split_for_counting.log",
+    benchmark:
+        "benchmarks/{experiment}/split_for_counting.tsv"
+    params:
+        batch_size=config["grammar"]["batch_size"],
+    resources:
+        mem_mb=memory_mb,
+    conda:
+        "../../envs/circle.yaml"
+    script:
+        "../scripts/split_for_counting.py"
+
+
+rule count_rules:
+    """The Hiero rules of one part of the bitext and their eq. 3.3 fractional counts, batch by
+    batch (memory follows grammar.batch_size, not the corpus)."""
+    input:
+        part="results/{experiment}/grammar/extraction/part{part}.parquet",
+        lexical="results/{experiment}/grammar/extraction/lexical.parquet",
+    output:
+        counts=temp("results/{experiment}/grammar/extraction/counts{part}.parquet"),
+    log:
+        "logs/{experiment}/count_rules/part{part}.log",
+    benchmark:
+        "benchmarks/{experiment}/count_rules/part{part}.tsv"
+    params:
+        options=config["grammar"],
+    threads: 1
+    resources:
+        mem_mb=memory_mb,
+    conda:
+        "../../envs/circle.yaml"
+    script:
+        "../scripts/count_rules.py"
+
+
+rule extract_grammar:
+    """The bilingual Hiero grammar: the counting jobs' counts added up and turned into features
+    (eq. 3.3) out of core, within the job's mem_mb (gather)."""
+    input:
+        counts=expand(
+            "results/{{experiment}}/grammar/extraction/counts{part}.parquet",
+            part=range(config["grammar"]["count_jobs"]),
+        ),
     output:
         grammar="results/{experiment}/grammar/bilingual.parquet",
     log:
         "logs/{experiment}/extract_grammar.log",
     benchmark:
         "benchmarks/{experiment}/extract_grammar.tsv"
-    params:
-        limits=config["grammar"],
     threads: 2
     resources:
         mem_mb=memory_mb,

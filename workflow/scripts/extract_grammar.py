@@ -1,9 +1,7 @@
-from circle.grammar.extract import ExtractionLimits, extract_grammar
+from circle.grammar.extract import merge_counts
 from circle.jobs import start_job
+from circle.resources import duckdb_limit
 
 provenance = start_job(snakemake)
-options = dict(snakemake.params.limits)
-shard_size = options.pop("shard_size")
-extract_grammar(snakemake.input.bitext, snakemake.input.alignment, snakemake.output.grammar,
-                ExtractionLimits(**options), workers=snakemake.threads, provenance=provenance,
-                shard_size=shard_size, memory_limit=f"{snakemake.resources.mem_mb}MB")
+merge_counts(snakemake.input.counts, snakemake.output.grammar, snakemake.threads, provenance,
+             duckdb_limit(snakemake.resources.mem_mb))

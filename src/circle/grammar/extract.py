@@ -39,18 +39,33 @@ import multiprocessing
 import os
 import time
 from collections.abc import Iterator, Mapping, Sequence
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, fields
+from typing import Any
 from pathlib import Path
 
+import pandas as pd
 import pyarrow as pa
-import pyarrow.parquet as pq
 
 from circle.align import AlignmentError, parse_links
-from circle.grammar.io import GrammarInputError, connect, sql_string, write_relation
-from circle.grammar.lexical import LexicalTable, Link, lexical_table, word_factors
+from circle.grammar.io import (
+    GrammarInputError,
+    RelationWriter,
+    connect,
+    sql_string,
+    write_relation,
+)
+from circle.grammar.lexical import (
+    LexicalTable,
+    Link,
+    lexical_frame,
+    lexical_table,
+    table_from_frame,
+    word_factors,
+)
 from circle.progress import progress
-from circle.schemas import ALIGNMENT, BITEXT, GRAMMAR
-from circle.tables import read_table, scratch_directory
+from circle.resources import parquet_rows
+from circle.schemas import ALIGNED_BITEXT, ALIGNMENT, BITEXT, GRAMMAR, LEXICAL, RULE_COUNTS
+from circle.tables import read_metadata, read_table, scratch_directory, write_table
 
 logger = logging.getLogger(__name__)
 
@@ -84,6 +99,12 @@ class ExtractionLimits:
                      "min_aligned_terminals"):
             if getattr(self, name) < 1:
                 raise ValueError(f"{name} must be at least 1")
+
+
+def extraction_limits(options: Mapping[str, Any]) -> ExtractionLimits:
+    """The limits in a config's ``grammar`` section (its other keys say how the work is split)."""
+    return ExtractionLimits(**{field.name: options[field.name] for field in fields(ExtractionLimits)
+                               if field.name in options})
 
 
 @dataclass(frozen=True)
@@ -236,21 +257,36 @@ def sentence_rules(source: Sequence[str], target: Sequence[str], links: Sequence
 Sentence = tuple[list[str], list[str], list[Link]]
 """Source words, target words and alignment links of one sentence pair."""
 
+OCCURRENCES = pa.schema([("source", pa.string()), ("target", pa.string()), ("count", pa.float64()),
+                         ("lex_ef", pa.float64()), ("lex_fe", pa.float64())])
+OCCURRENCE_BATCH = 1 << 18
+"""Rule occurrences collected as Python objects before they become Arrow columns: a batch of
+1000 Bible verses has 2.7 M occurrences, which as Python strings and floats took 1.8 GB."""
+
 
 def count_rules(sentences: Sequence[Sentence], limits: ExtractionLimits,
                 table: LexicalTable) -> tuple[pa.Table, int, int]:
-    """Rule counts of a shard of sentences, and its numbers of initial phrases and occurrences.
+    """Rule counts of a batch of sentences, and its numbers of initial phrases and occurrences.
 
-    The table has columns source, target, count (eq. 3.3 summed over the shard) and the best
-    ln lex(e|f) and ln lex(f|e) seen (``lex_ef``, ``lex_fe``). Occurrences are collected in
-    columns and aggregated by Arrow (single-threaded, so sums are added in a fixed order), which
-    is cheaper than updating a Python dictionary per occurrence.
+    The table (``RULE_COUNTS`` columns) has source, target, count (eq. 3.3 summed over the batch)
+    and the best ln lex(e|f) and ln lex(f|e) seen (``lex_ef``, ``lex_fe``). Occurrences are
+    collected in Arrow columns and aggregated by Arrow, single-threaded, so sums are added in
+    occurrence order (the same sums whatever the columns' chunking; the rows' order may differ).
     """
     sources: list[str] = []
     targets: list[str] = []
     shares: list[float] = []
     lex_efs: list[float] = []
     lex_fes: list[float] = []
+    lists = (sources, targets, shares, lex_efs, lex_fes)
+    batches: list[pa.RecordBatch] = []
+
+    def to_arrow() -> None:
+        batches.append(pa.record_batch([pa.array(values, field.type) for values, field
+                                        in zip(lists, OCCURRENCES, strict=True)], OCCURRENCES))
+        for values in lists:
+            values.clear()
+
     phrase_total = 0
     for source, target, links in sentences:
         phrases = initial_phrases(len(source), len(target), links, limits)
@@ -265,20 +301,37 @@ def count_rules(sentences: Sequence[Sentence], limits: ExtractionLimits,
             shares.append(share)
             lex_efs.append(lex_ef)
             lex_fes.append(lex_fe)
-    occurrences = pa.table([pa.array(sources, pa.string()), pa.array(targets, pa.string()),
-                            pa.array(shares, pa.float64()), pa.array(lex_efs, pa.float64()),
-                            pa.array(lex_fes, pa.float64())],
-                           names=["source", "target", "count", "lex_ef", "lex_fe"])
+        if len(sources) >= OCCURRENCE_BATCH:
+            to_arrow()
+    to_arrow()
+    occurrences = pa.Table.from_batches(batches, OCCURRENCES)
     counts = occurrences.group_by(["source", "target"], use_threads=False).aggregate(
         [("count", "sum"), ("lex_ef", "max"), ("lex_fe", "max")])
     counts = counts.select(["source", "target", "count_sum", "lex_ef_max", "lex_fe_max"])
-    counts = counts.rename_columns(["source", "target", "count", "lex_ef", "lex_fe"])
+    counts = counts.rename_columns(OCCURRENCES.names)
     return counts, phrase_total, occurrences.num_rows
 
 
+def _checked_sentences(frame: pd.DataFrame, alignment_path: str | os.PathLike) -> list[Sentence]:
+    """The rows (segment_id, source, target, links) as sentence pairs; a link that does not fit
+    its sentence pair raises :class:`GrammarInputError` naming ``alignment_path`` and segment."""
+    sentences = []
+    for segment, source_text, target_text, link_text in zip(
+            frame["segment_id"], frame["source"], frame["target"], frame["links"], strict=True):
+        source, target = source_text.split(), target_text.split()
+        try:
+            links = sorted(parse_links(link_text, len(source), len(target),
+                                       f"{alignment_path}: segment {segment}"))
+        except AlignmentError as error:
+            raise GrammarInputError(str(error)) from None
+        sentences.append((source, target, links))
+    return sentences
+
+
 def load_aligned_bitext(bitext_path: str | os.PathLike, alignment_path: str | os.PathLike
-                        ) -> list[Sentence]:
-    """Tokenised sentence pairs with their symmetrised links, in segment order, checked.
+                        ) -> pd.DataFrame:
+    """The bitext's rows with their symmetrised links (``ALIGNED_BITEXT`` columns), in segment
+    order, checked.
 
     Raises :class:`GrammarInputError` naming the file and segment when the two tables do not
     hold the same segments or a link does not fit its sentence pair.
@@ -297,103 +350,141 @@ def load_aligned_bitext(bitext_path: str | os.PathLike, alignment_path: str | os
             raise GrammarInputError(
                 f"{path}: {len(unmatched)} segment(s) have no row in {other} (first: segment "
                 f"{unmatched.min()}); bitext has {len(bitext)} rows, alignment {len(alignment)}")
-    merged = merged.sort_values("segment_id")
-    sentences = []
-    for segment, source_text, target_text, link_text in zip(
-            merged["segment_id"], merged["source"], merged["target"], merged["links"],
-            strict=True):
-        source, target = source_text.split(), target_text.split()
-        try:
-            links = sorted(parse_links(link_text, len(source), len(target),
-                                       f"{alignment_path}: segment {segment}"))
-        except AlignmentError as error:
-            raise GrammarInputError(str(error)) from None
-        sentences.append((source, target, links))
-    return sentences
+    merged = merged.sort_values("segment_id", ignore_index=True)
+    return merged[ALIGNED_BITEXT.arrow.names]
 
 
-_worker_state: dict[str, object] = {}
+def split_for_counting(bitext_path: str | os.PathLike, alignment_path: str | os.PathLike,
+                       lexical_path: str | os.PathLike, part_paths: Sequence[str | os.PathLike],
+                       batch_size: int, provenance: Mapping[str, str] | None = None) -> int:
+    """Check the aligned bitext, write its lexical table and cut it into ``part_paths``, the
+    inputs of the counting jobs; returns the number of sentence pairs.
 
-
-def _init_worker(limits: ExtractionLimits, table: LexicalTable, shard_dir: str) -> None:
-    _worker_state.update(limits=limits, table=table, shard_dir=shard_dir)
-
-
-def _count_shard(task: tuple[int, Sequence[Sentence]]) -> tuple[str, int, int]:
-    """Count one shard in a worker and write it to Parquet; returns (path, phrases, occurrences)."""
-    index, sentences = task
-    table, phrases, occurrences = count_rules(sentences, _worker_state["limits"],
-                                              _worker_state["table"])
-    path = Path(_worker_state["shard_dir"]) / f"shard-{index:06d}.parquet"
-    pq.write_table(table, path)
-    return str(path), phrases, occurrences
-
-
-def merge_shards(shard_paths: Sequence[str], out_path: str | os.PathLike, threads: int,
-                 provenance: Mapping[str, str] | None, metadata: Mapping[str, str],
-                 memory_limit: str | None = None) -> int:
-    """Add up shard counts and write the bilingual grammar with its features; returns rule count.
-
-    Counts are added as exact decimals so that the result is independent of the order in which
-    DuckDB's threads meet the shards; max() is order-independent anyway.
+    The pairs are counted in batches of ``batch_size`` in segment order; each part holds
+    consecutive whole batches, as evenly as the batches allow (a part may be empty), so the
+    counts do not depend on how many parts there are.
     """
-    if not shard_paths:
+    rows = load_aligned_bitext(bitext_path, alignment_path)
+    sentences = _checked_sentences(rows, alignment_path)
+    write_table(lexical_frame(lexical_table(sentences)), lexical_path, LEXICAL, provenance)
+    batches = -(-len(rows) // batch_size)
+    for part, path in enumerate(part_paths):
+        first = batches * part // len(part_paths) * batch_size
+        last = batches * (part + 1) // len(part_paths) * batch_size
+        write_table(rows.iloc[first:last], path, ALIGNED_BITEXT, provenance,
+                    {"batch_size": str(batch_size)})
+    logger.info("%d aligned sentence pairs and their lexical table; %d batches of %d pairs in "
+                "%d parts", len(rows), batches, batch_size, len(part_paths))
+    return len(rows)
+
+
+def count_part(part_path: str | os.PathLike, lexical_path: str | os.PathLike,
+               out_path: str | os.PathLike, limits: ExtractionLimits, batch_size: int,
+               provenance: Mapping[str, str] | None = None) -> tuple[int, int, int]:
+    """Count the rules of one part (:func:`split_for_counting`) batch by batch into a
+    ``RULE_COUNTS`` table; memory follows the batch, not the part. Returns the numbers of
+    sentence pairs, initial phrases and rule occurrences."""
+    sentences = _checked_sentences(read_table(part_path, ALIGNED_BITEXT), part_path)
+    table = table_from_frame(read_table(lexical_path, LEXICAL))
+    phrases = occurrences = 0
+    metadata = {"limits": json.dumps(asdict(limits), sort_keys=True),
+                "batch_size": str(batch_size)}
+    with RelationWriter(out_path, RULE_COUNTS, provenance, metadata) as writer:
+        starts = range(0, len(sentences), batch_size)
+        for start in progress(starts, logger, f"counting rules of {part_path}", len(starts),
+                              "batches"):
+            counts, batch_phrases, batch_occurrences = count_rules(
+                sentences[start:start + batch_size], limits, table)
+            writer.write(counts)
+            phrases += batch_phrases
+            occurrences += batch_occurrences
+    logger.info("%d sentence pairs: %d initial phrases, %d rule occurrences, %d rows of counts",
+                len(sentences), phrases, occurrences, writer.rows)
+    return len(sentences), phrases, occurrences
+
+
+def merge_counts(count_paths: Sequence[str | os.PathLike], out_path: str | os.PathLike,
+                 threads: int, provenance: Mapping[str, str] | None,
+                 memory_limit: str | None = None) -> int:
+    """Add up the counting jobs' rule counts and write the bilingual grammar with its features
+    (p(e|f), p(f|e) of eq. 3.3's counts); returns the number of rules.
+
+    Out of core: DuckDB aggregates, joins and sorts within ``memory_limit`` and spills the rest
+    next to ``out_path``. Counts are added as exact decimals, so the result does not depend on
+    the order in which DuckDB's threads meet the batches; max() is order-independent anyway.
+    """
+    metadata = {}
+    for path in count_paths:
+        meta = read_metadata(path)
+        if meta.get("schema") != RULE_COUNTS.name:
+            raise GrammarInputError(f"{path}: not a '{RULE_COUNTS.name}' table")
+        metadata.setdefault("limits", meta.get("limits"))
+        if meta.get("limits") != metadata["limits"]:
+            raise GrammarInputError(f"{path}: counted with extraction limits {meta.get('limits')}"
+                                    f", but {count_paths[0]} with {metadata['limits']}")
+    if not sum(parquet_rows(path) for path in count_paths):
         raise GrammarInputError(f"{out_path}: no rule could be extracted (no aligned sentences)")
-    files = "[" + ", ".join(sql_string(path) for path in shard_paths) + "]"
-    con = connect(threads, memory_limit, Path(shard_paths[0]).parent)
-    con.execute(f"""
-        CREATE TEMP TABLE merged AS
-        SELECT source, target, canonical(target) AS english, sum(count::{DECIMAL}) AS count,
-               max(lex_ef) AS lex_ef, max(lex_fe) AS lex_fe
-        FROM read_parquet({files}) GROUP BY source, target""")
-    relation = con.sql(f"""
-        WITH source_totals AS (SELECT source, sum(count) AS total FROM merged GROUP BY source),
-             english_totals AS (SELECT english, sum(count) AS total FROM merged GROUP BY english)
-        SELECT '{LHS}' AS lhs, m.source, m.target,
-               ln(m.count::DOUBLE / s.total::DOUBLE) AS log_p_e_given_f,
-               ln(m.count::DOUBLE / e.total::DOUBLE) AS log_p_f_given_e,
-               m.lex_ef AS log_lex_e_given_f, m.lex_fe AS log_lex_f_given_e,
-               m.count::DOUBLE AS count
-        FROM merged m JOIN source_totals s USING (source) JOIN english_totals e USING (english)
-        ORDER BY m.source, m.target""")
-    return write_relation(relation, out_path, GRAMMAR, provenance, metadata)
+    files = "[" + ", ".join(sql_string(str(path)) for path in count_paths) + "]"
+    with scratch_directory(out_path) as spill:
+        con = connect(threads, memory_limit, spill)
+        con.execute(f"""
+            CREATE TEMP TABLE merged AS
+            SELECT source, target, canonical(target) AS english, sum(count::{DECIMAL}) AS count,
+                   max(lex_ef) AS lex_ef, max(lex_fe) AS lex_fe
+            FROM read_parquet({files}) GROUP BY source, target""")
+        relation = con.sql(f"""
+            WITH source_totals AS (SELECT source, sum(count) AS total FROM merged GROUP BY source),
+                 english_totals AS (SELECT english, sum(count) AS total FROM merged
+                                    GROUP BY english)
+            SELECT '{LHS}' AS lhs, m.source, m.target,
+                   ln(m.count::DOUBLE / s.total::DOUBLE) AS log_p_e_given_f,
+                   ln(m.count::DOUBLE / e.total::DOUBLE) AS log_p_f_given_e,
+                   m.lex_ef AS log_lex_e_given_f, m.lex_fe AS log_lex_f_given_e,
+                   m.count::DOUBLE AS count
+            FROM merged m JOIN source_totals s USING (source)
+                 JOIN english_totals e USING (english)
+            ORDER BY m.source, m.target""")
+        rules = write_relation(relation, out_path, GRAMMAR, provenance, metadata)
+        con.close()
+    return rules
+
+
+def _count_task(task: tuple[str, str, str, ExtractionLimits, int]) -> tuple[int, int, int]:
+    return count_part(*task)
 
 
 def extract_grammar(bitext_path: str | os.PathLike, alignment_path: str | os.PathLike,
                     out_path: str | os.PathLike, limits: ExtractionLimits = ExtractionLimits(),
                     workers: int = 1, provenance: Mapping[str, str] | None = None,
-                    shard_size: int = 1000, memory_limit: str | None = None) -> ExtractionStats:
-    """Extract the bilingual Hiero grammar of an aligned bitext into a ``GRAMMAR`` table.
-
-    ``workers`` processes count rules over shards of ``shard_size`` sentences; the shards are
-    merged with DuckDB (``memory_limit`` e.g. ``"4GB"``, spilling next to ``out_path``).
-    """
+                    batch_size: int = 1000, memory_limit: str | None = None) -> ExtractionStats:
+    """Extract the bilingual Hiero grammar of an aligned bitext into a ``GRAMMAR`` table, in one
+    process with ``workers`` counting processes: :func:`split_for_counting` into one part per
+    batch, :func:`count_part` for each, :func:`merge_counts` (``memory_limit`` e.g. ``"4GB"``).
+    The workflow runs the same three steps as Snakemake jobs."""
     started = time.perf_counter()
-    sentences = load_aligned_bitext(bitext_path, alignment_path)
-    table = lexical_table(sentences)
-    logger.info("loaded %d aligned sentences and their lexical table; counting rules in shards "
-                "of %d sentences", len(sentences), shard_size)
-    tasks = [(k, sentences[start:start + shard_size])
-             for k, start in enumerate(range(0, len(sentences), shard_size))]
-    with scratch_directory(out_path) as shard_dir:
+    out_path = Path(out_path)
+    with scratch_directory(out_path.with_name(f"{out_path.name}.parts")) as scratch:
+        rows = parquet_rows(bitext_path)
+        parts = [str(scratch / f"part-{k:06d}.parquet")
+                 for k in range(max(1, -(-rows // batch_size)))]
+        lexical = str(scratch / "lexical.parquet")
+        sentences = split_for_counting(bitext_path, alignment_path, lexical, parts, batch_size)
+        tasks = [(part, lexical, part.replace("part-", "counts-"), limits, batch_size)
+                 for part in parts]
         if workers > 1:
             # fork, not spawn/forkserver: those re-import __main__, which for a Snakemake
             # script wrapper refers to the injected `snakemake` object and fails
             context = multiprocessing.get_context(
                 "fork" if "fork" in multiprocessing.get_all_start_methods() else None)
-            with context.Pool(workers, _init_worker, (limits, table, str(shard_dir))) as pool:
-                results = sorted(progress(pool.imap_unordered(_count_shard, tasks), logger,
-                                          "counting rules", len(tasks), "shards"))
+            with context.Pool(workers) as pool:
+                results = pool.map(_count_task, tasks, chunksize=1)
         else:
-            _init_worker(limits, table, str(shard_dir))
-            results = list(progress(map(_count_shard, tasks), logger, "counting rules",
-                                    len(tasks), "shards"))
-        shard_paths = [path for path, _, _ in results]
-        logger.info("merging %d shards into %s", len(shard_paths), out_path)
-        metadata = {"limits": json.dumps(asdict(limits), sort_keys=True)}
-        rules = merge_shards(shard_paths, out_path, workers, provenance, metadata, memory_limit)
+            results = list(map(_count_task, tasks))
+        logger.info("merging %d parts' counts into %s", len(tasks), out_path)
+        rules = merge_counts([task[2] for task in tasks], out_path, workers, provenance,
+                             memory_limit)
     stats = ExtractionStats(
-        sentences=len(sentences), initial_phrases=sum(r[1] for r in results),
+        sentences=sentences, initial_phrases=sum(r[1] for r in results),
         rule_occurrences=sum(r[2] for r in results), rules=rules,
         seconds=time.perf_counter() - started)
     logger.info("extracted %d rules (%d occurrences, %d initial phrases) from %d sentences "

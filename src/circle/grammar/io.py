@@ -111,9 +111,9 @@ def write_relation(relation: duckdb.DuckDBPyRelation, path: str | os.PathLike,
 
 
 class RelationWriter:
-    """One table of ``schema`` written from several DuckDB relations in turn (the parts of a
-    partitioned computation, in order), as :func:`write_relation` writes one; the file appears
-    at ``path`` only when the ``with`` block ends without an error."""
+    """One table of ``schema`` written from several DuckDB relations or Arrow tables in turn
+    (the parts of a partitioned computation, in order), as :func:`write_relation` writes one;
+    the file appears at ``path`` only when the ``with`` block ends without an error."""
 
     def __init__(self, path: str | os.PathLike, schema: TableSchema,
                  provenance: Mapping[str, str] | None,
@@ -132,19 +132,21 @@ class RelationWriter:
                                         **PARQUET_WRITE_OPTIONS)
         return self
 
-    def write(self, relation: duckdb.DuckDBPyRelation) -> int:
-        """Append the rows of ``relation``; returns how many."""
-        rows = 0
-        for batch in relation.to_arrow_reader(self.batch_size):
+    def write(self, rows: duckdb.DuckDBPyRelation | pa.Table) -> int:
+        """Append the rows of a relation or Arrow table; returns how many."""
+        batches = (rows.to_batches(self.batch_size) if isinstance(rows, pa.Table)
+                   else rows.to_arrow_reader(self.batch_size))
+        written = 0
+        for batch in batches:
             try:
                 table = pa.Table.from_batches([batch]).cast(self.schema.arrow)
             except (pa.ArrowInvalid, ValueError) as error:
                 raise SchemaError(f"{self.path}: cannot store rows as schema "
                                   f"'{self.schema.name}': {error}") from None
             self._writer.write_table(table)
-            rows += table.num_rows
-        self.rows += rows
-        return rows
+            written += table.num_rows
+        self.rows += written
+        return written
 
     def __exit__(self, *exc_info) -> bool | None:
         self._writer.close()

@@ -19,6 +19,8 @@ from collections import Counter
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
+import pandas as pd
+
 Link = tuple[int, int]
 
 
@@ -77,3 +79,27 @@ def word_factors(source: Sequence[str], target: Sequence[str], links: Iterable[L
         for word, linked in zip(source, source_links, strict=True)
     ]
     return target_factors, source_factors
+
+
+def lexical_frame(table: LexicalTable) -> pd.DataFrame:
+    """``table`` as the rows of a ``LEXICAL`` table (one per word pair, NULL as null)."""
+    pairs = sorted(set(table.e_given_f) | set(table.f_given_e),
+                   key=lambda pair: (pair[0] or "", pair[1] or "", pair[0] is None))
+    return pd.DataFrame({
+        "f": [f for f, _ in pairs], "e": [e for _, e in pairs],
+        "e_given_f": [table.e_given_f.get(pair) for pair in pairs],
+        "f_given_e": [table.f_given_e.get(pair) for pair in pairs]})
+
+
+def table_from_frame(frame: pd.DataFrame) -> LexicalTable:
+    """The :class:`LexicalTable` of the rows of a ``LEXICAL`` table (:func:`lexical_frame`)."""
+    e_given_f, f_given_e = {}, {}
+    for f, e, p_e, p_f in zip(frame["f"], frame["e"], frame["e_given_f"], frame["f_given_e"],
+                              strict=True):
+        f = None if f is None or f != f else f
+        e = None if e is None or e != e else e
+        if e is not None:
+            e_given_f[f, e] = float(p_e)
+        if f is not None:
+            f_given_e[f, e] = float(p_f)
+    return LexicalTable(e_given_f, f_given_e)

@@ -1,0 +1,6 @@
+from circle.grammar.extract import split_for_counting
+from circle.jobs import start_job
+
+provenance = start_job(snakemake)
+split_for_counting(snakemake.input.bitext, snakemake.input.alignment, snakemake.output.lexical,
+                   snakemake.output.parts, snakemake.params.batch_size, provenance)
