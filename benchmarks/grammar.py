@@ -1,13 +1,15 @@
 """Benchmark grammar extraction, pivoting and biasing on a bitext and its alignment.
 
-    python benchmarks/grammar.py --bitext results/default/align/bitext.parquet \\
-        --alignment results/default/align/alignment.parquet --out-dir /tmp/grammar-bench \\
-        --memory-limit 4GB --sentences-from results/default/tokenized/tune.parquet
+    python benchmarks/grammar.py --bitext results/default/tokenized/train.parquet \\
+        --alignment resources/alignment/bible-es-kjv.parquet --out-dir /tmp/grammar-bench \\
+        --memory-limit 4GB --sentences-from results/default/sets/tune.parquet
 
-Prints the settings, then per stage the wall time, the peak resident memory of the process
-tree (this process, its workers and DuckDB inside it; sampled every 50 ms with psutil), the peak
-size of its scratch files (extraction shards, DuckDB spill; sampled every 0.5 s) and what the
-stage returned.
+Extraction runs as the workflow's jobs, each in a process of its own: the split, the counting
+jobs (``--workers`` at a time) and the merge; for each it prints the wall time and the job's
+peak resident memory (the largest of the counting jobs'). Then per later stage the wall time,
+the peak resident memory of the process tree (this process and DuckDB inside it; sampled every
+50 ms with psutil), the peak size of its scratch files (DuckDB spill; sampled every 0.5 s) and
+what the stage returned. ``--extract-only`` stops after extraction.
 """
 
 from __future__ import annotations
@@ -15,16 +17,20 @@ from __future__ import annotations
 import argparse
 import json
 import logging
+import resource
 import threading
 import time
 from collections.abc import Callable
+from concurrent.futures import ProcessPoolExecutor
+from multiprocessing import get_context
 from pathlib import Path
 
 import psutil
 
 from circle.grammar.bias import bias_grammar
-from circle.grammar.extract import ExtractionLimits, extract_grammar
+from circle.grammar.extract import ExtractionLimits, count_part, merge_counts, split_for_counting
 from circle.grammar.pivot import METHODS, pivot_grammar
+from circle.resources import MEMORY, duckdb_limit, parquet_rows
 from circle.schemas import ALIGNMENT, BITEXT, EVALSET
 from circle.tables import read_table, write_table
 
@@ -96,16 +102,59 @@ def head_tables(bitext: Path, alignment: Path, sentences: int, out_dir: Path
     return paths
 
 
+def _job(step: Callable[..., object], *args: object) -> tuple[float, float]:
+    """Run one job's step in this (fresh) process; its wall seconds and peak RSS in MiB."""
+    started = time.perf_counter()
+    step(*args)
+    return time.perf_counter() - started, resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+
+
+def extract_as_jobs(bitext: Path, alignment: Path, grammar: Path, args: argparse.Namespace
+                    ) -> None:
+    """Extraction as the workflow runs it: split, ``--count-jobs`` counting jobs (``--workers``
+    at a time) and the merge within ``--merge-mb``, each job in a process of its own."""
+    scratch = args.out_dir / "extraction"
+    scratch.mkdir(exist_ok=True)
+    lexical = scratch / "lexical.parquet"
+    parts = [scratch / f"part{k}.parquet" for k in range(args.count_jobs)]
+    counts = [scratch / f"counts{k}.parquet" for k in range(args.count_jobs)]
+    started = time.perf_counter()
+    one_at_a_time = ProcessPoolExecutor(1, mp_context=get_context("spawn"), max_tasks_per_child=1)
+    with one_at_a_time as pool:
+        wall, peak = pool.submit(_job, split_for_counting, bitext, alignment, lexical, parts,
+                                 args.batch_size).result()
+    print(f"{'split':<22} {wall:8.1f} s  {peak:8.0f} MiB", flush=True)
+    counting = ProcessPoolExecutor(args.workers, mp_context=get_context("spawn"),
+                                   max_tasks_per_child=1)
+    with counting as pool:
+        jobs = [pool.submit(_job, count_part, part, lexical, out, ExtractionLimits(),
+                            args.batch_size) for part, out in zip(parts, counts, strict=True)]
+        results = [job.result() for job in jobs]
+    print(f"{'count (slowest job)':<22} {max(w for w, _ in results):8.1f} s  "
+          f"{max(p for _, p in results):8.0f} MiB  ({len(jobs)} jobs, {args.workers} at a time, "
+          f"{sum(w for w, _ in results):.1f} s in all)", flush=True)
+    with ProcessPoolExecutor(1, mp_context=get_context("spawn"), max_tasks_per_child=1) as pool:
+        wall, peak = pool.submit(_job, merge_counts, counts, grammar, args.workers, None,
+                                 duckdb_limit(args.merge_mb)).result()
+    print(f"{'merge':<22} {wall:8.1f} s  {peak:8.0f} MiB  (request {args.merge_mb} MB, DuckDB "
+          f"limit {duckdb_limit(args.merge_mb)})", flush=True)
+    print(f"{'extract':<22} {time.perf_counter() - started:8.1f} s  "
+          f"{parquet_rows(grammar)} rules", flush=True)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--bitext", type=Path, help="needed unless --reuse-grammar finds one")
     parser.add_argument("--alignment", type=Path, help="needed unless --reuse-grammar finds one")
     parser.add_argument("--out-dir", type=Path, required=True)
     parser.add_argument("--sentences", type=int, help="use only the first N sentence pairs")
-    parser.add_argument("--workers", type=int, default=2)
-    parser.add_argument("--shard-size", type=int, default=1000)
+    parser.add_argument("--workers", type=int, default=2, help="jobs run at a time")
+    parser.add_argument("--count-jobs", type=int, default=4, help="as grammar.count_jobs")
+    parser.add_argument("--batch-size", type=int, default=1000, help="as grammar.batch_size")
+    parser.add_argument("--merge-mb", type=int, default=MEMORY["extract_grammar"].request_mb(),
+                        help="the merge job's memory request (default: the workflow's)")
     parser.add_argument("--threads", type=int, default=1, help="DuckDB threads for pivoting")
-    parser.add_argument("--memory-limit", help="DuckDB memory limit, e.g. 4GB")
+    parser.add_argument("--memory-limit", help="DuckDB memory limit of pivoting, e.g. 4GB")
     parser.add_argument("--top-pivots", type=int, default=25)
     parser.add_argument("--method", choices=METHODS, default="features")
     parser.add_argument("--min-count", type=float, default=0.0)
@@ -117,6 +166,7 @@ def main() -> None:
     parser.add_argument("--biases", type=float, nargs="*",
                         default=[0.0, 0.05, 0.10, 0.15, 0.25, 0.40, 0.50])
     parser.add_argument("--log", action="store_true", help="log each step's progress")
+    parser.add_argument("--extract-only", action="store_true", help="stop after extraction")
     args = parser.parse_args()
     if args.log:
         logging.basicConfig(level=logging.INFO, format="%(asctime)s %(message)s")
@@ -135,9 +185,9 @@ def main() -> None:
     if not (args.reuse_grammar and grammar.exists()):
         if not (bitext and alignment):
             parser.error(f"--bitext and --alignment are needed to extract {grammar}")
-        measure("extract", lambda: extract_grammar(
-            bitext, alignment, grammar, workers=args.workers, shard_size=args.shard_size,
-            memory_limit=args.memory_limit), args.out_dir)
+        extract_as_jobs(bitext, alignment, grammar, args)
+    if args.extract_only:
+        return
     sentences = None
     if args.sentences_from:
         # as the pivot_grammar rule does: each distinct reference once

@@ -7,8 +7,9 @@ exceeds every node, so each rule's request is a model of what it really uses, no
 
 ``threads`` is the job's final thread count, after ``--max-threads`` (which fits every job to a
 smaller node) and ``--set-threads`` (more decoder workers on a larger one): a decoder pool loads
-the grammar into every worker, so memory grows with the workers. Grammar extraction grows with
-the training bitext, whose merge holds every shard's rules.
+the grammar into every worker, so memory grows with the workers. Of grammar extraction only the
+split grows with the training bitext (it holds it); a counting job holds one batch of it, and
+the merge hands DuckDB a fixed share of its request and spills the rest.
 
 The coefficients come from the default experiment (27.6 k training pairs, 2 threads): the
 peak PSS of every job of ``make run`` and ``snakemake paper_tables`` in Snakemake's benchmark
@@ -16,7 +17,9 @@ files (in MB: tune_translation 3,505 for targeted runs and 1,480 for the others,
 1,430, paraphrase_references 1,216, grid_row 1,151, decode_shard 1,082 with one decoder, pivot
 3,865, filter 1,802); a decoder pool of two workers costs about 400 MB more than one decoder
 (1,480 against 1,082), a targeted one 1,400 MB per worker, and the per-thread terms below
-round these up. Extraction was measured at 25/50/100 % of the training pairs (2.8/4.3/6.3 GB).
+round these up. Extraction's jobs were measured at 25/50/100 % of the training pairs with
+``benchmarks/grammar.py --extract-only`` (peak RSS in MiB: split 246/280/369, the largest
+counting job 894/1,120/1,106, the merge within its 3,000 MB request 1,957/2,010/2,105).
 ``python benchmarks/memory_requests.py results/<experiment>`` prints each rule's measured peak
 beside its request for any finished run.
 """
@@ -55,9 +58,23 @@ def parquet_rows(path: str | os.PathLike) -> int:
     return pq.ParquetFile(path).metadata.num_rows
 
 
+DUCKDB_SHARE = 0.6
+"""The share of its request the extraction merge hands DuckDB as its memory limit: DuckDB's
+resident memory exceeds its limit (by 25 % at 2,100 MB when merging the default grammar)."""
+
+
+def duckdb_limit(request_mb: int) -> str:
+    """The DuckDB memory limit of a job that may use ``request_mb`` in all."""
+    return f"{int(request_mb * DUCKDB_SHARE)}MB"
+
+
 MEMORY = {
-    # The out-of-core stages hand their request to DuckDB as its memory limit.
-    "extract_grammar": MemoryModel(base_mb=1630, per_pair_mb=0.17),
+    # Extraction: the split holds the training bitext; a counting job one batch of it
+    # (grammar.batch_size); the merge spills what exceeds its request (duckdb_limit).
+    "split_for_counting": MemoryModel(base_mb=210, per_pair_mb=0.006),
+    "count_rules": MemoryModel(base_mb=1120),
+    "extract_grammar": MemoryModel(base_mb=2400),
+    # The other out-of-core stages hand their request to DuckDB as its memory limit.
     "filter_grammar": MemoryModel(base_mb=3200),
     "pivot_grammar": MemoryModel(base_mb=4800),
     "bias_grammar": MemoryModel(base_mb=3200),

@@ -96,16 +96,17 @@ def planned_jobs(tmp_path: Path, *extra: str) -> list[tuple[str, int, dict[str, 
 
 def test_readme_cluster_command_plans_the_rules_own_resources(tmp_path):
     """A dry run of the README's command: every job asks what its rule's memory model gives at
-    its threads (extraction: at the tiny training set's pairs), and the partition from the
-    command line reaches every job."""
+    its threads (the split for extraction: at the tiny training set's pairs), and the partition
+    from the command line reaches every job."""
     pairs = parquet_rows(tiny_alignment())
     jobs = planned_jobs(tmp_path)
     assert len(jobs) > 40
     assert all(resources["slurm_partition"] == "somewhere" for _, _, resources in jobs)
     modelled = [(rule, threads, int(resources["mem_mb"])) for rule, threads, resources in jobs
                 if rule in MEMORY]
-    assert {rule for rule, _, _ in modelled} >= {"extract_grammar", "tune_translation",
-                                                   "decode_shard", "pivot_grammar"}
+    assert {rule for rule, _, _ in modelled} >= {
+        "split_for_counting", "count_rules", "extract_grammar", "tune_translation",
+        "decode_shard", "pivot_grammar"}
     for rule, threads, memory in modelled:
         assert memory == MEMORY[rule].request_mb(threads, pairs), rule
     assert max(threads for _, threads, _ in jobs) == 2

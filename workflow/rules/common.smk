@@ -57,10 +57,10 @@ wildcard_constraints:
 
 def memory_mb(wildcards, input, threads, rulename):
     """The job's memory request from its rule's model (circle.resources.MEMORY), at the job's
-    final thread count and, for grammar extraction, the training pairs (rows of the bitext or,
-    before that exists, of the alignment, one row per pair). Until either exists the request is
-    to be determined, like Snakemake's own input-size defaults: it is evaluated again when the
-    job is ready."""
+    final thread count and, for the split of the training bitext, its pairs (rows of the bitext
+    or, before that exists, of the alignment, one row per pair). Until either exists the request
+    is to be determined, like Snakemake's own input-size defaults: it is evaluated again when
+    the job is ready."""
     model = MEMORY[rulename]
     if not model.per_pair_mb:
         return model.request_mb(threads)

@@ -25,10 +25,14 @@ kept apart). The lexical weights lex(e|f), lex(f|e) are Koehn et al. (2003)'s
 a rule seen with several internal alignments keeps the highest weight, as Koehn et al. (2003)
 prescribe (Moses keeps the most frequent alignment instead). Everything is stored as natural logs.
 
-The corpus is cut into shards; worker processes count rules per shard (aggregated by Arrow,
-written as Parquet), and DuckDB merges the shards out of core. Shard counts are added as exact
-decimals, so the merged table does not depend on thread scheduling. On the default Bible training
-set (27.7 k pairs) there are 3.9 M initial phrases, 75 M rule occurrences and 20.6 M rules.
+Extraction is three steps, which the workflow runs as jobs (scatter/gather) and
+:func:`extract_grammar` in one process: :func:`split_for_counting` checks the aligned bitext,
+writes its lexical table and cuts it into parts of whole batches; :func:`count_part` counts a
+part's rules batch by batch (aggregated by Arrow), so its memory follows the batch size, not the
+corpus; :func:`merge_counts` adds the batches' counts up in DuckDB, out of core within a memory
+limit. Counts are added as exact decimals, so the grammar depends neither on thread scheduling
+nor on the number of parts. On the default Bible training set (27.6 k pairs) there are 3.8 M
+initial phrases, 75 M rule occurrences and 20.6 M rules.
 """
 
 from __future__ import annotations
@@ -40,8 +44,8 @@ import os
 import time
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import asdict, dataclass, fields
-from typing import Any
 from pathlib import Path
+from typing import Any
 
 import pandas as pd
 import pyarrow as pa

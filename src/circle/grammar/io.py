@@ -72,6 +72,7 @@ def connect(threads: int, memory_limit: str | None, temp_directory: str | os.Pat
     bit-identical tables.
     """
     con = duckdb.connect(config={"threads": threads, "preserve_insertion_order": False})
+    con.execute("SET enable_progress_bar = false")
     con.execute(f"SET memory_limit = {sql_string(memory_limit or DEFAULT_MEMORY_LIMIT)}")
     con.execute(f"SET temp_directory = {sql_string(temp_directory)}")
     con.execute(CANONICAL_MACROS)
