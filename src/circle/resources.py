@@ -18,7 +18,7 @@ files (in MB: tune_translation 3,505 for targeted runs and 1,480 for the others,
 3,865, filter 1,802); a decoder pool of two workers costs about 400 MB more than one decoder
 (1,480 against 1,082), a targeted one 1,400 MB per worker, and the per-thread terms below
 round these up. Extraction's jobs were measured at 25/50/100 % of the training pairs with
-``benchmarks/grammar.py --extract-only`` (peak RSS in MiB: split 246/280/369, the largest
+``benchmarks/grammar.py --extract-only`` (peak RSS in MiB: split 204/212/232, the largest
 counting job 894/1,120/1,106, the merge within its 3,000 MB request 1,957/2,010/2,105).
 ``python benchmarks/memory_requests.py results/<experiment>`` prints each rule's measured peak
 beside its request for any finished run.
@@ -71,7 +71,7 @@ def duckdb_limit(request_mb: int) -> str:
 MEMORY = {
     # Extraction: the split holds the training bitext; a counting job one batch of it
     # (grammar.batch_size); the merge spills what exceeds its request (duckdb_limit).
-    "split_for_counting": MemoryModel(base_mb=210, per_pair_mb=0.006),
+    "split_for_counting": MemoryModel(base_mb=200, per_pair_mb=0.0015),
     "count_rules": MemoryModel(base_mb=1120),
     "extract_grammar": MemoryModel(base_mb=2400),
     # The other out-of-core stages hand their request to DuckDB as its memory limit.

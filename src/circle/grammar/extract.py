@@ -369,9 +369,10 @@ def split_for_counting(bitext_path: str | os.PathLike, alignment_path: str | os.
     counts do not depend on how many parts there are.
     """
     rows = load_aligned_bitext(bitext_path, alignment_path)
-    sentences = _checked_sentences(rows, alignment_path)
-    write_table(lexical_frame(lexical_table(sentences)), lexical_path, LEXICAL, provenance)
     batches = -(-len(rows) // batch_size)
+    sentences = (sentence for batch in range(batches) for sentence in _checked_sentences(
+        rows.iloc[batch * batch_size:(batch + 1) * batch_size], alignment_path))
+    write_table(lexical_frame(lexical_table(sentences)), lexical_path, LEXICAL, provenance)
     for part, path in enumerate(part_paths):
         first = batches * part // len(part_paths) * batch_size
         last = batches * (part + 1) // len(part_paths) * batch_size
