@@ -6,10 +6,11 @@
 
 Extraction runs as the workflow's jobs, each in a process of its own: the split, the counting
 jobs (``--workers`` at a time) and the merge; for each it prints the wall time and the job's
-peak resident memory (the largest of the counting jobs'). Then per later stage the wall time,
-the peak resident memory of the process tree (this process and DuckDB inside it; sampled every
-50 ms with psutil), the peak size of its scratch files (DuckDB spill; sampled every 0.5 s) and
-what the stage returned. ``--extract-only`` stops after extraction.
+peak resident memory (the largest of the counting jobs'), for the merge also its peak DuckDB
+spill. Then per later stage the wall time, the peak resident memory of the process tree (this
+process and DuckDB inside it; sampled every 50 ms with psutil), the peak size of its scratch
+files (DuckDB spill; sampled every 0.5 s) and what the stage returned. ``--extract-only`` stops
+after extraction.
 """
 
 from __future__ import annotations
@@ -133,11 +134,13 @@ def extract_as_jobs(bitext: Path, alignment: Path, grammar: Path, args: argparse
     print(f"{'count (slowest job)':<22} {max(w for w, _ in results):8.1f} s  "
           f"{max(p for _, p in results):8.0f} MiB  ({len(jobs)} jobs, {args.workers} at a time, "
           f"{sum(w for w, _ in results):.1f} s in all)", flush=True)
-    with ProcessPoolExecutor(1, mp_context=get_context("spawn"), max_tasks_per_child=1) as pool:
+    with (ProcessPoolExecutor(1, mp_context=get_context("spawn"), max_tasks_per_child=1) as pool,
+          PeakMemory(args.out_dir) as spill):
         wall, peak = pool.submit(_job, merge_counts, counts, grammar, args.workers, None,
                                  duckdb_limit(args.merge_mb)).result()
-    print(f"{'merge':<22} {wall:8.1f} s  {peak:8.0f} MiB  (request {args.merge_mb} MB, DuckDB "
-          f"limit {duckdb_limit(args.merge_mb)})", flush=True)
+    print(f"{'merge':<22} {wall:8.1f} s  {peak:8.0f} MiB  scratch {spill.peak_scratch / 2**20:8.0f}"
+          f" MiB  (request {args.merge_mb} MB, DuckDB limit {duckdb_limit(args.merge_mb)})",
+          flush=True)
     print(f"{'extract':<22} {time.perf_counter() - started:8.1f} s  "
           f"{parquet_rows(grammar)} rules", flush=True)
 

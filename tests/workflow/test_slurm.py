@@ -173,13 +173,28 @@ def cancel_one_job(command: list[str], log: Path) -> str:
     return cancelled
 
 
+TERMINATING = "Terminating processes on user request"
+
+
 def interrupt(command: list[str], log: Path) -> None:
-    """Run ``command`` until Slurm holds one of its jobs, then press Ctrl-C (SIGINT)."""
+    """Run ``command`` until Slurm holds one of its jobs, then press Ctrl-C (SIGINT) until
+    Snakemake says it terminates.
+
+    Snakemake's log handler swallows a KeyboardInterrupt raised while it writes a record
+    (``except (KeyboardInterrupt, SystemExit): pass`` in ``snakemake/logging.py``), so a Ctrl-C
+    that lands in a log write is lost, and a user presses it again."""
     snakemake = start(command, log)
     wait_for(lambda: set(queued_jobs()) & set(submissions(log)) or snakemake.poll() is not None,
              "a queued job")
-    assert snakemake.poll() is None, "the run ended before it could be interrupted"
-    snakemake.send_signal(signal.SIGINT)
+    presses = 0
+    while TERMINATING not in log.read_text():
+        assert snakemake.poll() is None, "the run ended before it could be interrupted"
+        assert presses < 5, f"Snakemake ignored Ctrl-C {presses} times"
+        snakemake.send_signal(signal.SIGINT)
+        presses += 1
+        deadline = time.monotonic() + 10
+        while TERMINATING not in log.read_text() and time.monotonic() < deadline:
+            time.sleep(0.2)
     assert snakemake.wait(timeout=120) != 0, log.read_text()[-3000:]
 
 
