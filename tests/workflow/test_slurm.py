@@ -174,35 +174,42 @@ def cancel_one_job(command: list[str], log: Path) -> str:
 
 
 TERMINATING = "Terminating processes on user request"
+GRACEFUL = "Will exit after finishing currently running jobs"
 
 
 def interrupt(command: list[str], log: Path) -> None:
-    """Run ``command`` until Slurm holds one of its jobs, then press Ctrl-C (SIGINT) until
-    Snakemake says it terminates.
+    """Run ``command`` until Slurm holds one of its jobs, then press Ctrl-C (SIGINT), up to
+    three times, 10 s apart, until Snakemake says it terminates; if it does not, stop it with
+    SIGTERM, which Snakemake handles with a handler of its own (no new jobs; it exits once its
+    running jobs end).
 
-    Snakemake's log handler swallows a KeyboardInterrupt raised while it writes a record
-    (``except (KeyboardInterrupt, SystemExit): pass`` in ``snakemake/logging.py``), so a Ctrl-C
-    that lands in a log write is lost, and a user presses it again."""
+    Snakemake 9.27 can miss SIGINT for good: in CI it went on submitting jobs through five
+    presses over 50 s (its log handler and its persistent asyncio runner each swallow a
+    KeyboardInterrupt that lands in them)."""
     snakemake = start(command, log)
     wait_for(lambda: set(queued_jobs()) & set(submissions(log)) or snakemake.poll() is not None,
              "a queued job")
-    presses = 0
-    while TERMINATING not in log.read_text():
+    for _ in range(3):
         assert snakemake.poll() is None, "the run ended before it could be interrupted"
-        assert presses < 5, f"Snakemake ignored Ctrl-C {presses} times"
         snakemake.send_signal(signal.SIGINT)
-        presses += 1
         deadline = time.monotonic() + 10
         while TERMINATING not in log.read_text() and time.monotonic() < deadline:
             time.sleep(0.2)
-    assert snakemake.wait(timeout=120) != 0, log.read_text()[-3000:]
+        if TERMINATING in log.read_text():
+            break
+    else:
+        snakemake.send_signal(signal.SIGTERM)
+        wait_for(lambda: GRACEFUL in log.read_text() or snakemake.poll() is not None,
+                 "Snakemake to answer SIGTERM", seconds=60)
+    assert snakemake.wait(timeout=600) != 0, log.read_text()[-3000:]
 
 
 def test_readme_cluster_command_matches_a_local_run(tmp_path):
     """The README's command through Slurm, with the drill a user goes through: one job
     cancelled with scancel (the run stops, nothing is resubmitted), a rerun interrupted with
-    Ctrl-C (Snakemake cancels its Slurm jobs and releases the directory), then the same command
-    again resumes, recomputing no finished job, and every table equals a local run's."""
+    Ctrl-C, or SIGTERM where Snakemake misses Ctrl-C (it releases the directory and leaves none
+    of its jobs queued), then the same command again resumes, recomputing no finished job, and
+    every table equals a local run's."""
     partition = require_slurm()
     command = readme_cluster_command()
     args = [arg.replace("<partition>", partition) for arg in command[1:]]
@@ -224,7 +231,7 @@ def test_readme_cluster_command_matches_a_local_run(tmp_path):
     assert not set(queued_jobs()) & set(submissions(tmp_path / "cancelled.log"))
 
     interrupt(readme, tmp_path / "interrupted.log")
-    # Snakemake cancelled what it had queued, and left no lock behind
+    # none of the interrupted run's jobs is left queued, and no lock is left behind
     wait_for(lambda: not set(queued_jobs()) & set(submissions(tmp_path / "interrupted.log")),
              "the interrupted run's jobs to leave the queue", seconds=60)
     assert not list((cluster / ".snakemake" / "locks").glob("*"))
