@@ -110,6 +110,11 @@ def _job(step: Callable[..., object], *args: object) -> tuple[float, float]:
     return time.perf_counter() - started, resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
 
 
+def _fresh_processes(workers: int) -> ProcessPoolExecutor:
+    """A pool that runs each job in a new process (so each job's peak RSS is its own)."""
+    return ProcessPoolExecutor(workers, mp_context=get_context("spawn"), max_tasks_per_child=1)
+
+
 def extract_as_jobs(bitext: Path, alignment: Path, grammar: Path, args: argparse.Namespace
                     ) -> None:
     """Extraction as the workflow runs it: split, ``--count-jobs`` counting jobs (``--workers``
@@ -120,22 +125,18 @@ def extract_as_jobs(bitext: Path, alignment: Path, grammar: Path, args: argparse
     parts = [scratch / f"part{k}.parquet" for k in range(args.count_jobs)]
     counts = [scratch / f"counts{k}.parquet" for k in range(args.count_jobs)]
     started = time.perf_counter()
-    one_at_a_time = ProcessPoolExecutor(1, mp_context=get_context("spawn"), max_tasks_per_child=1)
-    with one_at_a_time as pool:
+    with _fresh_processes(1) as pool:
         wall, peak = pool.submit(_job, split_for_counting, bitext, alignment, lexical, parts,
                                  args.batch_size).result()
     print(f"{'split':<22} {wall:8.1f} s  {peak:8.0f} MiB", flush=True)
-    counting = ProcessPoolExecutor(args.workers, mp_context=get_context("spawn"),
-                                   max_tasks_per_child=1)
-    with counting as pool:
-        jobs = [pool.submit(_job, count_part, part, lexical, out, ExtractionLimits(),
-                            args.batch_size) for part, out in zip(parts, counts, strict=True)]
+    with _fresh_processes(args.workers) as pool:
+        jobs = [pool.submit(_job, count_part, part, lexical, out, ExtractionLimits())
+                for part, out in zip(parts, counts, strict=True)]
         results = [job.result() for job in jobs]
     print(f"{'count (slowest job)':<22} {max(w for w, _ in results):8.1f} s  "
           f"{max(p for _, p in results):8.0f} MiB  ({len(jobs)} jobs, {args.workers} at a time, "
           f"{sum(w for w, _ in results):.1f} s in all)", flush=True)
-    with (ProcessPoolExecutor(1, mp_context=get_context("spawn"), max_tasks_per_child=1) as pool,
-          PeakMemory(args.out_dir) as spill):
+    with _fresh_processes(1) as pool, PeakMemory(args.out_dir) as spill:
         wall, peak = pool.submit(_job, merge_counts, counts, grammar, args.workers, None,
                                  duckdb_limit(args.merge_mb)).result()
     print(f"{'merge':<22} {wall:8.1f} s  {peak:8.0f} MiB  scratch {spill.peak_scratch / 2**20:8.0f}"

@@ -313,7 +313,7 @@ def test_counting_jobs_give_the_grammar_bit_for_bit(tmp_path, parts):
     assert sum(sizes) == 60 and all(size % 7 == 0 for size in sizes[:-1])
     counts = [tmp_path / f"counts{k}.parquet" for k in range(parts)]
     for part, out in zip(part_paths, counts, strict=True):
-        count_part(part, lexical, out, ExtractionLimits(), 7)
+        count_part(part, lexical, out, ExtractionLimits())
     assert merge_counts(counts, tmp_path / "jobs.parquet", 2, None) > 0
     pd.testing.assert_frame_equal(read_table(tmp_path / "whole.parquet", GRAMMAR),
                                   read_table(tmp_path / "jobs.parquet", GRAMMAR), check_exact=True)
@@ -336,8 +336,8 @@ def test_merge_refuses_counts_of_other_limits(tmp_path):
     bitext, alignment = write_inputs(tmp_path, CORPUS)
     lexical, part = tmp_path / "lexical.parquet", tmp_path / "part.parquet"
     split_for_counting(bitext, alignment, lexical, [part], 10)
-    count_part(part, lexical, tmp_path / "a.parquet", ExtractionLimits(), 10)
-    count_part(part, lexical, tmp_path / "b.parquet", ExtractionLimits(max_source_symbols=4), 10)
+    count_part(part, lexical, tmp_path / "a.parquet", ExtractionLimits())
+    count_part(part, lexical, tmp_path / "b.parquet", ExtractionLimits(max_source_symbols=4))
     with pytest.raises(GrammarInputError, match=r"b.parquet: counted with extraction limits "
                                                 r".*max_source_symbols\": 4.*a.parquet"):
         merge_counts([tmp_path / "a.parquet", tmp_path / "b.parquet"], tmp_path / "g.parquet",

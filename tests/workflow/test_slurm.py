@@ -184,8 +184,8 @@ def interrupt(command: list[str], log: Path) -> None:
     running jobs end).
 
     Snakemake 9.27 can miss SIGINT for good: in CI it went on submitting jobs through five
-    presses over 50 s (its log handler and its persistent asyncio runner each swallow a
-    KeyboardInterrupt that lands in them)."""
+    presses over 50 s (likely, not proven: its log handler and its persistent asyncio runner
+    each swallow a KeyboardInterrupt that lands in them)."""
     snakemake = start(command, log)
     wait_for(lambda: set(queued_jobs()) & set(submissions(log)) or snakemake.poll() is not None,
              "a queued job")

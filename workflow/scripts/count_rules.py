@@ -3,5 +3,4 @@ from circle.jobs import start_job
 
 provenance = start_job(snakemake)
 count_part(snakemake.input.part, snakemake.input.lexical, snakemake.output.counts,
-           extraction_limits(snakemake.params.options), snakemake.params.options["batch_size"],
-           provenance)
+           extraction_limits(snakemake.params.options), provenance)

@@ -369,7 +369,7 @@ def split_for_counting(bitext_path: str | os.PathLike, alignment_path: str | os.
     counts do not depend on how many parts there are.
     """
     rows = load_aligned_bitext(bitext_path, alignment_path)
-    batches = -(-len(rows) // batch_size)
+    batches = _batch_count(len(rows), batch_size)
     sentences = (sentence for batch in range(batches) for sentence in _checked_sentences(
         rows.iloc[batch * batch_size:(batch + 1) * batch_size], alignment_path))
     write_table(lexical_frame(lexical_table(sentences)), lexical_path, LEXICAL, provenance)
@@ -384,12 +384,13 @@ def split_for_counting(bitext_path: str | os.PathLike, alignment_path: str | os.
 
 
 def count_part(part_path: str | os.PathLike, lexical_path: str | os.PathLike,
-               out_path: str | os.PathLike, limits: ExtractionLimits, batch_size: int,
+               out_path: str | os.PathLike, limits: ExtractionLimits,
                provenance: Mapping[str, str] | None = None) -> tuple[int, int, int]:
-    """Count the rules of one part (:func:`split_for_counting`) batch by batch into a
-    ``RULE_COUNTS`` table; memory follows the batch, not the part. Returns the numbers of
-    sentence pairs, initial phrases and rule occurrences."""
+    """Count the rules of one part (:func:`split_for_counting`) batch by batch, in the batches
+    the split cut it into, into a ``RULE_COUNTS`` table; memory follows the batch, not the part.
+    Returns the numbers of sentence pairs, initial phrases and rule occurrences."""
     sentences = _checked_sentences(read_table(part_path, ALIGNED_BITEXT), part_path)
+    batch_size = int(read_metadata(part_path)["batch_size"])
     table = table_from_frame(read_table(lexical_path, LEXICAL))
     phrases = occurrences = 0
     metadata = {"limits": json.dumps(asdict(limits), sort_keys=True),
@@ -454,7 +455,12 @@ def merge_counts(count_paths: Sequence[str | os.PathLike], out_path: str | os.Pa
     return rules
 
 
-def _count_task(task: tuple[str, str, str, ExtractionLimits, int]) -> tuple[int, int, int]:
+def _batch_count(pairs: int, batch_size: int) -> int:
+    """How many batches of ``batch_size`` sentence pairs ``pairs`` make (the last may be short)."""
+    return -(-pairs // batch_size)
+
+
+def _count_task(task: tuple[str, str, str, ExtractionLimits]) -> tuple[int, int, int]:
     return count_part(*task)
 
 
@@ -469,13 +475,11 @@ def extract_grammar(bitext_path: str | os.PathLike, alignment_path: str | os.Pat
     started = time.perf_counter()
     out_path = Path(out_path)
     with scratch_directory(out_path.with_name(f"{out_path.name}.parts")) as scratch:
-        rows = parquet_rows(bitext_path)
         parts = [str(scratch / f"part-{k:06d}.parquet")
-                 for k in range(max(1, -(-rows // batch_size)))]
+                 for k in range(max(1, _batch_count(parquet_rows(bitext_path), batch_size)))]
         lexical = str(scratch / "lexical.parquet")
         sentences = split_for_counting(bitext_path, alignment_path, lexical, parts, batch_size)
-        tasks = [(part, lexical, part.replace("part-", "counts-"), limits, batch_size)
-                 for part in parts]
+        tasks = [(part, lexical, part.replace("part-", "counts-"), limits) for part in parts]
         if workers > 1:
             # fork, not spawn/forkserver: those re-import __main__, which for a Snakemake
             # script wrapper refers to the injected `snakemake` object and fails
