@@ -26,7 +26,7 @@ from snakemake.utils import validate
 
 from circle.decoder import DecoderSettings, decode_corpus, read_weights
 from circle.evaluate import corpus_bleu
-from circle.experiments import TuningRun, run_seed, tune_condition
+from circle.experiments import ConditionTuning, TuningRun, run_seed
 from circle.schemas import EVALSET
 from circle.tables import read_table
 from circle.targeted import SEARCH_MODES, targeted_setup
@@ -69,10 +69,10 @@ def main() -> None:
     args.out.mkdir(parents=True, exist_ok=True)
     weights_path = args.out / f"{run.name}.txt"
     if not args.score_only:
-        tune_condition(results / "sets/tune.parquet", results / "grammar/filtered/tune.parquet",
-                       results / "lm/3gram.binary",
-                       results / f"weights/1H.rep{args.replicate}.txt", run, None, settings, tuning,
-                       args.workers, weights_path, args.out / f"{run.name}.parquet", None, setup)
+        ConditionTuning(run, results / "sets/tune.parquet",
+                        results / "grammar/filtered/tune.parquet", results / "lm/3gram.binary",
+                        results / f"weights/1H.rep{args.replicate}.txt", None, settings, tuning,
+                        setup).tune(args.workers, weights_path, args.out / f"{run.name}.parquet")
     test = read_table(results / "sets/test.parquet", EVALSET)
     nbest = decode_corpus(list(test["source"]), results / "grammar/filtered/test.parquet",
                           results / "lm/3gram.binary", read_weights(weights_path), settings,

@@ -17,12 +17,16 @@ import os
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 import pandas as pd
 
 from circle.decoder import (
     DecoderSettings,
+    decode_corpus,
+    grammar_features,
+    load_grammar,
     read_weights,
     write_weights,
 )
@@ -44,11 +48,15 @@ from circle.paraphraser import Paraphraser, ParaphraserConfig
 from circle.report import write_page
 from circle.schemas import EVALSET, TUNING_LOG
 from circle.tables import read_metadata, read_table, write_table
-from circle.targeted import TargetedSetup
-from circle.tune.checkpoint import Checkpoint
+from circle.targeted import TargetedReferences, TargetedSetup, targeted_setup
+from circle.tune import fanout
+from circle.tune.checkpoint import Checkpoint, SavedIteration, read_iteration
 from circle.tune.loop import (
+    PoolBuilder,
+    TuningProblem,
     TuningResult,
     TuningSettings,
+    default_hook,
     ordered_references,
     single_references,
     tune,
@@ -367,33 +375,144 @@ def condition_references(table: pd.DataFrame, condition: Condition,
     return references
 
 
-def tune_condition(tune_path: str | os.PathLike, grammar_path: str | os.PathLike,
-                   lm_path: str | os.PathLike, weights_path: str | os.PathLike,
-                   run: TuningRun, paraphrases_path: str | os.PathLike | None,
-                   settings: DecoderSettings, tuning: TuningSettings, workers: int,
-                   out_weights: str | os.PathLike, out_log: str | os.PathLike,
-                   provenance: Mapping[str, str] | None = None,
-                   targeted: TargetedSetup | None = None,
-                   checkpoint: Checkpoint | None = None) -> dict[str, float]:
-    """MERT of the translation model with the references of the run's condition (thesis ch. 4;
-    for 1H+kT, ``targeted`` makes each hypothesis's references, §5.3, starting from the weights
-    ``weights_path`` the pipeline gives it: the 1H-tuned ones). ``checkpoint``: see
-    :func:`write_tuning_run`."""
-    parsed = run.condition
-    table = read_table(tune_path, EVALSET)
-    paraphrases = None if paraphrases_path is None else read_table(paraphrases_path, NBEST)
-    references = condition_references(table, parsed, paraphrases)
-    with contextlib.ExitStack() as stack:
-        hook = None
-        if parsed.targeted:
-            if targeted is None:
-                raise ValueError(f"condition {parsed.name} needs the targeted paraphraser set-up")
-            hook = stack.enter_context(targeted.references(
-                [refs[0] for refs in references], parsed.paraphrases, run.name, workers))
-        result = tune(list(table["source"]), references, grammar_path, lm_path,
-                      read_weights(weights_path), settings, tuning, workers,
-                      fixed=TUNING_FIXED, references_for=hook, checkpoint=checkpoint)
-    return write_tuning_run(result, out_weights, out_log, provenance, checkpoint)
+@dataclass(frozen=True)
+class ConditionTuning:
+    """One MT tuning run of a condition (thesis ch. 4; for 1H+kT, §5.3) and what it reads: the
+    tune set, its filtered grammar, the LM, the start weights (for 1H+kT the pipeline gives the
+    1H-tuned ones), the untargeted paraphrases (1H+kP) or the targeted set-up (1H+kT), and the
+    decoder and tuning settings. :meth:`tune` runs it in one process; :meth:`decode_shard`,
+    :meth:`optimise_iteration` and :meth:`finish` are the jobs of the same run fanned out
+    (:mod:`circle.tune.fanout`)."""
+
+    run: TuningRun
+    tune_path: str | os.PathLike
+    grammar_path: str | os.PathLike
+    lm_path: str | os.PathLike
+    weights_path: str | os.PathLike
+    paraphrases_path: str | os.PathLike | None
+    settings: DecoderSettings
+    tuning: TuningSettings
+    targeted: TargetedSetup | None = None
+
+    @classmethod
+    def from_job(cls, job: Any) -> ConditionTuning:
+        """The run of a Snakemake tuning job (``snakemake`` in its script): wildcards
+        ``condition`` and ``replicate``, the inputs of ``tuning_inputs`` and the params
+        ``settings``, ``tuning``, ``seed`` and ``targeted`` (workflow/rules/tune.smk)."""
+        settings = DecoderSettings(**job.params.settings)
+        targeted = None
+        if job.params.targeted is not None:
+            targeted = targeted_setup(job.params.targeted, job.input.get("choice"),
+                                      job.input.paraphrase_grammars, job.input.lm,
+                                      job.input.paraphraser_weights, job.input.reranking_lm,
+                                      settings)
+        return cls(TuningRun.of(job.wildcards.condition, job.wildcards.replicate),
+                   job.input.evalset, job.input.grammar, job.input.lm, job.input.weights,
+                   job.input.get("paraphrases"), settings,
+                   TuningSettings.from_config(job.params.tuning, job.params.seed), targeted)
+
+    def __post_init__(self) -> None:
+        if self.run.condition.targeted and self.targeted is None:
+            raise ValueError(f"condition {self.run.condition.name} needs the targeted "
+                             "paraphraser set-up")
+
+    def _inputs(self) -> tuple[list[str], list[list[str]]]:
+        table = read_table(self.tune_path, EVALSET)
+        paraphrases = (None if self.paraphrases_path is None
+                       else read_table(self.paraphrases_path, NBEST))
+        return (list(table["source"]),
+                condition_references(table, self.run.condition, paraphrases))
+
+    def _problem(self, feature_names: Sequence[str]) -> TuningProblem:
+        return TuningProblem(feature_names, read_weights(self.weights_path), self.tuning,
+                             TUNING_FIXED)
+
+    def _hook(self, stack: contextlib.ExitStack, references: Sequence[Sequence[str]],
+              writer: str, workers: int) -> TargetedReferences | None:
+        if not self.run.condition.targeted:
+            return None
+        return stack.enter_context(self.targeted.references(
+            [refs[0] for refs in references], self.run.condition.paraphrases, writer, workers))
+
+    def tune(self, workers: int, out_weights: str | os.PathLike, out_log: str | os.PathLike,
+             provenance: Mapping[str, str] | None = None,
+             checkpoint: Checkpoint | None = None) -> dict[str, float]:
+        """The whole run in this process (``workers`` decoding processes), resuming from and
+        saving to ``checkpoint``; writes the weights and the tuning log."""
+        sentences, references = self._inputs()
+        with contextlib.ExitStack() as stack:
+            hook = self._hook(stack, references, self.run.name, workers)
+            result = tune(sentences, references, self.grammar_path, self.lm_path,
+                          read_weights(self.weights_path), self.settings, self.tuning, workers,
+                          fixed=TUNING_FIXED, references_for=hook, checkpoint=checkpoint)
+        return write_tuning_run(result, out_weights, out_log, provenance, checkpoint)
+
+    def iterations(self, directory: str | os.PathLike) -> Checkpoint:
+        """The iteration files of this run fanned out, in ``directory``: keyed by its grammar,
+        LM and targeted set-up (Snakemake reruns the iterations when an input changes)."""
+        targeted = None if self.targeted is None else self.targeted.key
+        return Checkpoint(directory, json.dumps([str(self.grammar_path), str(self.lm_path),
+                                                 targeted]))
+
+    def _fingerprint(self, iterations: Checkpoint, problem: TuningProblem) -> str:
+        return iterations.fingerprint(problem.run_arguments(*self._inputs(), self.settings))
+
+    def decode_shard(self, directory: str | os.PathLike,
+                     previous: Sequence[str | os.PathLike], shard: int, shards: int,
+                     workers: int, out_path: str | os.PathLike,
+                     provenance: Mapping[str, str] | None = None) -> None:
+        """Shard ``shard`` of ``shards`` of iteration ``len(previous) + 1``, whose earlier
+        iterations are the files ``previous`` in ``directory``: decoded, its new pairs scored
+        (for 1H+kT paraphrased here, flushed to the cache as this shard's part)."""
+        iterations = self.iterations(directory)
+        grammar = load_grammar(self.grammar_path)
+        problem = self._problem(grammar.feature_names)
+        fingerprint = self._fingerprint(iterations, problem)
+        saved = [read_iteration(path, fingerprint) for path in previous]
+        sentences, references = self._inputs()
+        iteration = len(saved) + 1
+        with contextlib.ExitStack() as stack:
+            hook = self._hook(stack, references,
+                              f"{self.run.name}.it{iteration}.shard{shard}", workers)
+            builder = PoolBuilder(problem, hook or default_hook(references),
+                                  getattr(hook, "prepare", None))
+
+            def decode(sources: list[str], weights: dict[str, float]) -> list:
+                return decode_corpus(sources, grammar, self.lm_path, weights, self.settings,
+                                     workers)
+
+            found = fanout.decode_shard(builder, saved, sentences,
+                                        fanout.shard_sentences(references, shards, shard),
+                                        decode)
+        fanout.write_shard(found, out_path, problem.names, fingerprint, provenance)
+
+    def optimise_iteration(self, directory: str | os.PathLike,
+                           previous: Sequence[str | os.PathLike],
+                           shard_paths: Sequence[str | os.PathLike],
+                           provenance: Mapping[str, str] | None = None) -> SavedIteration:
+        """Iteration ``len(previous) + 1`` from its shards, saved in ``directory`` (its stop
+        reason says whether another iteration follows)."""
+        iterations = self.iterations(directory)
+        problem = self._problem(grammar_features(self.grammar_path))
+        fingerprint = self._fingerprint(iterations, problem)
+        saved = [read_iteration(path, fingerprint) for path in previous]
+        _, references = self._inputs()
+        builder = PoolBuilder(problem, default_hook(references), None)
+        shards = [fanout.read_shard(path, fingerprint, problem.metric.n_stats)
+                  for path in shard_paths]
+        finished = fanout.optimise_iteration(builder, saved, shards)
+        iterations.save(fingerprint, finished, provenance)
+        return finished
+
+    def finish(self, directory: str | os.PathLike, paths: Sequence[str | os.PathLike],
+               out_weights: str | os.PathLike, out_log: str | os.PathLike,
+               provenance: Mapping[str, str] | None = None) -> dict[str, float]:
+        """The weights and tuning log of the run whose iteration files in ``directory`` are
+        ``paths``, the last one having ended it."""
+        problem = self._problem(grammar_features(self.grammar_path))
+        fingerprint = self._fingerprint(self.iterations(directory), problem)
+        result = fanout.finish(problem, [read_iteration(path, fingerprint) for path in paths])
+        return write_tuning_run(result, out_weights, out_log, provenance, None)
 
 
 def evaluate_runs(experiment: str, test_path: str | os.PathLike,

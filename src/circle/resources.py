@@ -83,6 +83,8 @@ MEMORY = {
     # One decoder, or a pool with one decoder (grammar, LM, paraphraser) per worker.
     "decode_shard": MemoryModel(base_mb=1100),
     "tune_translation": MemoryModel(base_mb=400, per_thread_mb=1600),
+    "tune_shard": MemoryModel(base_mb=400, per_thread_mb=1600),
+    "tune_iteration": MemoryModel(base_mb=800),
     "score_iterations": MemoryModel(base_mb=400, per_thread_mb=600),
     "tune_paraphraser": MemoryModel(base_mb=400, per_thread_mb=600),
     "paraphrase_references": MemoryModel(base_mb=400, per_thread_mb=600),

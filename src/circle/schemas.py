@@ -252,14 +252,33 @@ TUNING_LOG = _schema(
 TUNING_CHECKPOINT = _schema(
     "tuning_checkpoint",
     1,
-    "One file per finished iteration of a tuning run that has not ended "
-    "(`circle.tune.checkpoint`): the (sentence, hypothesis) pairs that joined the n-best pool "
+    "One file per finished iteration of a tuning run, the last one included "
+    "(`circle.tune.checkpoint`; a fanned-out run's iteration jobs write them too): the "
+    "(sentence, hypothesis) pairs that joined the n-best pool "
     "in that iteration, in pool order, with their decoder `features` (order of the run's "
     "feature names) and the metric's sufficient `stats` against the hypothesis' own references, "
     "frozen when it joined. Metadata: `circle.iteration`, `circle.log` (the iteration's "
     "tuning-log row, JSON), `circle.next_weights` (JSON list: the weights the next iteration "
     "decodes with) and `circle.fingerprint` (the run's inputs and settings).",
     [
+        pa.field("sentence", pa.int64(), nullable=False),
+        pa.field("hypothesis", pa.string(), nullable=False),
+        pa.field("features", pa.list_(pa.float64()), nullable=False),
+        pa.field("stats", pa.list_(pa.float64()), nullable=False),
+    ],
+)
+
+TUNING_SHARD = _schema(
+    "tuning_shard",
+    1,
+    "What one shard job of a fanned-out tuning iteration adds (`circle.tune.fanout`): the "
+    "(sentence, hypothesis) pairs of its sentences' n-best lists that the pool lacked, with the "
+    "`decode` they came from (0: the iteration's weights, then the first pool's perturbations), "
+    "their decoder `features` and the metric's `stats` against their own references. "
+    "Metadata: `circle.feature_names` (JSON), `circle.one_best` (JSON: [sentence, stats] of each "
+    "of the shard's sentences' 1-best under the iteration's weights) and `circle.fingerprint`.",
+    [
+        pa.field("decode", pa.int32(), nullable=False),
         pa.field("sentence", pa.int64(), nullable=False),
         pa.field("hypothesis", pa.string(), nullable=False),
         pa.field("features", pa.list_(pa.float64()), nullable=False),
@@ -502,6 +521,7 @@ ALL_SCHEMAS: dict[str, TableSchema] = {
     s.name: s for s in (VERSES, BITEXT, EVALSET, ALIGNMENT, ALIGNED_BITEXT, LEXICAL,
                         RULE_COUNTS, GRAMMAR, PARAPHRASE_GRAMMAR,
                         PARAPHRASE_GRAMMAR_LEX, SELF_PARAPHRASE, TUNING_LOG, TUNING_CHECKPOINT,
+                        TUNING_SHARD,
                         EVALUATION, CONDITION_SUMMARY, GRID_SAMPLE, TARGETED_NBEST,
                         REFERENCE_DISTANCES, TARGETING_WEIGHTS, GRID_POINTS, GRID_CHOICE,
                         TARGETED_CACHE, ITERATION_SCORES)

@@ -8,6 +8,7 @@ initial 1-best is almost all wrong and tuning must find weights that translate c
 from __future__ import annotations
 
 import json
+from dataclasses import replace
 
 import numpy as np
 import pandas as pd
@@ -17,10 +18,10 @@ from circle.decoder import DecoderSettings, Grammar, decode_corpus
 from circle.evaluate import corpus_bleu, corpus_ter
 from circle.experiments import run_seed
 from circle.lm import estimate_lm
-from circle.schemas import TUNING_LOG
+from circle.schemas import TUNING_CHECKPOINT, TUNING_LOG
 from circle.tables import read_metadata, read_table
-from circle.tune import loop
-from circle.tune.checkpoint import Checkpoint
+from circle.tune import fanout, loop
+from circle.tune.checkpoint import Checkpoint, StaleIteration, ended, read_iteration
 from circle.tune.loop import TuningSettings, select_references, tune, write_tuning_log
 from circle.tune.mert import MertSettings
 from circle.tune.pro import ProSettings
@@ -455,3 +456,90 @@ def test_the_checkpoint_of_a_job_lies_next_to_its_output_and_follows_its_inputs(
     assert Checkpoint.for_output(output, [source], {"seed": 2}).key != checkpoint.key
     source.write_text("rebuilt")
     assert Checkpoint.for_output(output, [source], {"seed": 1}).key != checkpoint.key
+
+
+def fanned_out(grammar, lm_path, directory, settings, decoder_settings, shards,
+               references_for=None):
+    """Run a tuning run as the fanned-out jobs do: every iteration ``shards`` shard jobs and an
+    optimisation job, each with a fresh pool read from the files the earlier jobs wrote."""
+    problem = loop.TuningProblem(grammar.feature_names, BAD_WEIGHTS, settings)
+    iterations = Checkpoint(directory, key="inputs")
+    fingerprint = iterations.fingerprint(
+        problem.run_arguments(SENTENCES, REFERENCES, decoder_settings))
+    hook = references_for or loop.default_hook(REFERENCES)
+    paths = []
+
+    def decode(sources, weights):
+        return decode_corpus(sources, grammar, lm_path, weights, decoder_settings)
+
+    while not paths or not ended(paths[-1]):
+        iteration = len(paths) + 1
+        saved = [read_iteration(path, fingerprint) for path in paths]
+        shard_paths = []
+        for shard in range(shards):
+            builder = loop.PoolBuilder(problem, hook, getattr(hook, "prepare", None))
+            found = fanout.decode_shard(builder, saved, SENTENCES,
+                                        fanout.shard_sentences(REFERENCES, shards, shard), decode)
+            shard_paths.append(directory / f"iteration-{iteration:04d}.shard{shard}.parquet")
+            fanout.write_shard(found, shard_paths[-1], problem.names, fingerprint)
+        builder = loop.PoolBuilder(problem, hook, None)
+        iterations.save(fingerprint, fanout.optimise_iteration(
+            builder, saved, [fanout.read_shard(path, fingerprint, problem.metric.n_stats)
+                             for path in shard_paths]))
+        paths.append(iterations.path(iteration))
+    return fanout.finish(problem, [read_iteration(path, fingerprint) for path in paths]), paths
+
+
+@pytest.mark.parametrize("shards", [1, 3])
+@pytest.mark.parametrize("optimizer", ["mert", "pro"])
+def test_a_run_fanned_out_over_jobs_returns_what_the_loop_returns(
+        optimizer, shards, grammar, lm_path, tmp_path):
+    settings, decoder_settings = RESUMABLE[optimizer]
+    settings = replace(settings, first_pool=2)  # iteration 1 decodes three weight vectors
+    checkpoint = Checkpoint(tmp_path / "loop", key="inputs")
+    whole = tune(SENTENCES, REFERENCES, grammar, lm_path, BAD_WEIGHTS, decoder_settings,
+                 settings, checkpoint=checkpoint)
+    result, paths = fanned_out(grammar, lm_path, tmp_path / "jobs", settings, decoder_settings,
+                               shards)
+    assert len(whole.log) >= 2 and whole.log[0].new_hypotheses > 0
+    pd.testing.assert_frame_equal(result.log_frame(), whole.log_frame())
+    assert result.weights == whole.weights
+    # every iteration's file is the one the in-process loop saves: same rows in pool order
+    for path in paths:
+        ours, theirs = read_table(path, TUNING_CHECKPOINT), read_table(
+            checkpoint.directory / path.name, TUNING_CHECKPOINT)
+        pd.testing.assert_frame_equal(ours, theirs)
+        assert read_metadata(path)["next_weights"] == \
+            read_metadata(checkpoint.directory / path.name)["next_weights"]
+
+
+def test_shards_keep_the_sentences_of_one_reference_together():
+    references = [["a"], ["b"], ["a", "x"], ["c"], ["b"], ["d"]]
+    assert fanout.shard_of(references, 2) == [0, 1, 0, 0, 1, 1]
+    assert fanout.shard_sentences(references, 2, 1) == [1, 4, 5]
+    assert sorted(fanout.shard_sentences(references, 4, 0)
+                  + fanout.shard_sentences(references, 4, 1)
+                  + fanout.shard_sentences(references, 4, 2)
+                  + fanout.shard_sentences(references, 4, 3)) == list(range(6))
+
+
+def test_fanned_out_jobs_refuse_files_of_another_run_and_iterations_after_the_end(
+        grammar, lm_path, tmp_path):
+    settings, decoder_settings = RESUMABLE["mert"]
+    result, paths = fanned_out(grammar, lm_path, tmp_path, settings, decoder_settings, 2)
+    problem = loop.TuningProblem(grammar.feature_names, BAD_WEIGHTS, settings)
+    other = Checkpoint(tmp_path, key="other inputs").fingerprint(
+        problem.run_arguments(SENTENCES, REFERENCES, decoder_settings))
+    with pytest.raises(StaleIteration, match="iteration-0001.parquet was written for other"):
+        read_iteration(paths[0], other)
+    with pytest.raises(StaleIteration, match="shard0.parquet: written for other"):
+        fanout.read_shard(tmp_path / "iteration-0001.shard0.parquet", other,
+                          problem.metric.n_stats)
+    fingerprint = Checkpoint(tmp_path, key="inputs").fingerprint(
+        problem.run_arguments(SENTENCES, REFERENCES, decoder_settings))
+    saved = [read_iteration(path, fingerprint) for path in paths]
+    builder = loop.PoolBuilder(problem, loop.default_hook(REFERENCES), None)
+    with pytest.raises(ValueError, match=f"iteration {len(saved)} ended the run"):
+        fanout.decode_shard(builder, saved, SENTENCES, [0], lambda *_: [])
+    with pytest.raises(ValueError, match="given where iteration 1 belongs"):
+        fanout.finish(problem, saved[1:])

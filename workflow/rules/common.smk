@@ -1,4 +1,5 @@
 # Validation, helpers and wildcard constraints shared by every rule file (no rules here).
+import itertools
 import os
 import re
 
@@ -26,6 +27,7 @@ from circle.paper import figure_runs, focus_runs, paper_figures
 from circle.paraphraser import ParaphraserConfig
 from circle.resources import MEMORY, parquet_rows
 from circle.tables import config_hash
+from circle.tune.checkpoint import ended
 
 
 try:
@@ -46,6 +48,7 @@ wildcard_constraints:
     order=r"\d+",
     bias=r"0|0?\.\d+",
     shard=r"\d+",
+    iteration=r"\d{4}",
     replicate=r"\d+",
     condition=CONDITION_PATTERN,
     reference=REFERENCE_TAG_PATTERN,
@@ -135,10 +138,11 @@ def tuning_seed(run):
 
 def tuning_settings(condition=None):
     """The config's tuning section without the keys that name the runs (conditions,
-    replicates): a tuning job's params, so that adding a condition or a replicate leaves every
-    finished run as it is; a ``condition`` with its own tuning metric (Fig. 4.8) overrides
+    replicates) or say how they are run (fan_out): a tuning job's params, so that adding a
+    condition or a replicate leaves every finished run as it is; a ``condition`` with its own tuning metric (Fig. 4.8) overrides
     tuning.metric."""
-    settings = {k: v for k, v in config["tuning"].items() if k not in ("conditions", "replicates")}
+    settings = {k: v for k, v in config["tuning"].items()
+                if k not in ("conditions", "replicates", "fan_out")}
     if condition is not None and condition.metric is not None:
         settings["metric"] = condition.metric
     return settings
@@ -202,6 +206,31 @@ def tuning_inputs(wildcards):
     elif condition.paraphrases:
         inputs["paraphrases"] = untargeted_paraphrases(wildcards.experiment, condition)
     return inputs
+
+
+TUNING_ITERATIONS = "results/{experiment}/tune/{condition}.rep{replicate}.iterations"
+"""The directory of a fanned-out tuning run's iteration files (circle.tune.fanout)."""
+
+
+def fanned_out_tuning_inputs(wildcards):
+    """tuning_inputs, and with tuning.fan_out the run's iteration files up to the one that ended
+    it: each iteration job is a Snakemake checkpoint, so the DAG grows an iteration at a time."""
+    inputs = tuning_inputs(wildcards)
+    if config["tuning"]["fan_out"]:
+        inputs["iterations"] = []
+        for iteration in itertools.count(1):
+            path = checkpoints.tune_iteration.get(
+                **wildcards, iteration=f"{iteration:04d}").output.iteration
+            inputs["iterations"].append(path)
+            if ended(path):
+                break
+    return inputs
+
+
+def previous_iterations(wildcards):
+    """The iteration files before iteration {iteration} of a fanned-out tuning run."""
+    directory = TUNING_ITERATIONS.format(**wildcards)
+    return [f"{directory}/iteration-{i:04d}.parquet" for i in range(1, int(wildcards.iteration))]
 
 
 def start_weights(run):

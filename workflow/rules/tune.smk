@@ -76,9 +76,11 @@ rule paraphrase_references:
 
 
 rule tune_translation:
-    """MERT of the MT system on the tune set with the references of one condition."""
+    """MERT of the MT system on the tune set with the references of one condition: in this job
+    (resuming from its checkpoint), or with tuning.fan_out from the iteration files of the
+    tune_shard and tune_iteration jobs (circle.tune.fanout)."""
     input:
-        unpack(tuning_inputs),
+        unpack(fanned_out_tuning_inputs),
     output:
         weights="results/{experiment}/weights/{condition}.rep{replicate}.txt",
         log="results/{experiment}/tune/{condition}.rep{replicate}.parquet",
@@ -91,13 +93,75 @@ rule tune_translation:
         tuning=lambda wildcards: tuning_settings(Condition.parse(wildcards.condition)),
         seed=lambda wildcards: tuning_seed(run_name(wildcards)),
         targeted=targeted_params,
-    threads: 2
+        iterations=lambda wildcards: TUNING_ITERATIONS.format(**wildcards),
+    threads: 1 if config["tuning"]["fan_out"] else 2
     resources:
         mem_mb=memory_mb,
     conda:
         "../../envs/circle.yaml"
     script:
         "../scripts/tune_translation.py"
+
+
+rule tune_shard:
+    """Shard {shard} of iteration {iteration} of a fanned-out tuning run: its sentences decoded
+    with the iteration's weights, the new hypotheses scored against their references (for
+    1H+kT, paraphrased towards here)."""
+    input:
+        unpack(tuning_inputs),
+        previous=previous_iterations,
+    output:
+        shard=temp(f"{TUNING_ITERATIONS}/iteration-{{iteration}}.shard{{shard}}.parquet"),
+    log:
+        "logs/{experiment}/tune_shard/{condition}.rep{replicate}/iteration-{iteration}.shard{shard}.log",
+    benchmark:
+        "benchmarks/{experiment}/tune_shard/{condition}.rep{replicate}/iteration-{iteration}.shard{shard}.tsv"
+    params:
+        settings=decoder_settings(),
+        tuning=lambda wildcards: tuning_settings(Condition.parse(wildcards.condition)),
+        seed=lambda wildcards: tuning_seed(run_name(wildcards)),
+        targeted=targeted_params,
+        iterations=lambda wildcards: TUNING_ITERATIONS.format(**wildcards),
+        shards=config["tuning"]["fan_out"],
+    threads: 1
+    resources:
+        mem_mb=memory_mb,
+    conda:
+        "../../envs/circle.yaml"
+    script:
+        "../scripts/tune_shard.py"
+
+
+checkpoint tune_iteration:
+    """Iteration {iteration} of a fanned-out tuning run from its shards: the pool grown, the
+    weights optimised (or the run stopped), saved as the iteration's file."""
+    input:
+        unpack(tuning_inputs),
+        previous=previous_iterations,
+        shards=lambda wildcards: expand(
+            f"{TUNING_ITERATIONS}/iteration-{{iteration}}.shard{{shard}}.parquet",
+            **wildcards,
+            shard=range(config["tuning"]["fan_out"]),
+        ),
+    output:
+        iteration=f"{TUNING_ITERATIONS}/iteration-{{iteration}}.parquet",
+    log:
+        "logs/{experiment}/tune_iteration/{condition}.rep{replicate}/iteration-{iteration}.log",
+    benchmark:
+        "benchmarks/{experiment}/tune_iteration/{condition}.rep{replicate}/iteration-{iteration}.tsv"
+    params:
+        settings=decoder_settings(),
+        tuning=lambda wildcards: tuning_settings(Condition.parse(wildcards.condition)),
+        seed=lambda wildcards: tuning_seed(run_name(wildcards)),
+        targeted=targeted_params,
+        iterations=lambda wildcards: TUNING_ITERATIONS.format(**wildcards),
+    threads: 1
+    resources:
+        mem_mb=memory_mb,
+    conda:
+        "../../envs/circle.yaml"
+    script:
+        "../scripts/tune_iteration.py"
 
 
 rule evaluate_runs:

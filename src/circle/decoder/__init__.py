@@ -10,7 +10,7 @@ grammar; nothing else changes.
 """
 
 from circle.decoder.corpus import decode_corpus
-from circle.decoder.grammar import Grammar, GrammarError, Rule, load_grammar
+from circle.decoder.grammar import Grammar, GrammarError, Rule, grammar_features, load_grammar
 from circle.decoder.lm import LanguageModel, LanguageModelError
 from circle.decoder.model import (
     DECODER_FEATURES,
@@ -24,5 +24,5 @@ from circle.decoder.search import Decoder, SentencePlan
 
 __all__ = ["DECODER_FEATURES", "NBEST", "Decoder", "DecoderSettings", "Grammar", "GrammarError",
            "Hypothesis", "LanguageModel", "LanguageModelError", "Model", "Rule", "SentencePlan",
-           "decode_corpus", "format_nbest", "load_grammar", "nbest_rows", "read_weights",
-           "write_weights"]
+           "decode_corpus", "format_nbest", "grammar_features", "load_grammar", "nbest_rows",
+           "read_weights", "write_weights"]

@@ -24,7 +24,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from circle.decoder.model import DECODER_FEATURES
-from circle.tables import read_metadata, read_table, schema_by_name
+from circle.tables import TableSchema, read_metadata, read_table, schema_by_name
 
 NT = "[X]"
 """The trie symbol of a source nonterminal (terminals never contain ``[``)."""
@@ -269,12 +269,22 @@ def _tokenise(targets: np.ndarray) -> tuple[np.ndarray, np.ndarray, tuple[str, .
     return ids, tokens.offsets.to_numpy().astype(np.int64), tuple(vocabulary)
 
 
-def load_grammar(path: str | os.PathLike) -> Grammar:
-    """Load a grammar Parquet table; its schema (table metadata) names the feature columns,
-    whose values must all be finite."""
+def _grammar_schema(path: str | os.PathLike) -> TableSchema:
     schema = schema_by_name(read_metadata(path).get("schema", ""))
     if not schema.features:
         raise GrammarError(f"{path}: table schema '{schema.name}' is not a grammar schema")
+    return schema
+
+
+def grammar_features(path: str | os.PathLike) -> tuple[str, ...]:
+    """The feature names of a grammar table, from its metadata (the rules are not read)."""
+    return tuple(_grammar_schema(path).features)
+
+
+def load_grammar(path: str | os.PathLike) -> Grammar:
+    """Load a grammar Parquet table; its schema (table metadata) names the feature columns,
+    whose values must all be finite."""
+    schema = _grammar_schema(path)
     frame = read_table(path, schema, columns=["lhs", "source", "target", *schema.features])
     non_finite = (~np.isfinite(frame[list(schema.features)].to_numpy(np.float64))).sum(axis=0)
     problems = [f"column {name} has {count} non-finite values"

@@ -1,15 +1,16 @@
 """Per-iteration checkpoints of a tuning run, so that a killed run resumes at the iteration
 where it stopped instead of at MERT iteration 1 (:func:`circle.tune.loop.tune`).
 
-A checkpoint is a directory next to the run's output. After every iteration that does not end
-the run, the loop writes one file ``iteration-NNNN.parquet`` into it
+A checkpoint is a directory next to the run's output. After every iteration, the last one
+included, the loop writes one file ``iteration-NNNN.parquet`` into it
 (:data:`~circle.schemas.TUNING_CHECKPOINT`, atomically): the n-best pool rows that joined in that
 iteration with their features and frozen metric statistics (against each hypothesis' own
 references, as a per-hypothesis reference hook gave them), the iteration's log row, and the
 weights the next iteration decodes with. The loop's random generators depend on the seed and
 the iteration number alone (:meth:`~circle.tune.loop.TuningSettings.iteration_rng`), so these
 files are the run's whole state: a resumed run returns the same weights and log as a run that
-was never interrupted.
+was never interrupted (one whose last saved iteration ended the run only returns its result).
+A run fanned out over jobs (:mod:`circle.tune.fanout`) writes the same files, one job each.
 
 Every file carries a fingerprint of what the run depends on: the caller's key (e.g. the job's
 input files and parameters, :meth:`Checkpoint.for_output`) and the loop's own arguments. A
@@ -58,6 +59,36 @@ class SavedIteration:
     def iteration(self) -> int:
         return int(self.log["iteration"])
 
+    @property
+    def stop_reason(self) -> str | None:
+        """Why the run stopped after this iteration (None: it went on)."""
+        return self.log["stop_reason"]
+
+
+class StaleIteration(ValueError):
+    """A saved iteration of another run (other inputs or settings)."""
+
+
+def read_iteration(path: str | os.PathLike, fingerprint: str) -> SavedIteration:
+    """One saved iteration; refuses (:class:`StaleIteration`) a file written for another
+    fingerprint, and an unreadable one (:class:`~circle.tables.SchemaError`)."""
+    meta = read_metadata(path)
+    if meta.get("fingerprint") != fingerprint:
+        raise StaleIteration(f"{Path(path).name} was written for other inputs or settings")
+    table = read_table(path, TUNING_CHECKPOINT)
+    width = len(json.loads(meta["next_weights"]))
+    return SavedIteration(
+        json.loads(meta["log"]), np.array(json.loads(meta["next_weights"])),
+        table["sentence"].tolist(), table["hypothesis"].tolist(),
+        np.array(table["features"].tolist(), dtype=np.float64).reshape(len(table), width),
+        np.array(table["stats"].tolist(), dtype=np.float64).reshape(
+            len(table), len(table["stats"].iloc[0]) if len(table) else 0))
+
+
+def ended(path: str | os.PathLike) -> bool:
+    """Whether the saved iteration ``path`` ended its run."""
+    return json.loads(read_metadata(path)["log"])["stop_reason"] is not None
+
 
 def _digest(value: Any) -> str:
     text = json.dumps(value, sort_keys=True, default=str, separators=(",", ":"))
@@ -96,28 +127,17 @@ class Checkpoint:
     def load(self, fingerprint: str) -> list[SavedIteration]:
         """The saved iterations 1, 2, ... of a run with ``fingerprint``; none (and the
         checkpoint removed) if it holds another run's, a gap or an unreadable file."""
-        files = self._files()
         saved: list[SavedIteration] = []
         problem = None
-        for expected, (number, path) in enumerate(files, start=1):
+        for expected, (number, path) in enumerate(self._files(), start=1):
             if number != expected:
                 problem = f"iteration {expected} is missing"
                 break
             try:
-                meta = read_metadata(path)
-                if meta.get("fingerprint") != fingerprint:
-                    problem = f"{path.name} was written for other inputs or settings"
-                    break
-                table = read_table(path, TUNING_CHECKPOINT)
-            except SchemaError as error:
+                saved.append(read_iteration(path, fingerprint))
+            except (SchemaError, StaleIteration) as error:
                 problem = str(error)
                 break
-            width = len(json.loads(meta["next_weights"]))
-            saved.append(SavedIteration(
-                json.loads(meta["log"]), np.array(json.loads(meta["next_weights"])),
-                table["sentence"].tolist(), table["hypothesis"].tolist(),
-                np.array(table["features"].tolist(), dtype=np.float64).reshape(len(table), width),
-                np.array(table["stats"].tolist(), dtype=np.float64).reshape(len(table), -1)))
         if problem is not None:
             logger.warning("ignoring the checkpoint %s (%s): starting at iteration 1",
                            self.directory, problem)
@@ -129,15 +149,21 @@ class Checkpoint:
                         len(saved))
         return saved
 
-    def save(self, fingerprint: str, saved: SavedIteration) -> None:
+    def path(self, iteration: int) -> Path:
+        """The file of iteration ``iteration``."""
+        return self.directory / f"iteration-{iteration:04d}.parquet"
+
+    def save(self, fingerprint: str, saved: SavedIteration,
+             provenance: Mapping[str, str] | None = None) -> None:
         """Write one finished iteration (atomically)."""
-        frame = pd.DataFrame({"sentence": saved.sentences, "hypothesis": saved.hypotheses,
-                              "features": list(saved.features), "stats": list(saved.stats)})
+        frame = pd.DataFrame({"sentence": pd.Series(saved.sentences, dtype="int64"),
+                              "hypothesis": pd.Series(saved.hypotheses, dtype=object),
+                              "features": pd.Series(list(saved.features), dtype=object),
+                              "stats": pd.Series(list(saved.stats), dtype=object)})
         metadata = {"fingerprint": fingerprint, "iteration": str(saved.iteration),
                     "log": json.dumps(saved.log),
                     "next_weights": json.dumps(saved.next_weights.tolist())}
-        write_table(frame, self.directory / f"iteration-{saved.iteration:04d}.parquet",
-                    TUNING_CHECKPOINT, metadata=metadata)
+        write_table(frame, self.path(saved.iteration), TUNING_CHECKPOINT, provenance, metadata)
 
     def remove(self) -> None:
         """Delete the checkpoint (once the run's outputs are written, or when it is stale)."""

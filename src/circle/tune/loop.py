@@ -48,7 +48,8 @@ import logging
 import os
 import time
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import asdict, dataclass, field, fields
+from dataclasses import asdict, dataclass, field, fields, replace
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -220,57 +221,195 @@ def constant_within_segments(pool: FlatPool, values: np.ndarray) -> bool:
                        == np.minimum.reduceat(values, pool.starts)))
 
 
-class _PoolBuilder:
-    """Adds decoded n-best lists to the pool, each new (sentence, hypothesis) scored once."""
+class TuningProblem:
+    """What stays fixed over one tuning run: the features in decoder order, the start weights,
+    which features are tuned and their box, the metric and the settings. :func:`tune` and the
+    jobs of a fanned-out run (:mod:`circle.tune.fanout`) both build one, so they run the same
+    iterations. The constructor refuses bad names, an all-fixed model and start weights outside
+    the bounds."""
 
-    def __init__(self, names: tuple[str, ...], metric: Metric, hook: ReferenceHook,
-                 prepare: Callable | None):
-        self.names, self.metric, self.hook, self.prepare = names, metric, hook, prepare
-        self.pool = NBestPool(len(names), metric.n_stats)
+    def __init__(self, feature_names: Sequence[str], initial_weights: Mapping[str, float],
+                 settings: TuningSettings, fixed: Sequence[str] = DEFAULT_FIXED):
+        model = Model(feature_names, initial_weights)  # checks the names
+        self.names: tuple[str, ...] = tuple(model.names)
+        self.start = np.array(model.weights, dtype=np.float64)
+        self.settings = settings
+        self.fixed = tuple(dict.fromkeys(fixed))
+        unknown = [name for name in self.fixed if name not in self.names]
+        if unknown:
+            raise ValueError(f"fixed features {unknown} are not among the features "
+                             f"{list(self.names)}")
+        self.free = np.array([name not in self.fixed for name in self.names])
+        if not self.free.any():
+            raise ValueError("every feature is fixed: nothing to tune")
+        free_names = [name for name, tuned in zip(self.names, self.free, strict=True) if tuned]
+        self.box = settings.box(free_names)
+        outside = [f"{name}={value}" for name, value, low, high
+                   in zip(free_names, self.start[self.free], self.box.lower, self.box.upper,
+                          strict=True)
+                   if not low <= value <= high]
+        if outside:
+            raise ValueError(f"initial weights {outside} lie outside the tuning bounds "
+                             f"{[list(b) for b in settings.bounds]}")
+        self.metric = get_metric(settings.metric)
+
+    def weights_of(self, vector: np.ndarray) -> dict[str, float]:
+        """A weight vector as the decoder's mapping."""
+        return dict(zip(self.names, vector.tolist(), strict=True))
+
+    def decoded_vectors(self, iteration: int, weights: np.ndarray) -> list[np.ndarray]:
+        """The weight vectors iteration ``iteration`` decodes: ``weights``, and in iteration 1
+        also ``settings.first_pool`` perturbations of the start weights."""
+        vectors = [weights]
+        if iteration == 1:
+            for vector in perturbed_weights(self.start[self.free], self.settings.first_pool,
+                                            self.settings.first_pool_spread, self.box,
+                                            self.settings.iteration_rng(0)):
+                perturbed = weights.copy()
+                perturbed[self.free] = vector
+                vectors.append(perturbed)
+        return vectors
+
+    def run_arguments(self, sentences: Sequence[str],
+                      references: Sequence[Sequence[str]],
+                      decoder_settings: DecoderSettings) -> dict[str, Any]:
+        """What a run's saved iterations depend on besides its files
+        (:meth:`~circle.tune.checkpoint.Checkpoint.fingerprint`)."""
+        return {"sentences": list(sentences), "references": [list(refs) for refs in references],
+                "weights": self.weights_of(self.start), "fixed": self.fixed,
+                "settings": asdict(self.settings), "decoder": asdict(decoder_settings)}
+
+    def step(self, pool: PoolBuilder, iteration: int, weights: np.ndarray, new_rows: int,
+             decode_score: float) -> tuple[IterationLog, np.ndarray]:
+        """End iteration ``iteration``, which decoded ``weights`` and added ``new_rows`` to the
+        pool: optimise on the pool (seeded by the iteration), or stop. Returns its log entry
+        and the weights the next iteration decodes (``weights`` when it stops)."""
+        settings = self.settings
+        reason, pool_score, new = None, None, weights
+        if new_rows == 0:
+            reason = "no new hypotheses in the n-best lists"
+        elif iteration > settings.max_iterations:
+            reason = f"reached {settings.max_iterations} optimisations (the last one decoded)"
+        else:
+            new, pool_score = _optimise(pool.pool.flat(), self.metric, weights, self.free,
+                                        self.box, settings, settings.iteration_rng(iteration))
+            if not _moved(weights[self.free], new[self.free], settings.epsilon):
+                reason = f"weights moved less than {settings.epsilon}"
+        entry = IterationLog(iteration, tuple(weights.tolist()), decode_score, pool_score,
+                             new_rows, len(pool.pool), False, reason)
+        return entry, new
+
+    def result(self, log: Sequence[IterationLog], pool: NBestPool | None) -> TuningResult:
+        """The finished run: the weights of its best decoded iteration (the earliest of equals)
+        marked as returned."""
+        best = log[0]
+        for entry in log[1:]:
+            if self.metric.better(entry.decode_score, best.decode_score):
+                best = entry
+        logger.info("tuning stops: %s; returning the weights of iteration %d (%s %.4f)",
+                    log[-1].stop_reason, best.iteration, self.metric.name, best.decode_score)
+        entries = [replace(entry, returned=entry is best) for entry in log]
+        return TuningResult(self.weights_of(np.array(best.weights)), self.names, self.fixed,
+                            self.metric.name, entries, pool)
+
+
+@dataclass
+class IterationShard:
+    """What decoding a shard of the tune set adds to one iteration: the new (sentence,
+    hypothesis) pool rows, each with the decode it came from (0 = the iteration's weights,
+    then the first pool's perturbations), its features and frozen metric statistics; and the
+    statistics of each of the shard's sentences' 1-best under the iteration's weights."""
+
+    decodes: list[int]
+    sentences: list[int]
+    hypotheses: list[str]
+    features: np.ndarray
+    stats: np.ndarray
+    one_best_sentences: list[int]
+    one_best_stats: np.ndarray
+
+
+class PoolBuilder:
+    """The n-best pool of a run, each new (sentence, hypothesis) scored once against the
+    references ``hook`` gives it (after ``prepare`` saw the iteration's new pairs)."""
+
+    def __init__(self, problem: TuningProblem, hook: ReferenceHook, prepare: Callable | None):
+        self.problem, self.hook, self.prepare = problem, hook, prepare
+        self.pool = NBestPool(len(problem.names), problem.metric.n_stats)
         self.stats_of: dict[tuple[int, str], np.ndarray] = {}
 
-    def add(self, sentences: Sequence[str], nbests: Sequence[list[list[Hypothesis]]]) -> int:
-        """Add n-best lists (several decodes of the corpus); returns the new pool entries."""
-        new_keys: list[tuple[int, str]] = []
-        new_features: list[list[float]] = []
-        seen = set(self.stats_of)
-        for nbest in nbests:
-            for index, hypotheses in enumerate(nbest):
+    def score(self, indices: Sequence[int], sources: Sequence[str],
+              nbests: Sequence[list[list[Hypothesis]]]) -> IterationShard:
+        """The pairs of decodes of sentences ``indices`` (each decode's lists in that order,
+        ``sources`` their source sentences) that the pool lacks, scored; the pool is not
+        changed (:meth:`merge` adds shards)."""
+        names = self.problem.names
+        decodes, keys, features = [], [], []
+        seen = set()
+        for decode, nbest in enumerate(nbests):
+            for index, source, hypotheses in zip(indices, sources, nbest, strict=True):
                 if not hypotheses:
-                    raise ValueError(f"sentence {index} has no translation: "
-                                     f"{sentences[index]!r}")
+                    raise ValueError(f"sentence {index} has no translation: {source!r}")
                 for hypothesis in hypotheses:
                     key = (index, hypothesis.text)
-                    if key in seen:
+                    if key in seen or key in self.stats_of:
                         continue
-                    if tuple(hypothesis.features) != self.names:
+                    if tuple(hypothesis.features) != names:
                         raise ValueError(f"decoder features {list(hypothesis.features)} differ "
-                                         f"from {list(self.names)}")
+                                         f"from {list(names)}")
                     seen.add(key)
-                    new_keys.append(key)
-                    new_features.append(list(hypothesis.features.values()))
-        if not new_keys:
-            return 0
-        if callable(self.prepare):
-            self.prepare(list(new_keys))
-        references = [list(self.hook(index, text)) for index, text in new_keys]
-        new_stats = np.asarray(self.metric.stats([text for _, text in new_keys], references))
-        return self._extend([index for index, _ in new_keys], [text for _, text in new_keys],
-                            np.array(new_features), new_stats)
+                    decodes.append(decode)
+                    keys.append(key)
+                    features.append(list(hypothesis.features.values()))
+        n_stats = self.problem.metric.n_stats
+        stats = np.zeros((0, n_stats))
+        if keys:
+            if callable(self.prepare):
+                self.prepare(list(keys))
+            references = [list(self.hook(index, text)) for index, text in keys]
+            stats = np.asarray(self.problem.metric.stats([text for _, text in keys],
+                                                         references), dtype=np.float64)
+        new_stats = dict(zip(keys, stats, strict=True))
+        firsts = [(index, hypotheses[0].text)
+                  for index, hypotheses in zip(indices, nbests[0], strict=True)]
+        return IterationShard(
+            decodes, [index for index, _ in keys], [text for _, text in keys],
+            np.array(features, dtype=np.float64).reshape(len(keys), len(names)), stats,
+            [index for index, _ in firsts],
+            np.array([new_stats[key] if key in new_stats else self.stats_of[key]
+                      for key in firsts], dtype=np.float64).reshape(len(firsts), n_stats))
+
+    def merge(self, shards: Sequence[IterationShard]) -> tuple[int, float]:
+        """Add the shards of one iteration in the order a single shard of every sentence has
+        (by decode, then sentence, then rank); returns the new rows and the metric of the
+        iteration's 1-best output."""
+        decodes = np.concatenate([np.asarray(s.decodes, dtype=np.int64) for s in shards])
+        sentences = np.concatenate([np.asarray(s.sentences, dtype=np.int64) for s in shards])
+        order = np.lexsort((sentences, decodes))  # stable: ranks keep their order
+        hypotheses = [h for shard in shards for h in shard.hypotheses]
+        new = self._extend(sentences[order].tolist(), [hypotheses[i] for i in order],
+                           np.vstack([s.features for s in shards])[order],
+                           np.vstack([s.stats for s in shards])[order])
+        firsts = np.concatenate([np.asarray(s.one_best_sentences, dtype=np.int64)
+                                 for s in shards])
+        stats = np.vstack([s.one_best_stats for s in shards])[np.argsort(firsts, kind="stable")]
+        return new, _metric_value(self.problem.metric, stats)
 
     def restore(self, saved: SavedIteration) -> None:
-        """Add the pool rows of an iteration saved in a checkpoint, statistics as frozen."""
-        self._extend(saved.sentences, saved.hypotheses, saved.features, saved.stats)
+        """Add the pool rows of a saved iteration, statistics as frozen."""
+        if saved.sentences:
+            self._extend(saved.sentences, saved.hypotheses, saved.features, saved.stats)
 
     def _extend(self, indices: list[int], texts: list[str], features: np.ndarray,
                 stats: np.ndarray) -> int:
         self.stats_of.update(zip(zip(indices, texts, strict=True), stats, strict=True))
         return self.pool.add(indices, texts, features, stats)
 
-    def one_best_value(self, nbest: Sequence[list[Hypothesis]]) -> float:
-        """The metric of a decode's 1-best output."""
-        return _metric_value(self.metric, np.array(
-            [self.stats_of[(i, hs[0].text)] for i, hs in enumerate(nbest)]))
+    def saved(self, entry: IterationLog, next_weights: np.ndarray) -> SavedIteration:
+        """The iteration ``entry`` as its checkpoint file holds it: its log row, the weights
+        the next iteration decodes, and the pool rows it added."""
+        return SavedIteration(asdict(entry), next_weights,
+                              *self.pool.rows(len(self.pool) - entry.new_hypotheses))
 
 
 def _optimise(flat: FlatPool, metric: Metric, weights: np.ndarray, free: np.ndarray, box: Box,
@@ -302,6 +441,18 @@ def _moved(previous: np.ndarray, new: np.ndarray, epsilon: float) -> bool:
     return bool(np.max(np.abs(normalise(new) - normalise(previous))) >= epsilon)
 
 
+def default_hook(references_per_sentence: Sequence[Sequence[str]]) -> ReferenceHook:
+    """The hook scoring every hypothesis of sentence i against the references of sentence i."""
+    def references_for(index: int, _hypothesis: str) -> Sequence[str]:
+        return references_per_sentence[index]
+    return references_for
+
+
+def restored_entry(saved: SavedIteration) -> IterationLog:
+    """The log entry of a saved iteration."""
+    return IterationLog(**{**saved.log, "weights": tuple(saved.log["weights"])})
+
+
 def tune(sentences: Sequence[str], references_per_sentence: Sequence[Sequence[str]],
          grammar: Grammar | str | os.PathLike, lm_path: str | os.PathLike,
          initial_weights: Mapping[str, float], decoder_settings: DecoderSettings | None = None,
@@ -325,106 +476,42 @@ def tune(sentences: Sequence[str], references_per_sentence: Sequence[Sequence[st
                          f"{len(sentences)} sentences")
     if not isinstance(grammar, Grammar):
         grammar = load_grammar(grammar)
-    model = Model(grammar.feature_names, initial_weights)  # checks the names
-    names = model.names
-    weights = np.array(model.weights, dtype=np.float64)
-    fixed = tuple(dict.fromkeys(fixed))
-    unknown = [name for name in fixed if name not in names]
-    if unknown:
-        raise ValueError(f"fixed features {unknown} are not among the features {list(names)}")
-    free = np.array([name not in fixed for name in names])
-    if not free.any():
-        raise ValueError("every feature is fixed: nothing to tune")
-    free_names = [name for name, tuned in zip(names, free, strict=True) if tuned]
-    box = settings.box(free_names)
-    outside = [f"{name}={value}" for name, value, low, high
-               in zip(free_names, weights[free], box.lower, box.upper, strict=True)
-               if not low <= value <= high]
-    if outside:
-        raise ValueError(f"initial weights {outside} lie outside the tuning bounds "
-                         f"{[list(b) for b in settings.bounds]}")
-    metric = get_metric(settings.metric)
-
-    def default_references(index: int, _hypothesis: str) -> Sequence[str]:
-        return references_per_sentence[index]
-
-    builder = _PoolBuilder(names, metric, references_for or default_references,
-                           getattr(references_for, "prepare", None))
-
-    def decode(vector: np.ndarray) -> list[list[Hypothesis]]:
-        return decode_corpus(sentences, grammar, lm_path,
-                             dict(zip(names, vector.tolist(), strict=True)), decoder_settings,
-                             workers)
-
-    result = TuningResult({}, names, fixed, metric.name, [], builder.pool)
-    extra = perturbed_weights(weights[free], settings.first_pool, settings.first_pool_spread,
-                              box, settings.iteration_rng(0))
-    iteration, best = 0, None
-
-    def record(entry: IterationLog) -> None:
-        nonlocal best
-        result.log.append(entry)
-        if best is None or metric.better(entry.decode_score, best[1]):  # earlier wins ties
-            best = (entry.iteration, entry.decode_score, np.array(entry.weights))
-
+    problem = TuningProblem(grammar.feature_names, initial_weights, settings, fixed)
+    builder = PoolBuilder(problem, references_for or default_hook(references_per_sentence),
+                          getattr(references_for, "prepare", None))
+    log: list[IterationLog] = []
+    weights = problem.start
     fingerprint = None
     if checkpoint is not None:
-        fingerprint = checkpoint.fingerprint({
-            "sentences": list(sentences),
-            "references": [list(refs) for refs in references_per_sentence],
-            "weights": dict(zip(names, weights.tolist(), strict=True)), "fixed": fixed,
-            "settings": asdict(settings), "decoder": asdict(decoder_settings)})
+        fingerprint = checkpoint.fingerprint(
+            problem.run_arguments(sentences, references_per_sentence, decoder_settings))
         for saved in checkpoint.load(fingerprint):
             builder.restore(saved)
-            record(IterationLog(**{**saved.log, "weights": tuple(saved.log["weights"])}))
-            iteration, weights = saved.iteration, saved.next_weights
-    while True:
-        iteration += 1
+            log.append(restored_entry(saved))
+            weights = saved.next_weights
+    everyone = list(range(len(sentences)))
+    while not log or log[-1].stop_reason is None:
+        iteration = len(log) + 1
         started = time.perf_counter()
-        nbest = decode(weights)
-        nbests = [nbest]
-        if iteration == 1:
-            for vector in extra:
-                perturbed = weights.copy()
-                perturbed[free] = vector
-                nbests.append(decode(perturbed))
+        nbests = [decode_corpus(sentences, grammar, lm_path, problem.weights_of(vector),
+                                decoder_settings, workers)
+                  for vector in problem.decoded_vectors(iteration, weights)]
         decoded = time.perf_counter()
-        n_new = builder.add(sentences, nbests)
-        decode_score = builder.one_best_value(nbest)
+        n_new, decode_score = builder.merge([builder.score(everyone, sentences, nbests)])
         scored = time.perf_counter()
-        reason, pool_score, new = None, None, weights
-        if n_new == 0:
-            reason = "no new hypotheses in the n-best lists"
-        elif iteration > settings.max_iterations:
-            reason = f"reached {settings.max_iterations} optimisations (the last one decoded)"
-        else:
-            new, pool_score = _optimise(builder.pool.flat(), metric, weights, free, box,
-                                        settings, settings.iteration_rng(iteration))
-            if not _moved(weights[free], new[free], settings.epsilon):
-                reason = f"weights moved less than {settings.epsilon}"
-        record(IterationLog(iteration, tuple(weights.tolist()), decode_score, pool_score, n_new,
-                            len(builder.pool), False, reason))
+        entry, new = problem.step(builder, iteration, weights, n_new, decode_score)
+        log.append(entry)
         logger.info("iteration %d of at most %d: %s of the decode %.4f%s; %d new hypotheses, "
                     "pool %d; decode %.1f s, references %.1f s, optimise %.1f s", iteration,
-                    settings.max_iterations + 1,
-                    metric.name, decode_score,
-                    "" if pool_score is None else f", of the pool at the new weights "
-                                                  f"{pool_score:.4f}",
+                    settings.max_iterations + 1, problem.metric.name, decode_score,
+                    "" if entry.pool_score is None else f", of the pool at the new weights "
+                                                        f"{entry.pool_score:.4f}",
                     n_new, len(builder.pool), decoded - started, scored - decoded,
                     time.perf_counter() - scored)
-        if reason is not None:
-            logger.info("tuning stops: %s; returning the weights of iteration %d (%s %.4f)",
-                        reason, best[0], metric.name, best[1])
-            break
         if checkpoint is not None:
-            checkpoint.save(fingerprint, SavedIteration(
-                asdict(result.log[-1]), new, *builder.pool.rows(len(builder.pool) - n_new)))
+            checkpoint.save(fingerprint, builder.saved(entry, new))
         weights = new
-    chosen = best[0] - 1
-    result.log[chosen] = IterationLog(**{**asdict(result.log[chosen]), "returned": True})
-    result.weights = dict(zip(names, best[2].tolist(), strict=True))
-    return result
-
+    return problem.result(log, builder.pool)
 
 
 def write_tuning_log(result: TuningResult, path: str | os.PathLike,

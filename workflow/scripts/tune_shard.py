@@ -1,0 +1,7 @@
+from circle.experiments import ConditionTuning
+from circle.jobs import start_job
+
+provenance = start_job(snakemake)
+ConditionTuning.from_job(snakemake).decode_shard(
+    snakemake.params.iterations, snakemake.input.previous, int(snakemake.wildcards.shard),
+    snakemake.params.shards, snakemake.threads, snakemake.output.shard, provenance)
