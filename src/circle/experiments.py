@@ -17,7 +17,7 @@ import os
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, NamedTuple
 
 import numpy as np
 import pandas as pd
@@ -454,8 +454,15 @@ class ConditionTuning:
         return Checkpoint(directory, json.dumps([str(self.grammar_path), str(self.lm_path),
                                                  targeted]))
 
-    def _fingerprint(self, iterations: Checkpoint, problem: TuningProblem) -> str:
-        return iterations.fingerprint(problem.run_arguments(*self._inputs(), self.settings))
+    def _job_state(self, directory: str | os.PathLike, feature_names: Sequence[str],
+                   previous: Sequence[str | os.PathLike]) -> _JobState:
+        problem = self._problem(feature_names)
+        sentences, references = self._inputs()
+        iterations = self.iterations(directory)
+        fingerprint = iterations.fingerprint(
+            problem.run_arguments(sentences, references, self.settings))
+        return _JobState(problem, sentences, references, iterations, fingerprint,
+                         [read_iteration(path, fingerprint) for path in previous])
 
     def decode_shard(self, directory: str | os.PathLike,
                      previous: Sequence[str | os.PathLike], shard: int, shards: int,
@@ -464,27 +471,22 @@ class ConditionTuning:
         """Shard ``shard`` of ``shards`` of iteration ``len(previous) + 1``, whose earlier
         iterations are the files ``previous`` in ``directory``: decoded, its new pairs scored
         (for 1H+kT paraphrased here, flushed to the cache as this shard's part)."""
-        iterations = self.iterations(directory)
         grammar = load_grammar(self.grammar_path)
-        problem = self._problem(grammar.feature_names)
-        fingerprint = self._fingerprint(iterations, problem)
-        saved = [read_iteration(path, fingerprint) for path in previous]
-        sentences, references = self._inputs()
-        iteration = len(saved) + 1
+        state = self._job_state(directory, grammar.feature_names, previous)
         with contextlib.ExitStack() as stack:
-            hook = self._hook(stack, references,
-                              f"{self.run.name}.it{iteration}.shard{shard}", workers)
-            builder = PoolBuilder(problem, hook or default_hook(references),
+            hook = self._hook(stack, state.references,
+                              f"{self.run.name}.it{len(previous) + 1}.shard{shard}", workers)
+            builder = PoolBuilder(state.problem, hook or default_hook(state.references),
                                   getattr(hook, "prepare", None))
 
             def decode(sources: list[str], weights: dict[str, float]) -> list:
                 return decode_corpus(sources, grammar, self.lm_path, weights, self.settings,
                                      workers)
 
-            found = fanout.decode_shard(builder, saved, sentences,
-                                        fanout.shard_sentences(references, shards, shard),
+            found = fanout.decode_shard(builder, state.saved, state.sentences,
+                                        fanout.shard_sentences(state.references, shards, shard),
                                         decode)
-        fanout.write_shard(found, out_path, problem.names, fingerprint, provenance)
+        fanout.write_shard(found, out_path, state.problem.names, state.fingerprint, provenance)
 
     def optimise_iteration(self, directory: str | os.PathLike,
                            previous: Sequence[str | os.PathLike],
@@ -492,16 +494,13 @@ class ConditionTuning:
                            provenance: Mapping[str, str] | None = None) -> SavedIteration:
         """Iteration ``len(previous) + 1`` from its shards, saved in ``directory`` (its stop
         reason says whether another iteration follows)."""
-        iterations = self.iterations(directory)
-        problem = self._problem(grammar_features(self.grammar_path))
-        fingerprint = self._fingerprint(iterations, problem)
-        saved = [read_iteration(path, fingerprint) for path in previous]
-        _, references = self._inputs()
-        builder = PoolBuilder(problem, default_hook(references), None)
-        shards = [fanout.read_shard(path, fingerprint, problem.metric.n_stats)
+        state = self._job_state(directory, grammar_features(self.grammar_path), previous)
+        shards = [fanout.read_shard(path, state.fingerprint, state.problem.metric.n_stats)
                   for path in shard_paths]
-        finished = fanout.optimise_iteration(builder, saved, shards)
-        iterations.save(fingerprint, finished, provenance)
+        finished = fanout.optimise_iteration(
+            PoolBuilder(state.problem, default_hook(state.references), None), state.saved,
+            shards)
+        state.iterations.save(state.fingerprint, finished, provenance)
         return finished
 
     def finish(self, directory: str | os.PathLike, paths: Sequence[str | os.PathLike],
@@ -509,10 +508,21 @@ class ConditionTuning:
                provenance: Mapping[str, str] | None = None) -> dict[str, float]:
         """The weights and tuning log of the run whose iteration files in ``directory`` are
         ``paths``, the last one having ended it."""
-        problem = self._problem(grammar_features(self.grammar_path))
-        fingerprint = self._fingerprint(self.iterations(directory), problem)
-        result = fanout.finish(problem, [read_iteration(path, fingerprint) for path in paths])
-        return write_tuning_run(result, out_weights, out_log, provenance, None)
+        state = self._job_state(directory, grammar_features(self.grammar_path), paths)
+        return write_tuning_run(fanout.finish(state.problem, state.saved), out_weights, out_log,
+                                provenance, None)
+
+
+class _JobState(NamedTuple):
+    """What a job of a fanned-out run starts from: the run's problem, sentences and
+    references, its iteration files' checkpoint and fingerprint, and the iterations read."""
+
+    problem: TuningProblem
+    sentences: list[str]
+    references: list[list[str]]
+    iterations: Checkpoint
+    fingerprint: str
+    saved: list[SavedIteration]
 
 
 def evaluate_runs(experiment: str, test_path: str | os.PathLike,

@@ -294,3 +294,34 @@ def test_targeted_references_reach_the_tuning_statistics(tmp_path, small_grammar
 
 def ter(hypothesis: str, reference: str) -> float:
     return float(ter_from_stats(ter_stats([hypothesis], [[reference]])[0]))
+
+
+def test_a_targeted_run_fanned_out_over_jobs_returns_what_the_loop_returns(
+        tmp_path, small_grammars, fanned_out):
+    """Each shard job paraphrases with its own hook and cache part; the references, and so the
+    run, are those of the in-process run (a reference's pairs stay in one shard)."""
+    translation, paraphrases, lm = small_grammars
+    sentences = ["la casa es pequeña", "el perro es pequeña", "la casa es grande"]
+    references = ["the house is small", "the dog is small", "the house is big"]
+
+    def hook_for(name, cache):
+        paraphraser = TargetedParaphraser(
+            paraphrases, lm, PARAPHRASER_WEIGHTS, ParaphraserConfig(0.0, -2.0),
+            DecoderSettings(k=5), "forest", 2, Reranker(), lm, depth=2, workers=1)
+        return TargetedReferences(references, paraphraser, 2,
+                                  ParaphraseCache(cache, "k", 2), name)
+
+    weights = {"f1": 1.0, "f2": 0.1, "lm": 0.05, "word_penalty": 0.0, "phrase_penalty": 0.0,
+               "glue": 0.0, "oov": -1.0}
+    settings = TuningSettings(max_iterations=3, seed=0, mert=MertSettings(restarts=2))
+    with hook_for("run", tmp_path / "loop-cache") as hook:
+        whole = tune(sentences, [[r] for r in references], translation, lm, weights,
+                     DecoderSettings(k=4), settings, references_for=hook)
+    result, _ = fanned_out(tmp_path / "jobs", sentences, [[r] for r in references], translation,
+                           lm, weights, settings, DecoderSettings(k=4), 2,
+                           lambda name: hook_for(name, tmp_path / "jobs-cache"))
+    assert hook.paraphrased > len(sentences) and len(whole.log) >= 2
+    pd.testing.assert_frame_equal(result.log_frame(), whole.log_frame())
+    assert result.weights == whole.weights
+    parts = sorted(path.name for path in (tmp_path / "jobs-cache").iterdir())
+    assert parts[0] == "k-it1.shard0-0000.parquet" and "k-it1.shard1-0000.parquet" in parts

@@ -21,7 +21,7 @@ from circle.lm import estimate_lm
 from circle.schemas import TUNING_CHECKPOINT, TUNING_LOG
 from circle.tables import read_metadata, read_table
 from circle.tune import fanout, loop
-from circle.tune.checkpoint import Checkpoint, StaleIteration, ended, read_iteration
+from circle.tune.checkpoint import Checkpoint, StaleIteration, read_iteration
 from circle.tune.loop import TuningSettings, select_references, tune, write_tuning_log
 from circle.tune.mert import MertSettings
 from circle.tune.pro import ProSettings
@@ -458,49 +458,17 @@ def test_the_checkpoint_of_a_job_lies_next_to_its_output_and_follows_its_inputs(
     assert Checkpoint.for_output(output, [source], {"seed": 1}).key != checkpoint.key
 
 
-def fanned_out(grammar, lm_path, directory, settings, decoder_settings, shards,
-               references_for=None):
-    """Run a tuning run as the fanned-out jobs do: every iteration ``shards`` shard jobs and an
-    optimisation job, each with a fresh pool read from the files the earlier jobs wrote."""
-    problem = loop.TuningProblem(grammar.feature_names, BAD_WEIGHTS, settings)
-    iterations = Checkpoint(directory, key="inputs")
-    fingerprint = iterations.fingerprint(
-        problem.run_arguments(SENTENCES, REFERENCES, decoder_settings))
-    hook = references_for or loop.default_hook(REFERENCES)
-    paths = []
-
-    def decode(sources, weights):
-        return decode_corpus(sources, grammar, lm_path, weights, decoder_settings)
-
-    while not paths or not ended(paths[-1]):
-        iteration = len(paths) + 1
-        saved = [read_iteration(path, fingerprint) for path in paths]
-        shard_paths = []
-        for shard in range(shards):
-            builder = loop.PoolBuilder(problem, hook, getattr(hook, "prepare", None))
-            found = fanout.decode_shard(builder, saved, SENTENCES,
-                                        fanout.shard_sentences(REFERENCES, shards, shard), decode)
-            shard_paths.append(directory / f"iteration-{iteration:04d}.shard{shard}.parquet")
-            fanout.write_shard(found, shard_paths[-1], problem.names, fingerprint)
-        builder = loop.PoolBuilder(problem, hook, None)
-        iterations.save(fingerprint, fanout.optimise_iteration(
-            builder, saved, [fanout.read_shard(path, fingerprint, problem.metric.n_stats)
-                             for path in shard_paths]))
-        paths.append(iterations.path(iteration))
-    return fanout.finish(problem, [read_iteration(path, fingerprint) for path in paths]), paths
-
-
 @pytest.mark.parametrize("shards", [1, 3])
 @pytest.mark.parametrize("optimizer", ["mert", "pro"])
 def test_a_run_fanned_out_over_jobs_returns_what_the_loop_returns(
-        optimizer, shards, grammar, lm_path, tmp_path):
+        optimizer, shards, grammar, lm_path, tmp_path, fanned_out):
     settings, decoder_settings = RESUMABLE[optimizer]
     settings = replace(settings, first_pool=2)  # iteration 1 decodes three weight vectors
     checkpoint = Checkpoint(tmp_path / "loop", key="inputs")
     whole = tune(SENTENCES, REFERENCES, grammar, lm_path, BAD_WEIGHTS, decoder_settings,
                  settings, checkpoint=checkpoint)
-    result, paths = fanned_out(grammar, lm_path, tmp_path / "jobs", settings, decoder_settings,
-                               shards)
+    result, paths = fanned_out(tmp_path / "jobs", SENTENCES, REFERENCES, grammar, lm_path,
+                               BAD_WEIGHTS, settings, decoder_settings, shards)
     assert len(whole.log) >= 2 and whole.log[0].new_hypotheses > 0
     pd.testing.assert_frame_equal(result.log_frame(), whole.log_frame())
     assert result.weights == whole.weights
@@ -524,9 +492,10 @@ def test_shards_keep_the_sentences_of_one_reference_together():
 
 
 def test_fanned_out_jobs_refuse_files_of_another_run_and_iterations_after_the_end(
-        grammar, lm_path, tmp_path):
+        grammar, lm_path, tmp_path, fanned_out):
     settings, decoder_settings = RESUMABLE["mert"]
-    result, paths = fanned_out(grammar, lm_path, tmp_path, settings, decoder_settings, 2)
+    result, paths = fanned_out(tmp_path, SENTENCES, REFERENCES, grammar, lm_path, BAD_WEIGHTS,
+                               settings, decoder_settings, 2)
     problem = loop.TuningProblem(grammar.feature_names, BAD_WEIGHTS, settings)
     other = Checkpoint(tmp_path, key="other inputs").fingerprint(
         problem.run_arguments(SENTENCES, REFERENCES, decoder_settings))

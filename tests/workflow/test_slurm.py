@@ -209,7 +209,8 @@ def test_readme_cluster_command_matches_a_local_run(tmp_path):
     cancelled with scancel (the run stops, nothing is resubmitted), a rerun interrupted with
     Ctrl-C, or SIGTERM where Snakemake misses Ctrl-C (it releases the directory and leaves none
     of its jobs queued), then the same command again resumes, recomputing no finished job, and
-    every table equals a local run's."""
+    every table equals a local run's. Then one tuning run again with its iterations fanned out
+    as Slurm jobs (tuning.fan_out: 2): the same weights and log as the local run's."""
     partition = require_slurm()
     command = readme_cluster_command()
     args = [arg.replace("<partition>", partition) for arg in command[1:]]
@@ -256,3 +257,25 @@ def test_readme_cluster_command_matches_a_local_run(tmp_path):
     different = [name for name in expected
                  if (cluster / name).read_bytes() != (local / name).read_bytes()]
     assert not different, different
+
+    # one tuning run fanned out (tuning.fan_out): its iterations are Slurm jobs
+    fanned = tmp_path / "fanned-out"
+    fanned.mkdir()
+    run_name = "1H.rep0"
+    weights = f"results/tiny/weights/{run_name}.txt"
+    started = time.monotonic()
+    run([*snakemake, *args, "--configfile", str(tiny_config(fanned, **{"tuning.fan_out": 2})),
+         "--directory", str(cluster), weights], ROOT, tmp_path / "fanned-out.log")
+    wall = time.monotonic() - started
+    log = (tmp_path / "fanned-out.log").read_text()
+    jobs = re.findall(r"^(?:local)?(?:rule|checkpoint) (\w+):$", log, flags=re.M)
+    iterations = jobs.count("tune_iteration")
+    print(f"fanned-out {run_name} through Slurm: {len(submissions(tmp_path / 'fanned-out.log'))} "
+          f"jobs submitted ({jobs.count('tune_shard')} tune_shard, {iterations} tune_iteration, "
+          f"{jobs.count('tune_translation')} tune_translation) in {wall:.0f} s")
+    assert jobs.count("tune_shard") == 2 * iterations and iterations >= 2, jobs
+    assert len(submissions(tmp_path / "fanned-out.log")) >= 4
+    assert (cluster / weights).read_bytes() == (local / weights).read_bytes()
+    tuning_log = f"results/tiny/tune/{run_name}.parquet"
+    pd.testing.assert_frame_equal(pd.read_parquet(cluster / tuning_log),
+                                  pd.read_parquet(local / tuning_log))

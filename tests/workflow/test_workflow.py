@@ -268,6 +268,41 @@ def test_tiny_end_to_end_through_grammars_and_decoding(tmp_path):
         "results/tiny/report/grid_search.md, results/tiny/report/paraphraser-bias0.md, "
         "results/tiny/report/targeted_samples.md; their HTML, CSV and plots are beside them")
     check_report(tmp_path, config)
+    check_fanned_out_tuning(tmp_path, results)
+
+
+def check_fanned_out_tuning(directory: Path, results: Path) -> None:
+    """With tuning.fan_out the runs' iterations are jobs (shards, then an optimisation job):
+    the weights and tuning logs are those of the in-process runs, and a run stopped in an
+    iteration resumes at that iteration."""
+    runs = ["1H.rep0", "1H+1T.rep0"]  # 1H+1T starts from 1H's weights: both fan out here
+    targets = [f"results/tiny/weights/{run}.txt" for run in runs]
+    before = {run: ((results / f"weights/{run}.txt").read_text(),
+                    read_table(results / f"tune/{run}.parquet", TUNING_LOG)) for run in runs}
+
+    def run_and_compare() -> list[str]:
+        built = snakemake("--cores", "2", "--configfile", str(config), "--directory",
+                          str(directory), *targets)
+        assert built.returncode == 0, built.stdout + built.stderr
+        for run, (weights, log) in before.items():
+            assert (results / f"weights/{run}.txt").read_text() == weights
+            pd.testing.assert_frame_equal(read_table(results / f"tune/{run}.parquet",
+                                                     TUNING_LOG), log)
+        return re.findall(r"^(?:local)?(?:rule|checkpoint) (\w+):$", built.stdout + built.stderr,
+                          flags=re.M)
+
+    (directory / "fan-out").mkdir()
+    config = tiny_config(directory / "fan-out", **{"tuning.fan_out": 2})
+    jobs = run_and_compare()
+    iterations = sorted((results / "tune/1H+1T.rep0.iterations").iterdir())
+    assert [path.name for path in iterations] == \
+        [f"iteration-{i:04d}.parquet" for i in range(1, len(before["1H+1T.rep0"][1]) + 1)]
+    assert jobs.count("tune_shard") == 2 * jobs.count("tune_iteration") >= 2 * 2 * 2, jobs
+    # killed in its last iteration: only that iteration's jobs and the run's end run again
+    iterations[-1].unlink()
+    (results / "weights/1H+1T.rep0.txt").unlink()
+    assert sorted(run_and_compare()) == ["tune_iteration", "tune_shard", "tune_shard",
+                                         "tune_translation"]
 
 
 def check_report(directory: Path, config: Path) -> None:

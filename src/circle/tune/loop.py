@@ -35,9 +35,14 @@ attribute ``prepare``, it is first called once per iteration with the list of ne
 ``(i, hypothesis)`` pairs, so that an implementation can paraphrase them in one batch.
 
 Checkpoints: with ``checkpoint`` (:class:`~circle.tune.checkpoint.Checkpoint`) every iteration
-that does not end the run is saved, and a run whose checkpoint holds iterations 1..n of the
-same inputs and settings continues at iteration n + 1 with the saved pool (the hook is not
-called again for the pairs already in it) and gives the weights and log of an uninterrupted run.
+is saved, the last one included, and a run whose checkpoint holds iterations 1..n of the same
+inputs and settings continues at iteration n + 1 with the saved pool (the hook is not called
+again for the pairs already in it) and gives the weights and log of an uninterrupted run.
+
+An iteration is three steps that the jobs of a fanned-out run (:mod:`circle.tune.fanout`) also
+take, one job each: decode a shard of the sentences and score its new pairs
+(:meth:`PoolBuilder.score`), add the shards to the pool (:meth:`PoolBuilder.merge`), optimise or
+stop (:meth:`TuningProblem.step`). In this loop the one shard is every sentence.
 """
 
 from __future__ import annotations

@@ -1,0 +1,52 @@
+"""Fixtures shared by the unit tests."""
+
+from __future__ import annotations
+
+import pytest
+
+from circle.decoder import decode_corpus
+from circle.tune import fanout
+from circle.tune.checkpoint import Checkpoint, ended, read_iteration
+from circle.tune.loop import PoolBuilder, TuningProblem, default_hook
+
+
+@pytest.fixture
+def fanned_out():
+    """Runs a tuning run as the fanned-out Snakemake jobs do (circle.tune.fanout): every
+    iteration ``shards`` shard jobs, then an optimisation job, each with a fresh pool read from
+    the files the earlier jobs wrote; ``hook_for(job name)`` gives a job its reference hook.
+    Returns the result and the iteration files."""
+
+    def run(directory, sentences, references, grammar, lm_path, weights, settings,
+            decoder_settings, shards, hook_for=None):
+        problem = TuningProblem(grammar.feature_names, weights, settings)
+        iterations = Checkpoint(directory, key="inputs")
+        fingerprint = iterations.fingerprint(
+            problem.run_arguments(sentences, references, decoder_settings))
+        paths = []
+
+        def decode(sources, vector):
+            return decode_corpus(sources, grammar, lm_path, vector, decoder_settings)
+
+        while not paths or not ended(paths[-1]):
+            iteration = len(paths) + 1
+            saved = [read_iteration(path, fingerprint) for path in paths]
+            shard_paths = []
+            for shard in range(shards):
+                hook = (default_hook(references) if hook_for is None
+                        else hook_for(f"it{iteration}.shard{shard}"))
+                found = fanout.decode_shard(PoolBuilder(problem, hook, getattr(hook, "prepare",
+                                                                               None)),
+                                            saved, sentences,
+                                            fanout.shard_sentences(references, shards, shard),
+                                            decode)
+                shard_paths.append(directory / f"iteration-{iteration:04d}.shard{shard}.parquet")
+                fanout.write_shard(found, shard_paths[-1], problem.names, fingerprint)
+            iterations.save(fingerprint, fanout.optimise_iteration(
+                PoolBuilder(problem, default_hook(references), None), saved,
+                [fanout.read_shard(path, fingerprint, problem.metric.n_stats)
+                 for path in shard_paths]))
+            paths.append(iterations.path(iteration))
+        return fanout.finish(problem, [read_iteration(path, fingerprint) for path in paths]), paths
+
+    return run
