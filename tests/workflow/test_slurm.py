@@ -265,7 +265,7 @@ def test_readme_cluster_command_matches_a_local_run(tmp_path):
     weights = f"results/tiny/weights/{run_name}.txt"
     started = time.monotonic()
     run([*snakemake, *args, "--configfile", str(tiny_config(fanned, **{"tuning.fan_out": 2})),
-         "--directory", str(cluster), "--forcerun", "tune_translation", weights], ROOT,
+         "--directory", str(cluster), "--forcerun", "tune_translation", "--", weights], ROOT,
         tmp_path / "fanned-out.log")
     wall = time.monotonic() - started
     log = (tmp_path / "fanned-out.log").read_text()

@@ -282,7 +282,7 @@ def check_fanned_out_tuning(directory: Path, results: Path) -> None:
 
     def run_and_compare(*options: str) -> list[str]:
         built = snakemake("--cores", "2", "--configfile", str(config), "--directory",
-                          str(directory), *options, *targets)
+                          str(directory), *options, "--", *targets)
         assert built.returncode == 0, built.stdout + built.stderr
         for run, (weights, log) in before.items():
             assert (results / f"weights/{run}.txt").read_text() == weights
@@ -300,6 +300,8 @@ def check_fanned_out_tuning(directory: Path, results: Path) -> None:
     assert [path.name for path in iterations] == \
         [f"iteration-{i:04d}.parquet" for i in range(1, len(before["1H+1T.rep0"][1]) + 1)]
     assert jobs.count("tune_shard") == 2 * jobs.count("tune_iteration") >= 2 * 2 * 2, jobs
+    assert sorted(set(jobs)) == ["tune_iteration", "tune_shard", "tune_translation"]
+    assert jobs.count("tune_translation") == len(runs)  # nothing but the two runs is redone
     # killed in its last iteration: only that iteration's jobs and the run's end run again
     iterations[-1].unlink()
     (results / "weights/1H+1T.rep0.txt").unlink()

@@ -94,7 +94,7 @@ rule tune_translation:
         seed=lambda wildcards: tuning_seed(run_name(wildcards)),
         targeted=targeted_params,
         iterations=lambda wildcards: TUNING_ITERATIONS.format(**wildcards),
-    threads: 1 if config["tuning"]["fan_out"] else 2
+    threads: 2
     resources:
         mem_mb=memory_mb,
     conda:
