@@ -22,7 +22,7 @@ import yaml
 
 from circle.resources import MEMORY, parquet_rows
 
-RULE = re.compile(r"^rule (\w+):$")
+RULE = re.compile(r"^(?:rule|checkpoint) (\w+):$")
 THREADS = re.compile(r"^\s+threads: (\d+)$")
 RULES = Path(__file__).resolve().parents[1] / "workflow" / "rules"
 

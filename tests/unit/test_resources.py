@@ -14,11 +14,11 @@ RULES = Path(__file__).resolve().parents[2] / "workflow" / "rules"
 
 
 def rule_blocks() -> dict[str, str]:
-    """Every rule of the workflow and its text."""
+    """Every rule (checkpoints included) of the workflow and its text."""
     blocks = {}
     for path in RULES.glob("*.smk"):
-        for match in re.finditer(r"^rule (\w+):\n(.*?)(?=^rule |\Z)", path.read_text(),
-                                 flags=re.M | re.S):
+        for match in re.finditer(r"^(?:rule|checkpoint) (\w+):\n(.*?)(?=^(?:rule|checkpoint) |\Z)",
+                                 path.read_text(), flags=re.M | re.S):
             blocks[match.group(1)] = match.group(2)
     return blocks
 
