@@ -235,9 +235,15 @@ class ParaphraseCache:
             if read_metadata(part).get("cache_key") != key:
                 continue
             table = read_table(part, TARGETED_CACHE)
-            for pair, group in table.groupby(["reference", "hypothesis", "forest_words"],
-                                             sort=False):
-                self.lists[pair] = group.sort_values("rank")["paraphrase"].tolist()
+            ranked: dict[CacheKey, list[tuple[int, str]]] = {}
+            for reference, hypothesis, forest_words, rank, paraphrase in zip(
+                    *(table[column].tolist() for column in (
+                        "reference", "hypothesis", "forest_words", "rank", "paraphrase")),
+                    strict=True):
+                ranked.setdefault((reference, hypothesis, forest_words), []).append(
+                    (rank, paraphrase))
+            for pair, entries in ranked.items():  # a later part's list replaces an earlier one
+                self.lists[pair] = [paraphrase for _, paraphrase in sorted(entries)]
 
     def __contains__(self, key: CacheKey) -> bool:
         return key in self.lists
