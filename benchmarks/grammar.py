@@ -7,10 +7,12 @@
 Extraction runs as the workflow's jobs, each in a process of its own: the split, the counting
 jobs (``--workers`` at a time) and the merge; for each it prints the wall time and the job's
 peak resident memory (the largest of the counting jobs'), for the merge also its peak DuckDB
-spill. Then per later stage the wall time, the peak resident memory of the process tree (this
-process and DuckDB inside it; sampled every 50 ms with psutil), the peak size of its scratch
-files (DuckDB spill; sampled every 0.5 s) and what the stage returned. ``--extract-only`` stops
-after extraction.
+spill. Pivoting runs as the workflow's jobs too: the preparation, ``--pivot-jobs`` pairing jobs
+(``--workers`` at a time) and the gathering; for each the wall time, peak resident memory and
+the peak DuckDB spill, then the whole. Then per bias the wall time, the peak resident memory of
+the process tree (this process and DuckDB inside it; sampled every 50 ms with psutil), the peak
+size of its scratch files (DuckDB spill; sampled every 0.5 s) and what the stage returned.
+``--extract-only`` stops after extraction.
 """
 
 from __future__ import annotations
@@ -30,7 +32,14 @@ import psutil
 
 from circle.grammar.bias import bias_grammar
 from circle.grammar.extract import ExtractionLimits, count_part, merge_counts, split_for_counting
-from circle.grammar.pivot import METHODS, pivot_grammar
+from circle.grammar.pivot import (
+    METHODS,
+    PivotOptions,
+    PivotWork,
+    gather_pivot,
+    pivot_part,
+    prepare_pivot,
+)
 from circle.resources import MEMORY, duckdb_limit, parquet_rows
 from circle.schemas import ALIGNMENT, BITEXT, EVALSET
 from circle.tables import read_table, write_table
@@ -146,6 +155,39 @@ def extract_as_jobs(bitext: Path, alignment: Path, grammar: Path, args: argparse
           f"{parquet_rows(grammar)} rules", flush=True)
 
 
+def pivot_as_jobs(grammar: Path, paraphrases: Path, phrases: Path,
+                  sentences: list[str] | None, args: argparse.Namespace) -> None:
+    """Pivoting as the workflow runs it: the preparation, ``--pivot-jobs`` pairing jobs
+    (``--workers`` at a time) and the gathering, each job in a process of its own."""
+    options = PivotOptions(top_pivots=args.top_pivots, method=args.method,
+                           min_count=args.min_count, min_probability=args.min_probability)
+    work = PivotWork.inside(args.out_dir / "pivoting")
+    work.rules.parent.mkdir(exist_ok=True)
+    parts = [work.rules.parent / f"part{job}.parquet" for job in range(args.pivot_jobs)]
+    started = time.perf_counter()
+    with _fresh_processes(1) as pool, PeakMemory(work.rules.parent) as spill:
+        wall, peak = pool.submit(_job, prepare_pivot, grammar, work, phrases, options,
+                                 sentences, args.pivot_jobs, args.threads,
+                                 args.memory_limit).result()
+    print(f"{'prepare pivot':<22} {wall:8.1f} s  {peak:8.0f} MiB  scratch "
+          f"{spill.peak_scratch / 2**20:8.0f} MiB  ({parquet_rows(work.rules)} pairing rules, "
+          f"{parquet_rows(work.sources)} phrases)", flush=True)
+    with _fresh_processes(args.workers) as pool, PeakMemory(work.rules.parent) as spill:
+        jobs = [pool.submit(_job, pivot_part, work, job, part, options, args.threads,
+                            args.memory_limit) for job, part in enumerate(parts)]
+        results = [job.result() for job in jobs]
+    print(f"{'pair (slowest job)':<22} {max(w for w, _ in results):8.1f} s  "
+          f"{max(p for _, p in results):8.0f} MiB  scratch {spill.peak_scratch / 2**20:8.0f} MiB"
+          f"  ({len(jobs)} jobs, {args.workers} at a time, {sum(w for w, _ in results):.1f} s "
+          f"in all)", flush=True)
+    with _fresh_processes(1) as pool:
+        wall, peak = pool.submit(_job, gather_pivot, parts, work.sources, phrases, paraphrases,
+                                 options).result()
+    print(f"{'gather pivot':<22} {wall:8.1f} s  {peak:8.0f} MiB", flush=True)
+    print(f"{'pivot':<22} {time.perf_counter() - started:8.1f} s  {parquet_rows(paraphrases)} "
+          f"paraphrase rules, {parquet_rows(phrases)} phrases", flush=True)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--bitext", type=Path, help="needed unless --reuse-grammar finds one")
@@ -157,6 +199,7 @@ def main() -> None:
     parser.add_argument("--batch-size", type=int, default=1000, help="as grammar.batch_size")
     parser.add_argument("--merge-mb", type=int, default=MEMORY["extract_grammar"].request_mb(),
                         help="the merge job's memory request (default: the workflow's)")
+    parser.add_argument("--pivot-jobs", type=int, default=1, help="as paraphrase.pivot_jobs")
     parser.add_argument("--threads", type=int, default=1, help="DuckDB threads for pivoting")
     parser.add_argument("--memory-limit", help="DuckDB memory limit of pivoting, e.g. 4GB")
     parser.add_argument("--top-pivots", type=int, default=25)
@@ -194,15 +237,12 @@ def main() -> None:
         return
     sentences = None
     if args.sentences_from:
-        # as the pivot_grammar rule does: each distinct reference once
+        # as the prepare_pivot rule does: each distinct reference once
         sentences = sorted({ref for path in args.sentences_from
                             for refs in read_table(path, EVALSET, columns=["references"])
                             ["references"] for ref in refs})
         print(f"pivoting the phrases of {len(sentences)} reference sentences", flush=True)
-    measure("pivot", lambda: pivot_grammar(
-        grammar, paraphrases, phrases, top_pivots=args.top_pivots, method=args.method,
-        min_count=args.min_count, min_probability=args.min_probability, sentences=sentences,
-        threads=args.threads, memory_limit=args.memory_limit), args.out_dir)
+    pivot_as_jobs(grammar, paraphrases, phrases, sentences, args)
     for bias in args.biases:
         measure(f"bias {bias:.2f}", lambda bias=bias: bias_grammar(
             paraphrases, phrases, args.out_dir / f"paraphrase-bias{bias:.2f}.parquet", bias,

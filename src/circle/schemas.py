@@ -225,6 +225,52 @@ SELF_PARAPHRASE = _schema(
     ],
 )
 
+PIVOT_RULES = _schema(
+    "pivot_rules",
+    1,
+    "The bilingual rules a pivot's pairing jobs pair (thesis §3.2): the kept rules (top pivots, "
+    "pruning) of the foreign sides the phrases to paraphrase pivot through, shared by at least "
+    "two English sides. `e` is the English side with its nonterminals renumbered left to right, "
+    "`swapped` whether that swapped them; probabilities and lexical weights as plain values.",
+    [
+        pa.field("f", pa.string(), nullable=False),
+        pa.field("e", pa.string(), nullable=False),
+        pa.field("swapped", pa.bool_(), nullable=False),
+        pa.field("c", pa.float64(), nullable=False),
+        pa.field("p_e_f", pa.float64(), nullable=False),
+        pa.field("p_f_e", pa.float64(), nullable=False),
+        pa.field("lex_e_f", pa.float64(), nullable=False),
+        pa.field("lex_f_e", pa.float64(), nullable=False),
+    ],
+)
+
+PIVOT_SOURCES = _schema(
+    "pivot_sources",
+    1,
+    "The phrases e1 a pivot paraphrases, in sort order: the (e1, f, e2) triples each joins, its "
+    "partition (consecutive phrases summed at once) and the pairing job that pairs it; metadata "
+    "`jobs`, `bilingual_rules`, `kept_rules`.",
+    [
+        pa.field("e", pa.string(), nullable=False),
+        pa.field("triples", pa.int64(), nullable=False),
+        pa.field("partition", pa.int32(), nullable=False),
+        pa.field("job", pa.int32(), nullable=False),
+    ],
+)
+
+PIVOT_LOOKUP = _schema(
+    "pivot_lookup",
+    1,
+    "What a pivot's features read of every phrase of its rules: p(e) from the bilingual counts "
+    "(eq. 3.13) and sum_f c(f, e) c(f) (the denominator of eq. 3.8); metadata `total_pairs` is "
+    "c(X) of eq. 3.6 (a Python float repr).",
+    [
+        pa.field("e", pa.string(), nullable=False),
+        pa.field("p_bilingual", pa.float64(), nullable=False),
+        pa.field("c_e_pairs", pa.float64(), nullable=False),
+    ],
+)
+
 TUNING_LOG = _schema(
     "tuning_log",
     2,
@@ -520,7 +566,8 @@ ITERATION_SCORES = _schema(
 ALL_SCHEMAS: dict[str, TableSchema] = {
     s.name: s for s in (VERSES, BITEXT, EVALSET, ALIGNMENT, ALIGNED_BITEXT, LEXICAL,
                         RULE_COUNTS, GRAMMAR, PARAPHRASE_GRAMMAR,
-                        PARAPHRASE_GRAMMAR_LEX, SELF_PARAPHRASE, TUNING_LOG, TUNING_CHECKPOINT,
+                        PARAPHRASE_GRAMMAR_LEX, SELF_PARAPHRASE, PIVOT_RULES, PIVOT_SOURCES,
+                        PIVOT_LOOKUP, TUNING_LOG, TUNING_CHECKPOINT,
                         TUNING_SHARD,
                         EVALUATION, CONDITION_SUMMARY, GRID_SAMPLE, TARGETED_NBEST,
                         REFERENCE_DISTANCES, TARGETING_WEIGHTS, GRID_POINTS, GRID_CHOICE,

@@ -10,7 +10,7 @@ import pandas as pd
 import pytest
 
 from circle.grammar.io import GrammarInputError
-from circle.grammar.pivot import pivot_grammar
+from circle.grammar.pivot import _deal, pivot_grammar
 from circle.schemas import GRAMMAR, PARAPHRASE_GRAMMAR, PARAPHRASE_GRAMMAR_LEX, SELF_PARAPHRASE
 from circle.tables import read_metadata, read_table, write_table
 
@@ -270,5 +270,38 @@ def test_partitions_hold_at_most_their_triples_and_follow_the_phrase_order(tmp_p
     rules = read_table(tmp_path / "p.parquet", PARAPHRASE_GRAMMAR)
     assert list(rules["source"]) == sorted(rules["source"])
     # every phrase with a paraphrase joins at least one triple, so each is a partition
-    assert f"pivoting: {rules['source'].nunique()}/{rules['source'].nunique()} partitions" \
+    assert f"pairing job 0: {rules['source'].nunique()}/{rules['source'].nunique()} partitions" \
         in caplog.text
+
+
+@pytest.mark.parametrize("jobs", [2, 3, 10])
+def test_pairing_jobs_do_not_change_the_tables(tmp_path, bilingual, jobs):
+    """The pairing dealt to several jobs (some of them with nothing to pair when there are more
+    jobs than phrases) writes what one job writes, bit for bit."""
+    one_dir, many_dir = tmp_path / "one", tmp_path / "many"
+    one_dir.mkdir()
+    many_dir.mkdir()
+    one = pivot_grammar(bilingual, one_dir / "p.parquet", one_dir / "s.parquet",
+                        keep_identity=True)
+    many = pivot_grammar(bilingual, many_dir / "p.parquet", many_dir / "s.parquet", jobs=jobs,
+                         keep_identity=True)
+    for name, schema in (("p.parquet", PARAPHRASE_GRAMMAR), ("s.parquet", SELF_PARAPHRASE)):
+        pd.testing.assert_frame_equal(read_table(many_dir / name, schema),
+                                      read_table(one_dir / name, schema), check_exact=True)
+    assert many == one
+    assert one.paraphrase_rules > 0
+
+
+def test_phrases_are_dealt_in_order_to_partitions_and_jobs():
+    loads = [("a", 5), ("b", 1), ("c", 1), ("d", 1), ("e", 4), ("f", 2)]  # 14 triples
+    dealt = _deal(loads, partition_pairs=100, jobs=2)  # partitions of at most 7 triples
+    assert list(dealt["e"]) == list("abcdef")
+    assert list(dealt["partition"]) == [0, 0, 0, 1, 1, 1]
+    assert list(dealt["job"]) == [0, 0, 0, 1, 1, 1]
+    dealt = _deal(loads, partition_pairs=100, jobs=3)  # at most 5; jobs by triples before
+    assert list(dealt["partition"]) == [0, 1, 1, 1, 2, 3]
+    assert list(dealt["job"]) == [0, 1, 1, 1, 1, 2]
+    dealt = _deal(loads, partition_pairs=3, jobs=1)  # a phrase over the cap is alone
+    assert list(dealt["partition"]) == [0, 1, 1, 1, 2, 3]
+    assert set(dealt["job"]) == {0}
+    assert _deal([], partition_pairs=3, jobs=2).empty

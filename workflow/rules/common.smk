@@ -48,6 +48,7 @@ wildcard_constraints:
     order=r"\d+",
     bias=r"0|0?\.\d+",
     shard=r"\d+",
+    job=r"\d+",
     iteration=r"\d{4}",
     replicate=r"\d+",
     condition=CONDITION_PATTERN,

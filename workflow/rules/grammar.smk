@@ -97,8 +97,9 @@ rule filter_grammar:
         "../scripts/filter_grammar.py"
 
 
-rule pivot_grammar:
-    """The unbiased paraphrase grammar and the per-phrase residuals p(e1|e1) (eq. 3.4-3.13, 5.2)."""
+rule prepare_pivot:
+    """Pivoting, step 1: the pivots, the per-phrase residuals p(e1|e1) (eq. 5.2) and what the
+    pairing jobs read, the phrases to paraphrase dealt to paraphrase.pivot_jobs jobs."""
     input:
         grammar="results/{experiment}/grammar/bilingual.parquet",
         evalsets=expand(
@@ -106,8 +107,63 @@ rule pivot_grammar:
             evalset=config["paraphrase"]["phrases_from"],
         ),
     output:
-        grammar="results/{experiment}/paraphrase/pivoted.parquet",
+        rules=temp("results/{experiment}/paraphrase/pivoting/rules.parquet"),
+        sources=temp("results/{experiment}/paraphrase/pivoting/sources.parquet"),
+        lookup=temp("results/{experiment}/paraphrase/pivoting/lookup.parquet"),
         self_paraphrase="results/{experiment}/paraphrase/self_paraphrase.parquet",
+    log:
+        "logs/{experiment}/prepare_pivot.log",
+    benchmark:
+        "benchmarks/{experiment}/prepare_pivot.tsv"
+    params:
+        options=config["paraphrase"],
+        span_limit=config["decoder"]["span_limit"],
+    threads: 1
+    resources:
+        mem_mb=memory_mb,
+    conda:
+        "../../envs/circle.yaml"
+    script:
+        "../scripts/prepare_pivot.py"
+
+
+rule pivot_part:
+    """Pivoting, step 2 (scatter): one job's paraphrase rules (eq. 3.4-3.13), partition by
+    partition of its phrases e1."""
+    input:
+        rules="results/{experiment}/paraphrase/pivoting/rules.parquet",
+        sources="results/{experiment}/paraphrase/pivoting/sources.parquet",
+        lookup="results/{experiment}/paraphrase/pivoting/lookup.parquet",
+    output:
+        part=temp("results/{experiment}/paraphrase/pivoting/part{job}.parquet"),
+    log:
+        "logs/{experiment}/pivot_part/part{job}.log",
+    benchmark:
+        "benchmarks/{experiment}/pivot_part/part{job}.tsv"
+    params:
+        options=config["paraphrase"],
+        span_limit=config["decoder"]["span_limit"],
+    threads: 1
+    resources:
+        mem_mb=memory_mb,
+    conda:
+        "../../envs/circle.yaml"
+    script:
+        "../scripts/pivot_part.py"
+
+
+rule pivot_grammar:
+    """Pivoting, step 3 (gather): the unbiased paraphrase grammar, the pairing jobs' parts in
+    order."""
+    input:
+        parts=expand(
+            "results/{{experiment}}/paraphrase/pivoting/part{job}.parquet",
+            job=range(config["paraphrase"]["pivot_jobs"]),
+        ),
+        sources="results/{experiment}/paraphrase/pivoting/sources.parquet",
+        self_paraphrase="results/{experiment}/paraphrase/self_paraphrase.parquet",
+    output:
+        grammar="results/{experiment}/paraphrase/pivoted.parquet",
     log:
         "logs/{experiment}/pivot_grammar.log",
     benchmark:
@@ -115,7 +171,6 @@ rule pivot_grammar:
     params:
         options=config["paraphrase"],
         span_limit=config["decoder"]["span_limit"],
-    threads: 1
     resources:
         mem_mb=memory_mb,
     conda:

@@ -50,17 +50,28 @@ phrases; the residual of every phrase is likewise computed from the bilingual ru
 residual(e) = 1 - sum_{(f,e)} p(f|e) (sum_{(f,e')} p(e'|f) - p(e|f)), so biasing stays exact.
 
 The work is a DuckDB self-join of the bilingual grammar on f followed by a group-by, out of core
-(``memory_limit``, spilling next to the output) and streamed to Parquet. The join and group-by run
-in partitions: consecutive ranges of the phrases e1, in the written grammar's order, each joining
-at most ``partition_pairs`` (e1, f, e2) triples, so their memory is bounded whatever the grammar
-and each partition's rules are written as soon as they are summed, without one sort of the whole
-table (on the default Bible grammar without pruning, 70.5 M triples for the phrases of the
-default 1,068 references, one join spilled 22 GB). The rules, their pivot counts and the phrase
-statistics do not depend on the partitions; a feature summed over several foreign sides may
-differ in its last bits (relative 2e-14 on that grammar), as each partition's join meets the
-terms in another order. With ``threads=1`` (default) the sums are added in a fixed order and
-reruns give identical tables; more threads are faster but the last bits of the features may then
-differ between runs.
+(``memory_limit``, spilling next to the output) and streamed to Parquet, in three steps that the
+workflow runs as jobs (:func:`pivot_grammar` runs them in one process):
+
+1. :func:`prepare_pivot` chooses the pivots, computes the phrase statistics (and writes the
+   ``SELF_PARAPHRASE`` table), chooses the phrases to paraphrase and writes what the pairing
+   reads (:class:`PivotWork`): the rules the pairs go through, the phrases e1 cut into
+   partitions and the partitions dealt to ``jobs`` pairing jobs, and the phrase lookup.
+2. :func:`pivot_part` (one per job, independent, so a cluster runs them side by side) pairs its
+   partitions: consecutive ranges of the phrases e1, in the written grammar's order, each
+   joining at most ``partition_pairs`` (e1, f, e2) triples (with several jobs, at most an even
+   share of all triples, so every job gets work), so their memory is bounded whatever the
+   grammar; each partition reads only the rules of the foreign sides its phrases pivot through,
+   and its rules are written as soon as they are summed, without one sort of the whole table
+   (on the default Bible grammar without pruning, 70.5 M triples for the phrases of the default
+   1,068 references, one join spilled 22 GB).
+3. :func:`gather_pivot` concatenates the jobs' parts, in order, into the grammar.
+
+The rules, their pivot counts and the phrase statistics do not depend on the partitions or the
+jobs; a feature summed over several foreign sides may differ in its last bits (relative 2e-14 on
+the default grammar), as each partition's join meets the terms in another order. With
+``threads=1`` (default) the sums are added in a fixed order and reruns give identical tables;
+more threads are faster but the last bits of the features may then differ between runs.
 """
 
 from __future__ import annotations
@@ -68,24 +79,39 @@ from __future__ import annotations
 import logging
 import os
 import time
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
+from pathlib import Path
 
 import duckdb
+import pandas as pd
+import pyarrow as pa
+import pyarrow.compute as pc
+import pyarrow.parquet as pq
 
 from circle.grammar.extract import LHS
 from circle.grammar.filter import matching_phrases
 from circle.grammar.io import (
     GrammarInputError,
     RelationWriter,
+    carried_metadata,
     connect,
     grammar_schema,
     sql_string,
     write_relation,
 )
 from circle.progress import progress
-from circle.schemas import GRAMMAR, PARAPHRASE_GRAMMAR, PARAPHRASE_GRAMMAR_LEX, SELF_PARAPHRASE
-from circle.tables import scratch_directory
+from circle.schemas import (
+    GRAMMAR,
+    PARAPHRASE_GRAMMAR,
+    PARAPHRASE_GRAMMAR_LEX,
+    PIVOT_LOOKUP,
+    PIVOT_RULES,
+    PIVOT_SOURCES,
+    SELF_PARAPHRASE,
+    TableSchema,
+)
+from circle.tables import read_metadata, read_table, scratch_directory, write_table
 
 logger = logging.getLogger(__name__)
 
@@ -106,8 +132,77 @@ RULES = f"""
 
 
 @dataclass(frozen=True)
+class PivotOptions:
+    """How a bilingual grammar is pivoted (config key ``paraphrase`` and the decoder's span
+    limit; the module doc explains each)."""
+
+    top_pivots: int = 25
+    method: str = "features"
+    keep_identity: bool = False
+    lexical_feature: bool = False
+    min_count: float = 0.0
+    min_probability: float = 0.0
+    span_limit: int = 10
+    """Longest span of the ``sentences`` a phrase to paraphrase may match."""
+    partition_pairs: int = PARTITION_PAIRS
+
+    def __post_init__(self) -> None:
+        if self.method not in METHODS:
+            raise ValueError(f"unknown pivot feature method '{self.method}'; choose one of "
+                             f"{METHODS}")
+        if self.min_count < 0 or not 0 <= self.min_probability <= 1:
+            raise ValueError("min_count must be >= 0 and min_probability in [0, 1]")
+        if self.top_pivots < 1 or self.partition_pairs < 1:
+            raise ValueError("top_pivots and partition_pairs must be at least 1")
+
+    @classmethod
+    def from_config(cls, paraphrase: Mapping, span_limit: int) -> PivotOptions:
+        """The options of config section ``paraphrase`` (with ``decoder.span_limit``)."""
+        return cls(top_pivots=paraphrase["top_pivots"], method=paraphrase["method"],
+                   keep_identity=paraphrase["keep_identity"],
+                   lexical_feature=paraphrase["lexical_feature"],
+                   min_count=paraphrase["min_count"],
+                   min_probability=paraphrase["min_probability"], span_limit=span_limit)
+
+    @property
+    def schema(self) -> TableSchema:
+        """The schema of the paraphrase grammar written."""
+        return PARAPHRASE_GRAMMAR_LEX if self.lexical_feature else PARAPHRASE_GRAMMAR
+
+    def metadata(self, sentences: int | None) -> dict[str, str]:
+        """What the grammar and the phrase table record of how they were made, from
+        ``sentences`` sentences' phrases (None: every phrase)."""
+        metadata = {"method": self.method, "top_pivots": str(self.top_pivots),
+                    "keep_identity": str(self.keep_identity).lower(),
+                    "min_count": repr(self.min_count),
+                    "min_probability": repr(self.min_probability), "bias": "0"}
+        if sentences is not None:
+            metadata.update(phrases_from_sentences=str(sentences),
+                            phrase_span_limit=str(self.span_limit))
+        return metadata
+
+
+@dataclass(frozen=True)
+class PivotWork:
+    """The tables :func:`prepare_pivot` writes for the pairing jobs: ``rules`` (``PIVOT_RULES``,
+    the kept rules the pairs go through), ``sources`` (``PIVOT_SOURCES``, the phrases e1 with
+    their partition and job) and ``lookup`` (``PIVOT_LOOKUP``, what the features read of every
+    phrase e1 or e2)."""
+
+    rules: Path
+    sources: Path
+    lookup: Path
+
+    @classmethod
+    def inside(cls, directory: str | os.PathLike) -> PivotWork:
+        directory = Path(directory)
+        return cls(directory / "rules.parquet", directory / "sources.parquet",
+                   directory / "lookup.parquet")
+
+
+@dataclass(frozen=True)
 class PivotStats:
-    """What :func:`pivot_grammar` did, from bilingual rules to paraphrase rules and phrases."""
+    """What pivoting did, from bilingual rules to paraphrase rules and phrases."""
 
     bilingual_rules: int
     kept_rules: int
@@ -116,86 +211,169 @@ class PivotStats:
     """(e1, f, e2) triples joined before summing over f."""
     paraphrase_rules: int
     phrases: int
-    seconds: float
 
 
 def pivot_grammar(grammar_path: str | os.PathLike, out_path: str | os.PathLike,
-                  self_paraphrase_path: str | os.PathLike, top_pivots: int = 25,
-                  method: str = "features", keep_identity: bool = False,
-                  lexical_feature: bool = False, min_count: float = 0.0,
-                  min_probability: float = 0.0, sentences: Iterable[str] | None = None,
-                  span_limit: int = 10, threads: int = 1, memory_limit: str | None = None,
-                  partition_pairs: int = PARTITION_PAIRS,
-                  provenance: Mapping[str, str] | None = None) -> PivotStats:
-    """Pivot the ``GRAMMAR`` table at ``grammar_path`` into a paraphrase grammar at ``out_path``.
-
-    Writes ``PARAPHRASE_GRAMMAR`` (``PARAPHRASE_GRAMMAR_LEX`` with ``lexical_feature``) and the
-    per-phrase ``SELF_PARAPHRASE`` table the bias needs. With ``sentences`` (tokenised English),
-    only phrases matching a span of at most ``span_limit`` words of them are paraphrased.
-    ``min_count``/``min_probability`` prune bilingual rules before pivoting (see module doc).
-    The pairs are formed, summed and written in partitions of phrases e1 joining at most
-    ``partition_pairs`` (e1, f, e2) triples each (see the module doc for what may depend on it).
-    """
-    if method not in METHODS:
-        raise ValueError(f"unknown pivot feature method '{method}'; choose one of {METHODS}")
-    if min_count < 0 or not 0 <= min_probability <= 1:
-        raise ValueError("min_count must be >= 0 and min_probability in [0, 1]")
-    if top_pivots < 1 or partition_pairs < 1:
-        raise ValueError("top_pivots and partition_pairs must be at least 1")
-    grammar_schema(grammar_path, (GRAMMAR,))
+                  self_paraphrase_path: str | os.PathLike,
+                  sentences: Iterable[str] | None = None, jobs: int = 1, threads: int = 1,
+                  memory_limit: str | None = None,
+                  provenance: Mapping[str, str] | None = None, **options) -> PivotStats:
+    """Pivot the ``GRAMMAR`` table at ``grammar_path`` into a paraphrase grammar at ``out_path``
+    and its ``SELF_PARAPHRASE`` table, in one process: the three steps of the module doc, the
+    pairing in ``jobs`` parts one after the other. ``options`` are :class:`PivotOptions`."""
     started = time.perf_counter()
-    metadata = {"method": method, "top_pivots": str(top_pivots),
-                "keep_identity": str(keep_identity).lower(), "min_count": repr(min_count),
-                "min_probability": repr(min_probability), "bias": "0"}
+    options = PivotOptions(**options)
+    with scratch_directory(out_path) as scratch:
+        work = PivotWork.inside(scratch)
+        prepare_pivot(grammar_path, work, self_paraphrase_path, options, sentences, jobs,
+                      threads, memory_limit, provenance)
+        parts = [scratch / f"part{job}.parquet" for job in range(jobs)]
+        for job, part in enumerate(parts):
+            pivot_part(work, job, part, options, threads, memory_limit, provenance)
+        stats = gather_pivot(parts, work.sources, self_paraphrase_path, out_path, options,
+                             provenance)
+    logger.info("pivoting took %.1f s", time.perf_counter() - started)
+    return stats
+
+
+def prepare_pivot(grammar_path: str | os.PathLike, work: PivotWork,
+                  self_paraphrase_path: str | os.PathLike, options: PivotOptions,
+                  sentences: Iterable[str] | None = None, jobs: int = 1, threads: int = 1,
+                  memory_limit: str | None = None,
+                  provenance: Mapping[str, str] | None = None) -> None:
+    """Step 1 (module doc): the ``SELF_PARAPHRASE`` table and the :class:`PivotWork` tables of
+    ``jobs`` pairing jobs. With ``sentences`` (tokenised English), only phrases matching a span
+    of at most ``options.span_limit`` words of them are paraphrased."""
+    if jobs < 1:
+        raise ValueError(f"pivoting needs at least one pairing job, got {jobs}")
+    grammar_schema(grammar_path, (GRAMMAR,))
     if sentences is not None:
         sentences = list(sentences)
-        metadata.update(phrases_from_sentences=str(len(sentences)),
-                        phrase_span_limit=str(span_limit))
-    with scratch_directory(out_path) as spill:
+    metadata = options.metadata(None if sentences is None else len(sentences))
+    with scratch_directory(work.sources) as spill:
         con = connect(threads, memory_limit, spill)
         for name, step in (
                 ("loaded the bilingual rules and chose the pivots",
-                 lambda: _load_bilingual(con, grammar_path, top_pivots, min_count,
-                                         min_probability)),
-                ("computed the phrase statistics", lambda: _phrase_statistics(con, method)),
+                 lambda: _load_bilingual(con, grammar_path, options.top_pivots,
+                                         options.min_count, options.min_probability)),
+                ("computed the phrase statistics",
+                 lambda: _phrase_statistics(con, options.method)),
                 ("chose the phrases to paraphrase",
-                 lambda: _choose_sources(con, sentences, span_limit, keep_identity)),
+                 lambda: _choose_sources(con, sentences, options.span_limit,
+                                         options.keep_identity)),
                 ("gathered what the pairing reads",
-                 lambda: _pairing_inputs(con, keep_identity))):
+                 lambda: _pairing_inputs(con, options.keep_identity))):
             step_started = time.perf_counter()
             step()
             logger.info("%s in %.1f s", name, time.perf_counter() - step_started)
-        partitions = _partitions(con, partition_pairs)
-        schema = PARAPHRASE_GRAMMAR_LEX if lexical_feature else PARAPHRASE_GRAMMAR
-        con.execute("CREATE TEMP TABLE paraphrased_phrases (e VARCHAR)")
-        pairs = 0
-        with RelationWriter(out_path, schema, provenance, metadata) as writer:
-            for first, last in progress(partitions, logger, "pivoting", len(partitions),
-                                        "partitions"):
-                _pair(con, keep_identity, first, last)
-                _features(con, method)
-                writer.write(con.sql(RULES))
-                pairs += con.execute("SELECT coalesce(sum(pivots), 0) FROM pairs").fetchone()[0]
-                con.execute("""INSERT INTO paraphrased_phrases
-                               SELECT e1 FROM paraphrases UNION SELECT e2 FROM paraphrases""")
-                con.execute("DROP TABLE paraphrases; DROP TABLE pairs")
+        write_relation(con.sql("""
+            SELECT f, e, swapped, c, p_e_f, p_f_e, lex_e_f, lex_f_e FROM pairing_rules"""),
+            work.rules, PIVOT_RULES, provenance)
+        bilingual, kept, total_pairs = con.execute("""
+            SELECT (SELECT count(*) FROM bilingual), (SELECT count(*) FROM kept),
+                   (SELECT pairs FROM totals)""").fetchall()[0]
+        write_relation(con.sql("SELECT e, p_bilingual, c_e_pairs FROM lookup"), work.lookup,
+                       PIVOT_LOOKUP, provenance, {"total_pairs": repr(total_pairs)})
+        loads = con.execute("SELECT e, sum(senses) FROM source_rules GROUP BY e ORDER BY e"
+                            ).fetchall()
+        sources = _deal(loads, options.partition_pairs, jobs)
+        write_table(sources, work.sources, PIVOT_SOURCES, provenance,
+                    {"bilingual_rules": str(bilingual), "kept_rules": str(kept),
+                     "jobs": str(jobs)})
+        # every phrase of a written rule is in the lookup (the features join it), and every
+        # phrase of the lookup is e1 or e2 of a written rule
         phrases = write_relation(con.sql(f"""
             SELECT '{LHS}' AS lhs, e AS phrase, residual, ln(p_e) AS log_p_phrase,
                    ln(lex_identity) AS log_lex_identity, count_identity AS count,
                    pivots_identity::INTEGER AS pivots
             FROM phrases
-            WHERE paraphrased AND e IN (SELECT e FROM paraphrased_phrases)
+            WHERE paraphrased AND e IN (SELECT e FROM lookup)
             ORDER BY phrase"""),
             self_paraphrase_path, SELF_PARAPHRASE, provenance, metadata)
-        counts = con.execute("SELECT (SELECT count(*) FROM bilingual), (SELECT count(*) FROM kept)"
-                             ).fetchall()[0]
-    stats = PivotStats(counts[0], counts[1], int(pairs), writer.rows, phrases,
-                       time.perf_counter() - started)
+    logger.info("%d bilingual rules, %d among the top pivots; %d phrases to paraphrase in %d "
+                "partitions over %d jobs; %d phrases in the self-paraphrase table", bilingual,
+                kept, len(sources), sources["partition"].nunique(), jobs, phrases)
+
+
+def pivot_part(work: PivotWork, job: int, out_path: str | os.PathLike, options: PivotOptions,
+               threads: int = 1, memory_limit: str | None = None,
+               provenance: Mapping[str, str] | None = None) -> int:
+    """Step 2 (module doc): the paraphrase rules of job ``job``'s partitions at ``out_path``,
+    sorted; returns how many."""
+    sources = read_table(work.sources, PIVOT_SOURCES)
+    jobs = int(read_metadata(work.sources)["jobs"])
+    if not 0 <= job < jobs:
+        raise ValueError(f"{work.sources}: pairing job {job} asked for, it was made for "
+                         f"{jobs} jobs")
+    mine = sources[sources["job"] == job]
+    partitions = mine.groupby("partition", sort=True)["e"].agg(["min", "max"])
+    with scratch_directory(out_path) as spill:
+        con = connect(threads, memory_limit, spill)
+        con.execute(f"""
+            CREATE TEMP TABLE rules AS SELECT * FROM read_parquet({sql_string(work.rules)});
+            CREATE TEMP TABLE lookup AS SELECT * FROM read_parquet({sql_string(work.lookup)})""")
+        con.execute("CREATE TEMP TABLE totals AS SELECT ?::DOUBLE AS pairs",
+                    [float(read_metadata(work.lookup)["total_pairs"])])
+        con.register("job_sources", mine[["e"]])
+        con.execute("CREATE TEMP TABLE sources AS SELECT e FROM job_sources")
+        con.unregister("job_sources")
+        with RelationWriter(out_path, options.schema, provenance) as writer:
+            for first, last in progress(partitions.itertuples(index=False, name=None), logger,
+                                        f"pairing job {job}", len(partitions), "partitions"):
+                _pair(con, options.keep_identity, first, last)
+                _features(con, options.method)
+                writer.write(con.sql(RULES))
+                con.execute("DROP TABLE paraphrases; DROP TABLE pairs")
+    return writer.rows
+
+
+def gather_pivot(parts: Sequence[str | os.PathLike], sources: str | os.PathLike,
+                 self_paraphrase_path: str | os.PathLike, out_path: str | os.PathLike,
+                 options: PivotOptions, provenance: Mapping[str, str] | None = None
+                 ) -> PivotStats:
+    """Step 3 (module doc): the pairing jobs' ``parts`` (in job order) as one grammar at
+    ``out_path``, with the metadata of the ``SELF_PARAPHRASE`` table and the counts of the
+    ``PIVOT_SOURCES`` table (``sources``) prepared with them."""
+    pairs = 0
+    with RelationWriter(out_path, options.schema, provenance,
+                        carried_metadata(self_paraphrase_path)) as writer:
+        for part in parts:
+            grammar_schema(part, (options.schema,))
+            for batch in pq.ParquetFile(part).iter_batches(writer.batch_size):
+                writer.write(pa.Table.from_batches([batch]))
+                pairs += pc.sum(batch.column("pivots")).as_py() or 0
+    prepared = read_metadata(sources)
+    stats = PivotStats(int(prepared["bilingual_rules"]), int(prepared["kept_rules"]), pairs,
+                       writer.rows, pq.ParquetFile(self_paraphrase_path).metadata.num_rows)
     logger.info("pivoted %d bilingual rules (%d among the top pivots, %d pairs) into %d "
-                "paraphrase rules of %d phrases in %.1f s", stats.bilingual_rules,
-                stats.kept_rules, stats.pivot_pairs, stats.paraphrase_rules, phrases,
-                stats.seconds)
+                "paraphrase rules of %d phrases", stats.bilingual_rules, stats.kept_rules,
+                stats.pivot_pairs, stats.paraphrase_rules, stats.phrases)
     return stats
+
+
+def _deal(loads: list[tuple[str, int]], partition_pairs: int, jobs: int) -> pd.DataFrame:
+    """The phrases e1 (in sort order, with the (e1, f, e2) triples each joins) cut into
+    partitions of consecutive phrases joining at most ``partition_pairs`` triples, or an even
+    share of all triples if that is less (a phrase joining more is a partition of its own), and
+    the partitions dealt in order to ``jobs`` jobs by their share of the triples. A phrase e1
+    joins, through each of its kept rules, every kept rule of that foreign side, so its triples
+    are the sum of its foreign sides' senses."""
+    total = sum(triples for _, triples in loads)
+    cap = min(partition_pairs, -(-total // jobs)) if total else partition_pairs
+    partitions, dealt_to = [], []
+    partition, load, before = -1, 0, 0
+    for _, triples in loads:
+        if partition < 0 or load + triples > cap:
+            partition, load = partition + 1, 0
+            job = min(jobs - 1, before * jobs // total)
+        partitions.append(partition)
+        dealt_to.append(job)
+        load += triples
+        before += triples
+    return pd.DataFrame({"e": pd.Series([phrase for phrase, _ in loads], dtype=object),
+                         "triples": pd.Series([triples for _, triples in loads], dtype="int64"),
+                         "partition": pd.Series(partitions, dtype="int32"),
+                         "job": pd.Series(dealt_to, dtype="int32")})
 
 
 def _load_bilingual(con: duckdb.DuckDBPyConnection, grammar_path: str | os.PathLike,
@@ -282,54 +460,38 @@ def _shared(keep_identity: bool) -> str:
 
 def _pairing_inputs(con: duckdb.DuckDBPyConnection, keep_identity: bool) -> None:
     """Tables ``source_rules`` (the shared kept rules of the phrases to paraphrase: what the
-    partitions are cut from) and ``lookup`` (p(e) and the pair count of every English side
-    their foreign sides pivot to: what the features read)."""
+    partitions are cut from), ``pairing_rules`` (every shared kept rule of their foreign sides:
+    what the pairs go through) and ``lookup`` (p(e) and the pair count of every English side of
+    those: what the features read)."""
     shared = _shared(keep_identity)
     con.execute(f"""
         CREATE TEMP TABLE source_rules AS
         SELECT * FROM kept WHERE {shared} AND e IN (SELECT e FROM sources)""")
     con.execute(f"""
+        CREATE TEMP TABLE pairing_rules AS
+        SELECT * FROM kept WHERE {shared} AND f IN (SELECT f FROM source_rules)""")
+    con.execute("""
         CREATE TEMP TABLE lookup AS
         SELECT m.e, m.p_bilingual, s.c_e_pairs
         FROM marginals m JOIN phrases s USING (e)
-        WHERE m.e IN (SELECT e FROM kept
-                      WHERE {shared} AND f IN (SELECT f FROM source_rules))""")
-
-
-def _partitions(con: duckdb.DuckDBPyConnection, partition_pairs: int
-                ) -> list[tuple[str, str]]:
-    """Consecutive ranges (first, last) of the phrases to paraphrase in sort order, each joining
-    at most ``partition_pairs`` (e1, f, e2) triples (a phrase joining more is a range of its
-    own). A phrase e1 joins, through each of its kept rules, every kept rule of that foreign
-    side, so its triples are the sum of its foreign sides' senses; the ranges follow the order
-    of the written grammar, whose partitions are therefore written one after the other."""
-    loads = con.execute("SELECT e, sum(senses) FROM source_rules GROUP BY e ORDER BY e"
-                        ).fetchall()
-    partitions: list[list[str]] = []
-    load = 0
-    for phrase, triples in loads:
-        if not partitions or load + triples > partition_pairs:
-            partitions.append([phrase, phrase])
-            load = 0
-        partitions[-1][1] = phrase
-        load += triples
-    return [(first, last) for first, last in partitions]
+        WHERE m.e IN (SELECT e FROM pairing_rules)""")
 
 
 def _pair(con: duckdb.DuckDBPyConnection, keep_identity: bool, first: str, last: str) -> None:
-    """Table ``pairs``: per (e1, e2, swap) with e1 from ``first`` to ``last``, sums over the
-    shared foreign sides."""
+    """Table ``pairs``: per (e1, e2, swap) with e1 a phrase of table ``sources`` from ``first``
+    to ``last``, sums over their foreign sides, read from table ``rules`` (the pairing rules)
+    for those foreign sides only."""
     distinct = "" if keep_identity else "AND NOT (a.e = b.e AND a.swapped = b.swapped)"
     con.execute(f"""
         CREATE TEMP TABLE pairs AS
-        WITH shared AS (SELECT * FROM kept WHERE {_shared(keep_identity)})
+        WITH a AS (SELECT * FROM rules WHERE e IN (SELECT e FROM sources)
+                     AND e BETWEEN {sql_string(first)} AND {sql_string(last)})
         SELECT a.e AS e1, b.e AS e2, a.swapped <> b.swapped AS swap,
                sum(b.p_e_f * a.p_f_e) AS p21_features, sum(a.p_e_f * b.p_f_e) AS p12_features,
                sum(b.lex_e_f * a.lex_f_e) AS lex21, sum(a.lex_e_f * b.lex_f_e) AS lex12,
                sum(a.c * b.c) AS count, count(*) AS pivots
-        FROM (SELECT * FROM shared WHERE e IN (SELECT e FROM sources)
-                AND e BETWEEN {sql_string(first)} AND {sql_string(last)}) a
-             JOIN shared b ON a.f = b.f {distinct}
+        FROM a JOIN (SELECT * FROM rules WHERE f IN (SELECT f FROM a)) b
+             ON a.f = b.f {distinct}
         GROUP BY a.e, b.e, a.swapped <> b.swapped""")
 
 
