@@ -101,6 +101,7 @@ from circle.grammar.io import (
     write_relation,
 )
 from circle.progress import progress
+from circle.resources import parquet_rows
 from circle.schemas import (
     GRAMMAR,
     PARAPHRASE_GRAMMAR,
@@ -344,7 +345,7 @@ def gather_pivot(parts: Sequence[str | os.PathLike], sources: str | os.PathLike,
                 pairs += pc.sum(batch.column("pivots")).as_py() or 0
     prepared = read_metadata(sources)
     stats = PivotStats(int(prepared["bilingual_rules"]), int(prepared["kept_rules"]), pairs,
-                       writer.rows, pq.ParquetFile(self_paraphrase_path).metadata.num_rows)
+                       writer.rows, parquet_rows(self_paraphrase_path))
     logger.info("pivoted %d bilingual rules (%d among the top pivots, %d pairs) into %d "
                 "paraphrase rules of %d phrases", stats.bilingual_rules, stats.kept_rules,
                 stats.pivot_pairs, stats.paraphrase_rules, stats.phrases)
