@@ -7,11 +7,12 @@
 Extraction runs as the workflow's jobs, each in a process of its own: the split, the counting
 jobs (``--workers`` at a time) and the merge; for each it prints the wall time and the job's
 peak resident memory (the largest of the counting jobs'), for the merge also its peak DuckDB
-spill. Pivoting runs as the workflow's jobs too: the preparation, ``--pivot-jobs`` pairing jobs
-(``--workers`` at a time) and the gathering; for each the wall time, peak resident memory and
-the peak DuckDB spill, then the whole. Then per bias the wall time, the peak resident memory of
-the process tree (this process and DuckDB inside it; sampled every 50 ms with psutil), the peak
-size of its scratch files (DuckDB spill; sampled every 0.5 s) and what the stage returned.
+spill. Pivoting runs as the workflow's jobs too: the preparation and ``--pivot-jobs`` pairing
+jobs (``--workers`` at a time), whose parts are the paraphrase grammar; for each the wall time,
+peak resident memory and the peak DuckDB spill, then the whole. Then per bias the wall time,
+the peak resident memory of the process tree (this process and DuckDB inside it; sampled every
+50 ms with psutil), the peak size of its scratch files (DuckDB spill; sampled every 0.5 s) and
+what the stage returned.
 ``--extract-only`` stops after extraction.
 """
 
@@ -36,8 +37,9 @@ from circle.grammar.pivot import (
     METHODS,
     PivotOptions,
     PivotWork,
-    gather_pivot,
+    grammar_parts,
     pivot_part,
+    pivot_stats,
     prepare_pivot,
 )
 from circle.resources import MEMORY, duckdb_limit, parquet_rows
@@ -155,15 +157,16 @@ def extract_as_jobs(bitext: Path, alignment: Path, grammar: Path, args: argparse
           f"{parquet_rows(grammar)} rules", flush=True)
 
 
-def pivot_as_jobs(grammar: Path, paraphrases: Path, phrases: Path,
-                  sentences: list[str] | None, args: argparse.Namespace) -> None:
-    """Pivoting as the workflow runs it: the preparation, ``--pivot-jobs`` pairing jobs
-    (``--workers`` at a time) and the gathering, each job in a process of its own."""
+def pivot_as_jobs(grammar: Path, phrases: Path, sentences: list[str] | None,
+                  args: argparse.Namespace) -> list[Path]:
+    """Pivoting as the workflow runs it: the preparation and ``--pivot-jobs`` pairing jobs
+    (``--workers`` at a time), each job in a process of its own; returns the grammar's
+    parts."""
     options = PivotOptions(top_pivots=args.top_pivots, method=args.method,
                            min_count=args.min_count, min_probability=args.min_probability)
     work = PivotWork.inside(args.out_dir / "pivoting")
     work.rules.parent.mkdir(exist_ok=True)
-    parts = [work.rules.parent / f"part{job}.parquet" for job in range(args.pivot_jobs)]
+    parts = grammar_parts(args.out_dir / "pivoted", args.pivot_jobs)
     started = time.perf_counter()
     with _fresh_processes(1) as pool, PeakMemory(work.rules.parent) as spill:
         wall, peak = pool.submit(_job, prepare_pivot, grammar, work, phrases, options,
@@ -173,19 +176,18 @@ def pivot_as_jobs(grammar: Path, paraphrases: Path, phrases: Path,
           f"{spill.peak_scratch / 2**20:8.0f} MiB  ({parquet_rows(work.rules)} pairing rules, "
           f"{parquet_rows(work.sources)} phrases)", flush=True)
     with _fresh_processes(args.workers) as pool, PeakMemory(work.rules.parent) as spill:
-        jobs = [pool.submit(_job, pivot_part, work, job, part, options, args.threads,
+        jobs = [pool.submit(_job, pivot_part, work, job, part, phrases, options, args.threads,
                             args.memory_limit) for job, part in enumerate(parts)]
         results = [job.result() for job in jobs]
     print(f"{'pair (slowest job)':<22} {max(w for w, _ in results):8.1f} s  "
           f"{max(p for _, p in results):8.0f} MiB  scratch {spill.peak_scratch / 2**20:8.0f} MiB"
           f"  ({len(jobs)} jobs, {args.workers} at a time, {sum(w for w, _ in results):.1f} s "
           f"in all)", flush=True)
-    with _fresh_processes(1) as pool:
-        wall, peak = pool.submit(_job, gather_pivot, parts, work.sources, phrases, paraphrases,
-                                 options).result()
-    print(f"{'gather pivot':<22} {wall:8.1f} s  {peak:8.0f} MiB", flush=True)
-    print(f"{'pivot':<22} {time.perf_counter() - started:8.1f} s  {parquet_rows(paraphrases)} "
-          f"paraphrase rules, {parquet_rows(phrases)} phrases", flush=True)
+    wall = time.perf_counter() - started
+    stats = pivot_stats(parts, work.sources, phrases)
+    print(f"{'pivot':<22} {wall:8.1f} s  {stats.paraphrase_rules} paraphrase rules, "
+          f"{stats.phrases} phrases", flush=True)
+    return parts
 
 
 def main() -> None:
@@ -227,7 +229,6 @@ def main() -> None:
     settings["cpus"] = psutil.cpu_count()
     print(json.dumps(settings, indent=1))
     grammar = args.out_dir / "grammar.parquet"
-    paraphrases = args.out_dir / "paraphrase.parquet"
     phrases = args.out_dir / "self_paraphrase.parquet"
     if not (args.reuse_grammar and grammar.exists()):
         if not (bitext and alignment):
@@ -242,10 +243,10 @@ def main() -> None:
                             for refs in read_table(path, EVALSET, columns=["references"])
                             ["references"] for ref in refs})
         print(f"pivoting the phrases of {len(sentences)} reference sentences", flush=True)
-    pivot_as_jobs(grammar, paraphrases, phrases, sentences, args)
+    parts = pivot_as_jobs(grammar, phrases, sentences, args)
     for bias in args.biases:
         measure(f"bias {bias:.2f}", lambda bias=bias: bias_grammar(
-            paraphrases, phrases, args.out_dir / f"paraphrase-bias{bias:.2f}.parquet", bias,
+            parts, phrases, args.out_dir / f"paraphrase-bias{bias:.2f}.parquet", bias,
             threads=args.threads, memory_limit=args.memory_limit), args.out_dir)
 
 

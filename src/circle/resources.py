@@ -76,10 +76,8 @@ MEMORY = {
     "extract_grammar": MemoryModel(base_mb=2400),
     # The other out-of-core stages hand their request to DuckDB as its memory limit.
     "filter_grammar": MemoryModel(base_mb=3200),
-    "prepare_pivot": MemoryModel(base_mb=4800),
+    "prepare_pivot": MemoryModel(base_mb=3500),
     "pivot_part": MemoryModel(base_mb=3200),
-    # Concatenates the pairing jobs' parts, a batch at a time.
-    "pivot_grammar": MemoryModel(base_mb=1000),
     "bias_grammar": MemoryModel(base_mb=3200),
     "estimate_lm": MemoryModel(base_mb=1600),
     "align_corpus": MemoryModel(base_mb=800, per_thread_mb=400),

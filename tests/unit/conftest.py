@@ -2,12 +2,31 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
+import pandas as pd
 import pytest
 
 from circle.decoder import decode_corpus
+from circle.schemas import PARAPHRASE_GRAMMAR
+from circle.tables import read_table
 from circle.tune import fanout
 from circle.tune.checkpoint import Checkpoint, ended, read_iteration
 from circle.tune.loop import PoolBuilder, TuningProblem, default_hook
+
+
+@pytest.fixture
+def read_pivoted():
+    """Reads the rules of a pivot's parts in a directory (circle.grammar.pivot.grammar_parts),
+    sorted by source and target."""
+
+    def read(directory, schema=PARAPHRASE_GRAMMAR) -> pd.DataFrame:
+        parts = [read_table(part, schema)
+                 for part in sorted(Path(directory).glob("part*.parquet"))]
+        return (pd.concat(parts).sort_values(["source", "target"], ignore_index=True)
+                .astype(parts[0].dtypes))
+
+    return read
 
 
 @pytest.fixture

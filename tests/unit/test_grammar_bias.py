@@ -10,7 +10,7 @@ from test_grammar_pivot import RULES, bilingual_frame
 
 from circle.grammar.bias import bias_grammar
 from circle.grammar.io import GrammarInputError
-from circle.grammar.pivot import pivot_grammar
+from circle.grammar.pivot import grammar_parts, pivot_grammar
 from circle.schemas import GRAMMAR, PARAPHRASE_GRAMMAR, SELF_PARAPHRASE
 from circle.tables import read_metadata, read_table, write_table
 
@@ -35,7 +35,7 @@ def worked_example(tmp_path):
     })
     write_table(rules, tmp_path / "para.parquet", PARAPHRASE_GRAMMAR, metadata={"bias": "0"})
     write_table(phrases, tmp_path / "self.parquet", SELF_PARAPHRASE)
-    return tmp_path / "para.parquet", tmp_path / "self.parquet"
+    return [tmp_path / "para.parquet"], tmp_path / "self.parquet"
 
 
 def test_thesis_worked_example(tmp_path):
@@ -71,9 +71,9 @@ def test_thesis_worked_example(tmp_path):
 @pytest.mark.parametrize("keep_identity", [False, True])
 def test_biased_pivot_grammar_is_normalised_both_ways(tmp_path, bias, keep_identity):
     write_table(bilingual_frame(), tmp_path / "grammar.parquet", GRAMMAR)
-    pivot_grammar(tmp_path / "grammar.parquet", tmp_path / "para.parquet",
-                  tmp_path / "self.parquet", keep_identity=keep_identity)
-    bias_grammar(tmp_path / "para.parquet", tmp_path / "self.parquet",
+    pivot_grammar(tmp_path / "grammar.parquet", tmp_path / "para", tmp_path / "self.parquet",
+                  jobs=2, keep_identity=keep_identity)
+    bias_grammar(grammar_parts(tmp_path / "para", 2), tmp_path / "self.parquet",
                  tmp_path / "biased.parquet", bias)
     biased = read_table(tmp_path / "biased.parquet", PARAPHRASE_GRAMMAR)
     forward = biased.groupby("source")["log_p_e2_given_e1"].apply(
@@ -96,17 +96,15 @@ def test_biased_pivot_grammar_is_normalised_both_ways(tmp_path, bias, keep_ident
         assert row.log_p_e1_e2 == pytest.approx(row.log_p_e2_given_e1 + p_prime[row.source])
 
 
-def test_bias_zero_is_the_unbiased_grammar(tmp_path):
+def test_bias_zero_is_the_unbiased_grammar_sorted(tmp_path, read_pivoted):
     write_table(bilingual_frame(), tmp_path / "grammar.parquet", GRAMMAR)
-    pivot_grammar(tmp_path / "grammar.parquet", tmp_path / "para.parquet",
-                  tmp_path / "self.parquet", keep_identity=True)
-    pivot_grammar(tmp_path / "grammar.parquet", tmp_path / "plain.parquet",
-                  tmp_path / "self.parquet")
-    bias_grammar(tmp_path / "para.parquet", tmp_path / "self.parquet",
+    pivot_grammar(tmp_path / "grammar.parquet", tmp_path / "para", tmp_path / "self.parquet",
+                  jobs=2, keep_identity=True)
+    pivot_grammar(tmp_path / "grammar.parquet", tmp_path / "plain", tmp_path / "self.parquet")
+    bias_grammar(grammar_parts(tmp_path / "para", 2), tmp_path / "self.parquet",
                  tmp_path / "zero.parquet", 0.0)
     zero = read_table(tmp_path / "zero.parquet", PARAPHRASE_GRAMMAR)
-    plain = read_table(tmp_path / "plain.parquet", PARAPHRASE_GRAMMAR)
-    pd.testing.assert_frame_equal(zero, plain)
+    pd.testing.assert_frame_equal(zero, read_pivoted(tmp_path / "plain"))
     assert len(RULES) and not (zero["source"] == zero["target"]).any()
 
 
@@ -116,7 +114,7 @@ def test_bad_bias_and_inputs(tmp_path):
         bias_grammar(grammar, phrases, tmp_path / "b.parquet", 1.0)
     bias_grammar(grammar, phrases, tmp_path / "b.parquet", 0.25)
     with pytest.raises(GrammarInputError, match="already biased"):
-        bias_grammar(tmp_path / "b.parquet", phrases, tmp_path / "c.parquet", 0.25)
+        bias_grammar([tmp_path / "b.parquet"], phrases, tmp_path / "c.parquet", 0.25)
     partial = read_table(phrases, SELF_PARAPHRASE).iloc[:2]
     write_table(partial, tmp_path / "partial.parquet", SELF_PARAPHRASE)
     with pytest.raises(GrammarInputError, match="no residual for 2 rule"):

@@ -49,8 +49,8 @@ def test_filter_grammar_keeps_schema_and_metadata(tmp_path):
     assert kept == len(filtered) == 5
     assert sorted(set(filtered["source"])) == ["casa", "del [X,1]", "hogar"]
     assert read_metadata(tmp_path / "f.parquet")["limits"] == "{}"
-    pivot_grammar(tmp_path / "g.parquet", tmp_path / "p.parquet", tmp_path / "s.parquet")
-    filter_grammar(tmp_path / "p.parquet", ["the old house"], tmp_path / "pf.parquet")
+    pivot_grammar(tmp_path / "g.parquet", tmp_path / "p", tmp_path / "s.parquet")
+    filter_grammar(tmp_path / "p" / "part0.parquet", ["the old house"], tmp_path / "pf.parquet")
     paraphrases = read_table(tmp_path / "pf.parquet", PARAPHRASE_GRAMMAR)
     assert set(paraphrases["source"]) == {"house"}
     with pytest.raises(SchemaError, match="s.parquet: expected one of the schemas"):
@@ -69,8 +69,8 @@ def test_export_thrax(tmp_path):
 
 def test_top_paraphrases(tmp_path):
     write_table(bilingual_frame(), tmp_path / "g.parquet", GRAMMAR)
-    pivot_grammar(tmp_path / "g.parquet", tmp_path / "p.parquet", tmp_path / "s.parquet")
-    top = top_paraphrases(tmp_path / "p.parquet", "  house ", n=5)
+    pivot_grammar(tmp_path / "g.parquet", tmp_path / "p", tmp_path / "s.parquet")
+    top = top_paraphrases(tmp_path / "p" / "part0.parquet", "  house ", n=5)
     assert top["target"].tolist() == ["home"]
     assert top.loc[0, "p_e2_given_e1"] == pytest.approx(math.exp(top.loc[0, "log_p_e2_given_e1"]))
-    assert top_paraphrases(tmp_path / "p.parquet", "castle").empty
+    assert top_paraphrases(tmp_path / "p" / "part0.parquet", "castle").empty

@@ -100,15 +100,21 @@ def bilingual(tmp_path):
     return path
 
 
-def pivot(tmp_path, bilingual, **options):
-    out, residuals = tmp_path / "para.parquet", tmp_path / "self.parquet"
-    pivot_grammar(bilingual, out, residuals, **options)
-    schema = PARAPHRASE_GRAMMAR_LEX if options.get("lexical_feature") else PARAPHRASE_GRAMMAR
-    return read_table(out, schema), read_table(residuals, SELF_PARAPHRASE)
+@pytest.fixture
+def pivot(read_pivoted):
+    """Pivots a bilingual grammar into ``tmp_path``; returns the rules and the phrase table."""
+
+    def run(tmp_path, bilingual, **options):
+        out, residuals = tmp_path / "para", tmp_path / "self.parquet"
+        pivot_grammar(bilingual, out, residuals, **options)
+        schema = PARAPHRASE_GRAMMAR_LEX if options.get("lexical_feature") else PARAPHRASE_GRAMMAR
+        return read_pivoted(out, schema), read_table(residuals, SELF_PARAPHRASE)
+
+    return run
 
 
 @pytest.mark.parametrize("method", ["features", "counts"])
-def test_pivot_features_match_the_thesis_formulas(tmp_path, bilingual, method):
+def test_pivot_features_match_the_thesis_formulas(tmp_path, bilingual, method, pivot):
     grammar, residuals = pivot(tmp_path, bilingual, method=method)
     expected = expected_pivots(method=method)
     non_identity = {key: value for key, value in expected.items() if key[0] != key[1]}
@@ -135,7 +141,7 @@ def test_pivot_features_match_the_thesis_formulas(tmp_path, bilingual, method):
     assert "building" not in set(residuals["phrase"])  # no paraphrase: nothing to bias
 
 
-def test_derived_features_example_by_hand(tmp_path, bilingual):
+def test_derived_features_example_by_hand(tmp_path, bilingual, pivot):
     grammar, _ = pivot(tmp_path, bilingual)
     row = grammar.set_index(["source", "target"]).loc[("house", "home")]
     # p(home|house) = p(home|casa) p(casa|house) + p(home|hogar) p(hogar|house)
@@ -146,7 +152,7 @@ def test_derived_features_example_by_hand(tmp_path, bilingual):
     assert row["neg_target_terminals"] == -1.0
 
 
-def test_reordered_nonterminals_keep_their_spans(tmp_path, bilingual):
+def test_reordered_nonterminals_keep_their_spans(tmp_path, bilingual, pivot):
     grammar, _ = pivot(tmp_path, bilingual)
     targets = grammar.groupby("source")["target"].apply(set)
     # f: "[X,1] de [X,2]", e1: "[X,2] 's [X,1]", e2: "[X,1] of [X,2]": the foreign X1 is the
@@ -156,7 +162,7 @@ def test_reordered_nonterminals_keep_their_spans(tmp_path, bilingual):
     assert grammar.set_index("source").loc["[X,1] 's [X,2]", "neg_target_terminals"] == -1.0
 
 
-def test_thesis_example_build_construct(tmp_path):
+def test_thesis_example_build_construct(tmp_path, pivot):
     senses = ["to build", "to construct", "to establish", "to formulate"]
     rules = [("[X,1] 建 [X,2]", f"[X,1] {sense} [X,2]", 1.0, 0.5, 0.5) for sense in senses]
     path = tmp_path / "grammar.parquet"
@@ -171,7 +177,7 @@ def test_thesis_example_build_construct(tmp_path):
     assert residuals["residual"].tolist() == pytest.approx([0.25] * 4)
 
 
-def test_top_pivots_cut_rare_foreign_sides(tmp_path, bilingual):
+def test_top_pivots_cut_rare_foreign_sides(tmp_path, bilingual, pivot):
     grammar, residuals = pivot(tmp_path, bilingual, top_pivots=1)
     # house keeps only casa (3 > 0.5), home only hogar (2 > 1): they share no pivot any more.
     assert "house" not in set(grammar["source"]) and "home" not in set(grammar["source"])
@@ -182,7 +188,7 @@ def test_top_pivots_cut_rare_foreign_sides(tmp_path, bilingual):
     assert residual == pytest.approx(1 - 1 / 3)
 
 
-def test_keep_identity_and_lexical_feature(tmp_path, bilingual):
+def test_keep_identity_and_lexical_feature(tmp_path, bilingual, pivot):
     grammar, _ = pivot(tmp_path, bilingual, keep_identity=True, lexical_feature=True)
     expected = expected_pivots()
     found = grammar.set_index(["source", "target"])
@@ -193,27 +199,29 @@ def test_keep_identity_and_lexical_feature(tmp_path, bilingual):
     assert math.exp(found.loc[("building", "building"), "log_p_e2_given_e1"]) == 1.0
     for source, group in grammar.groupby("source"):
         assert group["log_p_e2_given_e1"].map(math.exp).sum() == pytest.approx(1.0), source
-    assert read_metadata(tmp_path / "para.parquet")["schema"] == PARAPHRASE_GRAMMAR_LEX.name
+    schema = read_metadata(tmp_path / "para" / "part0.parquet")["schema"]
+    assert schema == PARAPHRASE_GRAMMAR_LEX.name
     assert "log_lex_e2_given_e1" in PARAPHRASE_GRAMMAR_LEX.features
 
 
 def test_bad_arguments_and_input(tmp_path, bilingual):
     with pytest.raises(ValueError, match="unknown pivot feature method"):
-        pivot_grammar(bilingual, tmp_path / "p.parquet", tmp_path / "s.parquet", method="x")
+        pivot_grammar(bilingual, tmp_path / "p", tmp_path / "s.parquet", method="x")
     frame = bilingual_frame()
     frame.loc[0, "lhs"] = "NP"
     write_table(frame, tmp_path / "np.parquet", GRAMMAR)
     with pytest.raises(GrammarInputError, match="np.parquet: .*only left-hand side is X"):
-        pivot_grammar(tmp_path / "np.parquet", tmp_path / "p.parquet", tmp_path / "s.parquet")
+        pivot_grammar(tmp_path / "np.parquet", tmp_path / "p", tmp_path / "s.parquet")
 
 
 @pytest.mark.parametrize("method", ["features", "counts"])
-def test_pivoting_only_the_phrases_of_some_sentences_is_exact(tmp_path, bilingual, method):
+def test_pivoting_only_the_phrases_of_some_sentences_is_exact(tmp_path, bilingual, method, pivot,
+                                                             read_pivoted):
     full, full_phrases = pivot(tmp_path, bilingual, method=method)
-    out, residuals = tmp_path / "some.parquet", tmp_path / "some-self.parquet"
+    out, residuals = tmp_path / "some", tmp_path / "some-self.parquet"
     stats = pivot_grammar(bilingual, out, residuals, method=method,
                           sentences=["my old house", "the roof of the barn"])
-    some = read_table(out, PARAPHRASE_GRAMMAR)
+    some = read_pivoted(out)
     assert stats.paraphrase_rules == len(some)
     assert set(some["source"]) == {"house", "[X,1] of [X,2]"}
     expected = full[full["source"].isin(some["source"])].reset_index(drop=True)
@@ -226,7 +234,7 @@ def test_pivoting_only_the_phrases_of_some_sentences_is_exact(tmp_path, bilingua
         .reset_index(drop=True))
 
 
-def test_pruning_before_pivoting_keeps_bilingual_probabilities(tmp_path, bilingual):
+def test_pruning_before_pivoting_keeps_bilingual_probabilities(tmp_path, bilingual, pivot):
     grammar, residuals = pivot(tmp_path, bilingual, min_count=1.0)
     rows = grammar.set_index(["source", "target"])
     # (hogar, house, 0.5) is pruned: house pivots only through casa, unrenormalised.
@@ -237,28 +245,29 @@ def test_pruning_before_pivoting_keeps_bilingual_probabilities(tmp_path, bilingu
         (3 / 4) * (1 / 3))
     residual = residuals.set_index("phrase").loc["house", "residual"]
     assert residual == pytest.approx(1 - (1 / 4) * (3 / 3.5))
-    assert read_metadata(tmp_path / "para.parquet")["min_count"] == "1.0"
+    assert read_metadata(tmp_path / "para" / "part0.parquet")["min_count"] == "1.0"
     with pytest.raises(ValueError, match="min_probability"):
         pivot(tmp_path, bilingual, min_probability=2.0)
 
 
 @pytest.mark.parametrize("options", [{"method": "features"}, {"method": "counts"},
                                      {"keep_identity": True, "lexical_feature": True}])
-def test_partitions_do_not_change_the_tables(tmp_path, bilingual, options):
+def test_partitions_do_not_change_the_tables(tmp_path, bilingual, options, read_pivoted):
     """One phrase per partition (at most one triple each, so a phrase with more is alone)
     writes what one partition writes, rules and phrase statistics, bit for bit."""
     whole_dir, parts_dir = tmp_path / "whole", tmp_path / "parts"
     whole_dir.mkdir()
     parts_dir.mkdir()
-    whole_stats = pivot_grammar(bilingual, whole_dir / "p.parquet", whole_dir / "s.parquet",
+    whole_stats = pivot_grammar(bilingual, whole_dir / "p", whole_dir / "s.parquet",
                                 partition_pairs=10**9, **options)
-    parts_stats = pivot_grammar(bilingual, parts_dir / "p.parquet", parts_dir / "s.parquet",
+    parts_stats = pivot_grammar(bilingual, parts_dir / "p", parts_dir / "s.parquet",
                                 partition_pairs=1, **options)
     schema = PARAPHRASE_GRAMMAR_LEX if options.get("lexical_feature") else PARAPHRASE_GRAMMAR
-    for name, table_schema in (("p.parquet", schema), ("s.parquet", SELF_PARAPHRASE)):
-        pd.testing.assert_frame_equal(read_table(parts_dir / name, table_schema),
-                                      read_table(whole_dir / name, table_schema),
-                                      check_exact=True)
+    pd.testing.assert_frame_equal(read_pivoted(parts_dir / "p", schema),
+                                  read_pivoted(whole_dir / "p", schema), check_exact=True)
+    pd.testing.assert_frame_equal(read_table(parts_dir / "s.parquet", SELF_PARAPHRASE),
+                                  read_table(whole_dir / "s.parquet", SELF_PARAPHRASE),
+                                  check_exact=True)
     assert parts_stats.pivot_pairs == whole_stats.pivot_pairs > 0
     assert parts_stats.paraphrase_rules == whole_stats.paraphrase_rules > 0
 
@@ -266,28 +275,30 @@ def test_partitions_do_not_change_the_tables(tmp_path, bilingual, options):
 def test_partitions_hold_at_most_their_triples_and_follow_the_phrase_order(tmp_path, bilingual,
                                                                             caplog):
     caplog.set_level(logging.INFO, logger="circle.grammar.pivot")
-    pivot_grammar(bilingual, tmp_path / "p.parquet", tmp_path / "s.parquet", partition_pairs=1)
-    rules = read_table(tmp_path / "p.parquet", PARAPHRASE_GRAMMAR)
-    assert list(rules["source"]) == sorted(rules["source"])
+    pivot_grammar(bilingual, tmp_path / "p", tmp_path / "s.parquet", partition_pairs=1)
+    rules = read_table(tmp_path / "p" / "part0.parquet", PARAPHRASE_GRAMMAR)
+    assert list(rules["source"]) == sorted(rules["source"])  # one phrase per partition
     # every phrase with a paraphrase joins at least one triple, so each is a partition
     assert f"pairing job 0: {rules['source'].nunique()}/{rules['source'].nunique()} partitions" \
         in caplog.text
 
 
 @pytest.mark.parametrize("jobs", [2, 3, 10])
-def test_pairing_jobs_do_not_change_the_tables(tmp_path, bilingual, jobs):
+def test_pairing_jobs_do_not_change_the_tables(tmp_path, bilingual, jobs, read_pivoted):
     """The pairing dealt to several jobs (some of them with nothing to pair when there are more
     jobs than phrases) writes what one job writes, bit for bit."""
     one_dir, many_dir = tmp_path / "one", tmp_path / "many"
     one_dir.mkdir()
     many_dir.mkdir()
-    one = pivot_grammar(bilingual, one_dir / "p.parquet", one_dir / "s.parquet",
+    one = pivot_grammar(bilingual, one_dir / "p", one_dir / "s.parquet",
                         keep_identity=True)
-    many = pivot_grammar(bilingual, many_dir / "p.parquet", many_dir / "s.parquet", jobs=jobs,
+    many = pivot_grammar(bilingual, many_dir / "p", many_dir / "s.parquet", jobs=jobs,
                          keep_identity=True)
-    for name, schema in (("p.parquet", PARAPHRASE_GRAMMAR), ("s.parquet", SELF_PARAPHRASE)):
-        pd.testing.assert_frame_equal(read_table(many_dir / name, schema),
-                                      read_table(one_dir / name, schema), check_exact=True)
+    pd.testing.assert_frame_equal(read_pivoted(many_dir / "p"), read_pivoted(one_dir / "p"),
+                                  check_exact=True)
+    pd.testing.assert_frame_equal(read_table(many_dir / "s.parquet", SELF_PARAPHRASE),
+                                  read_table(one_dir / "s.parquet", SELF_PARAPHRASE),
+                                  check_exact=True)
     assert many == one
     assert one.paraphrase_rules > 0
 

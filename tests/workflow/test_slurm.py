@@ -106,7 +106,7 @@ def test_readme_cluster_command_plans_the_rules_own_resources(tmp_path):
                 if rule in MEMORY]
     assert {rule for rule, _, _ in modelled} >= {
         "split_for_counting", "count_rules", "extract_grammar", "tune_translation",
-        "decode_shard", "prepare_pivot", "pivot_part", "pivot_grammar"}
+        "decode_shard", "prepare_pivot", "pivot_part", "bias_grammar"}
     for rule, threads, memory in modelled:
         assert memory == MEMORY[rule].request_mb(threads, pairs), rule
     assert max(threads for _, threads, _ in jobs) == 2

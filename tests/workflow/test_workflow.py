@@ -92,7 +92,7 @@ def test_default_config_dry_run_plans_every_stage():
     assert result.returncode == 0, result.stdout + result.stderr
     for rule in ("effective_config", "prepare_corpus", "tokenize_corpus", "prepare_lm_text",
                  "estimate_lm", "split_for_counting", "count_rules", "extract_grammar",
-                 "filter_grammar", "prepare_pivot", "pivot_part", "pivot_grammar",
+                 "filter_grammar", "prepare_pivot", "pivot_part",
                  "bias_grammar", "decode_shard", "gather_nbest"):
         assert rule in result.stdout
 

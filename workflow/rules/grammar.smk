@@ -128,14 +128,15 @@ rule prepare_pivot:
 
 
 rule pivot_part:
-    """Pivoting, step 2 (scatter): one job's paraphrase rules (eq. 3.4-3.13), partition by
-    partition of its phrases e1."""
+    """Pivoting, step 2 (scatter): one job's part of the unbiased paraphrase grammar (eq.
+    3.4-3.13), partition by partition of its phrases e1; the parts together are the grammar."""
     input:
         rules="results/{experiment}/paraphrase/pivoting/rules.parquet",
         sources="results/{experiment}/paraphrase/pivoting/sources.parquet",
         lookup="results/{experiment}/paraphrase/pivoting/lookup.parquet",
+        self_paraphrase="results/{experiment}/paraphrase/self_paraphrase.parquet",
     output:
-        part=temp("results/{experiment}/paraphrase/pivoting/part{job}.parquet"),
+        part="results/{experiment}/paraphrase/pivoted/part{job}.parquet",
     log:
         "logs/{experiment}/pivot_part/part{job}.log",
     benchmark:
@@ -152,37 +153,14 @@ rule pivot_part:
         "../scripts/pivot_part.py"
 
 
-rule pivot_grammar:
-    """Pivoting, step 3 (gather): the unbiased paraphrase grammar, the pairing jobs' parts in
-    order."""
+rule bias_grammar:
+    """The paraphrase grammar with self-paraphrase bias b (eq. 5.3-5.10), sorted, from the
+    pairing jobs' parts; b = 0 is unbiased."""
     input:
         parts=expand(
-            "results/{{experiment}}/paraphrase/pivoting/part{job}.parquet",
+            "results/{{experiment}}/paraphrase/pivoted/part{job}.parquet",
             job=range(config["paraphrase"]["pivot_jobs"]),
         ),
-        sources="results/{experiment}/paraphrase/pivoting/sources.parquet",
-        self_paraphrase="results/{experiment}/paraphrase/self_paraphrase.parquet",
-    output:
-        grammar="results/{experiment}/paraphrase/pivoted.parquet",
-    log:
-        "logs/{experiment}/pivot_grammar.log",
-    benchmark:
-        "benchmarks/{experiment}/pivot_grammar.tsv"
-    params:
-        options=config["paraphrase"],
-        span_limit=config["decoder"]["span_limit"],
-    resources:
-        mem_mb=memory_mb,
-    conda:
-        "../../envs/circle.yaml"
-    script:
-        "../scripts/pivot_grammar.py"
-
-
-rule bias_grammar:
-    """The paraphrase grammar with self-paraphrase bias b (eq. 5.3-5.10); b = 0 is unbiased."""
-    input:
-        grammar="results/{experiment}/paraphrase/pivoted.parquet",
         self_paraphrase="results/{experiment}/paraphrase/self_paraphrase.parquet",
     output:
         grammar="results/{experiment}/paraphrase/bias{bias}.parquet",

@@ -3,7 +3,7 @@ from circle.jobs import start_job
 
 provenance = start_job(snakemake)
 pivot_part(PivotWork(snakemake.input.rules, snakemake.input.sources, snakemake.input.lookup),
-           int(snakemake.wildcards.job), snakemake.output.part,
+           int(snakemake.wildcards.job), snakemake.output.part, snakemake.input.self_paraphrase,
            PivotOptions.from_config(snakemake.params.options, snakemake.params.span_limit),
            threads=snakemake.threads, memory_limit=f"{snakemake.resources.mem_mb}MB",
            provenance=provenance)

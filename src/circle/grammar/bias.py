@@ -24,7 +24,7 @@ from __future__ import annotations
 
 import math
 import os
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 
 import duckdb
 
@@ -40,32 +40,42 @@ from circle.schemas import PARAPHRASE_GRAMMAR, PARAPHRASE_GRAMMAR_LEX, SELF_PARA
 from circle.tables import scratch_directory
 
 
-def bias_grammar(paraphrase_path: str | os.PathLike, self_paraphrase_path: str | os.PathLike,
-                 out_path: str | os.PathLike, bias: float, threads: int = 1,
-                 memory_limit: str | None = None,
+def bias_grammar(paraphrase_parts: Sequence[str | os.PathLike],
+                 self_paraphrase_path: str | os.PathLike, out_path: str | os.PathLike,
+                 bias: float, threads: int = 1, memory_limit: str | None = None,
                  provenance: Mapping[str, str] | None = None) -> int:
-    """Write the paraphrase grammar with self-paraphrase bias ``bias`` in [0, 1); returns rules."""
+    """Write the paraphrase grammar with self-paraphrase bias ``bias`` in [0, 1), sorted, from
+    the unbiased grammar (the parts of :func:`circle.grammar.pivot.grammar_parts`, or any
+    tables of its schema together); returns its rules."""
     if not 0.0 <= bias < 1.0:
         raise ValueError(f"self-paraphrase bias must be in [0, 1), got {bias}")
-    schema = grammar_schema(paraphrase_path, (PARAPHRASE_GRAMMAR, PARAPHRASE_GRAMMAR_LEX))
+    if not paraphrase_parts:
+        raise ValueError("biasing needs the parts of an unbiased paraphrase grammar, got none")
+    schemas = {grammar_schema(part, (PARAPHRASE_GRAMMAR, PARAPHRASE_GRAMMAR_LEX))
+               for part in paraphrase_parts}
+    if len(schemas) > 1:
+        raise GrammarInputError(f"{paraphrase_parts[0]}: the parts of a paraphrase grammar have "
+                                f"different schemas {sorted(s.name for s in schemas)}")
+    schema, = schemas
     grammar_schema(self_paraphrase_path, (SELF_PARAPHRASE,))
-    metadata = carried_metadata(paraphrase_path)
+    metadata = carried_metadata(paraphrase_parts[0])
     if metadata.get("bias", "0") != "0":
-        raise GrammarInputError(f"{paraphrase_path}: already biased (bias "
+        raise GrammarInputError(f"{paraphrase_parts[0]}: already biased (bias "
                                 f"{metadata['bias']}); bias the unbiased pivot output")
     metadata["bias"] = repr(bias)
     with scratch_directory(out_path) as spill:
         con = connect(threads, memory_limit, spill)
-        relation = _biased_rules(con, paraphrase_path, self_paraphrase_path, bias)
+        relation = _biased_rules(con, paraphrase_parts, self_paraphrase_path, bias)
         return write_relation(relation, out_path, schema, provenance, metadata)
 
 
-def _biased_rules(con: duckdb.DuckDBPyConnection, paraphrase_path: str | os.PathLike,
+def _biased_rules(con: duckdb.DuckDBPyConnection, paraphrase_parts: Sequence[str | os.PathLike],
                   self_paraphrase_path: str | os.PathLike, bias: float
                   ) -> duckdb.DuckDBPyRelation:
-    """The rules of the grammar with bias ``bias``, identity rules included, in table order."""
+    """The rules of the grammar with bias ``bias``, identity rules included, sorted."""
+    files = ", ".join(sql_string(part) for part in paraphrase_parts)
     con.execute(f"""
-        CREATE TEMP VIEW rules AS SELECT * FROM read_parquet({sql_string(paraphrase_path)})
+        CREATE TEMP VIEW rules AS SELECT * FROM read_parquet([{files}])
         WHERE source <> target""")
     if bias == 0.0:
         return con.sql("SELECT * FROM rules ORDER BY source, target")
@@ -80,8 +90,9 @@ def _biased_rules(con: duckdb.DuckDBPyConnection, paraphrase_path: str | os.Path
                           WHERE p.phrase = canonical(r.target))""").fetchall()[0]
     if unmatched[0]:
         raise GrammarInputError(
-            f"{self_paraphrase_path}: no residual for {unmatched[0]} rule(s) of "
-            f"{paraphrase_path} (e.g. {unmatched[1]}); use the table written by the same pivot")
+            f"{self_paraphrase_path}: no residual for {unmatched[0]} rule(s) of the grammar "
+            f"in {len(paraphrase_parts)} part(s) from {paraphrase_parts[0]} (e.g. "
+            f"{unmatched[1]}); use the table written by the same pivot")
     return con.sql(f"""
         SELECT r.lhs, r.source, r.target,
                r.log_p_e2_given_e1 + {scale} - ln(1 - s1.residual) AS log_p_e2_given_e1,

@@ -83,10 +83,12 @@ class SentenceIndex:
             return False
         if len(occurrences) == 1 and minimum == pattern.lengths[0]:
             return True  # a purely lexical rule: the n-gram occurs
-        rarest = min(occurrences, key=len)
+        together = occurrences[0].keys()  # the sentences with every chunk
+        for where in occurrences[1:]:
+            together = together & where.keys()
         return any(self._fits(pattern.gaps, pattern.lengths,
                               [where[number] for where in occurrences], self.lengths[number])
-                   for number in rarest if all(number in where for where in occurrences))
+                   for number in together)
 
     def _fits(self, gaps: Sequence[int], chunk_lengths: Sequence[int],
               starts: Sequence[Sequence[int]], sentence_length: int) -> bool:

@@ -50,7 +50,7 @@ phrases; the residual of every phrase is likewise computed from the bilingual ru
 residual(e) = 1 - sum_{(f,e)} p(f|e) (sum_{(f,e')} p(e'|f) - p(e|f)), so biasing stays exact.
 
 The work is a DuckDB self-join of the bilingual grammar on f followed by a group-by, out of core
-(``memory_limit``, spilling next to the output) and streamed to Parquet, in three steps that the
+(``memory_limit``, spilling next to the output) and streamed to Parquet, in two steps that the
 workflow runs as jobs (:func:`pivot_grammar` runs them in one process):
 
 1. :func:`prepare_pivot` chooses the pivots, computes the phrase statistics (and writes the
@@ -58,14 +58,19 @@ workflow runs as jobs (:func:`pivot_grammar` runs them in one process):
    reads (:class:`PivotWork`): the rules the pairs go through, the phrases e1 cut into
    partitions and the partitions dealt to ``jobs`` pairing jobs, and the phrase lookup.
 2. :func:`pivot_part` (one per job, independent, so a cluster runs them side by side) pairs its
-   partitions: consecutive ranges of the phrases e1, in the written grammar's order, each
-   joining at most ``partition_pairs`` (e1, f, e2) triples (with several jobs, at most an even
-   share of all triples, so every job gets work), so their memory is bounded whatever the
-   grammar; each partition reads only the rules of the foreign sides its phrases pivot through,
-   and its rules are written as soon as they are summed, without one sort of the whole table
-   (on the default Bible grammar without pruning, 70.5 M triples for the phrases of the default
-   1,068 references, one join spilled 22 GB).
-3. :func:`gather_pivot` concatenates the jobs' parts, in order, into the grammar.
+   partitions: consecutive ranges of the phrases e1 in sort order, each joining at most
+   ``partition_pairs`` (e1, f, e2) triples (with several jobs, at most an even share of all
+   triples, so every job gets work), so their memory is bounded whatever the grammar; each
+   partition reads only the rules of the foreign sides its phrases pivot through, and its rules
+   are written as soon as they are summed, unsorted (on the default Bible grammar without
+   pruning, 70.5 M triples for the phrases of the default 1,068 references, one join spilled
+   22 GB).
+
+The paraphrase grammar is the jobs' parts together (:func:`grammar_parts`), each a table of the
+grammar's schema with its rules in no particular order: the grammars the decoder reads are the
+biased ones, which :func:`circle.grammar.bias.bias_grammar` writes from the parts, sorted
+(a gathering job that rewrote the parts as one sorted table cost 45-50 s on the exact pivot of
+the default grammar, a fifth of the pivot, for a table nothing reads as a whole).
 
 The rules, their pivot counts and the phrase statistics do not depend on the partitions or the
 jobs; a feature summed over several foreign sides may differ in its last bits (relative 2e-14 on
@@ -85,7 +90,6 @@ from pathlib import Path
 
 import duckdb
 import pandas as pd
-import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
@@ -128,7 +132,7 @@ RULES = f"""
            ln(joint) AS log_p_e1_e2, -terminal_count(e2)::DOUBLE AS neg_target_terminals,
            ln(lex21) AS log_lex_e2_given_e1, ln(lex12) AS log_lex_e1_given_e2,
            count, pivots::INTEGER AS pivots
-    FROM paraphrases ORDER BY source, target"""
+    FROM paraphrases"""
 """The paraphrase rules of table ``paraphrases`` in the columns of the written grammar."""
 
 
@@ -214,25 +218,31 @@ class PivotStats:
     phrases: int
 
 
-def pivot_grammar(grammar_path: str | os.PathLike, out_path: str | os.PathLike,
+def grammar_parts(directory: str | os.PathLike, jobs: int) -> list[Path]:
+    """The parts of a paraphrase grammar pivoted by ``jobs`` pairing jobs into ``directory``."""
+    return [Path(directory) / f"part{job}.parquet" for job in range(jobs)]
+
+
+def pivot_grammar(grammar_path: str | os.PathLike, out_dir: str | os.PathLike,
                   self_paraphrase_path: str | os.PathLike,
                   sentences: Iterable[str] | None = None, jobs: int = 1, threads: int = 1,
                   memory_limit: str | None = None,
                   provenance: Mapping[str, str] | None = None, **options) -> PivotStats:
-    """Pivot the ``GRAMMAR`` table at ``grammar_path`` into a paraphrase grammar at ``out_path``
-    and its ``SELF_PARAPHRASE`` table, in one process: the three steps of the module doc, the
-    pairing in ``jobs`` parts one after the other. ``options`` are :class:`PivotOptions`."""
+    """Pivot the ``GRAMMAR`` table at ``grammar_path`` into a paraphrase grammar in ``jobs``
+    parts in ``out_dir`` (:func:`grammar_parts`) and its ``SELF_PARAPHRASE`` table, in one
+    process: the two steps of the module doc, the pairing jobs one after the other.
+    ``options`` are :class:`PivotOptions`."""
     started = time.perf_counter()
     options = PivotOptions(**options)
-    with scratch_directory(out_path) as scratch:
+    parts = grammar_parts(out_dir, jobs)
+    with scratch_directory(Path(out_dir) / "pivoting") as scratch:
         work = PivotWork.inside(scratch)
         prepare_pivot(grammar_path, work, self_paraphrase_path, options, sentences, jobs,
                       threads, memory_limit, provenance)
-        parts = [scratch / f"part{job}.parquet" for job in range(jobs)]
         for job, part in enumerate(parts):
-            pivot_part(work, job, part, options, threads, memory_limit, provenance)
-        stats = gather_pivot(parts, work.sources, self_paraphrase_path, out_path, options,
-                             provenance)
+            pivot_part(work, job, part, self_paraphrase_path, options, threads, memory_limit,
+                       provenance)
+        stats = pivot_stats(parts, work.sources, self_paraphrase_path)
     logger.info("pivoting took %.1f s", time.perf_counter() - started)
     return stats
 
@@ -251,6 +261,9 @@ def prepare_pivot(grammar_path: str | os.PathLike, work: PivotWork,
     if sentences is not None:
         sentences = list(sentences)
     metadata = options.metadata(None if sentences is None else len(sentences))
+    # p(e) of the phrase table: from the bilingual counts, or by eq. 3.6 from the pair counts
+    p_e = ("p_bilingual" if options.method == "features"
+           else "c_e_pairs / (SELECT pairs FROM totals)")
     with scratch_directory(work.sources) as spill:
         con = connect(threads, memory_limit, spill)
         for name, step in (
@@ -271,8 +284,8 @@ def prepare_pivot(grammar_path: str | os.PathLike, work: PivotWork,
             SELECT f, e, swapped, c, p_e_f, p_f_e, lex_e_f, lex_f_e FROM pairing_rules"""),
             work.rules, PIVOT_RULES, provenance)
         bilingual, kept, total_pairs = con.execute("""
-            SELECT (SELECT count(*) FROM bilingual), (SELECT count(*) FROM kept),
-                   (SELECT pairs FROM totals)""").fetchall()[0]
+            SELECT (SELECT count(*) FROM bilingual), kept_rules, pairs FROM totals"""
+                                                   ).fetchall()[0]
         write_relation(con.sql("SELECT e, p_bilingual, c_e_pairs FROM lookup"), work.lookup,
                        PIVOT_LOOKUP, provenance, {"total_pairs": repr(total_pairs)})
         loads = con.execute("SELECT e, sum(senses) FROM source_rules GROUP BY e ORDER BY e"
@@ -284,7 +297,7 @@ def prepare_pivot(grammar_path: str | os.PathLike, work: PivotWork,
         # every phrase of a written rule is in the lookup (the features join it), and every
         # phrase of the lookup is e1 or e2 of a written rule
         phrases = write_relation(con.sql(f"""
-            SELECT '{LHS}' AS lhs, e AS phrase, residual, ln(p_e) AS log_p_phrase,
+            SELECT '{LHS}' AS lhs, e AS phrase, residual, ln({p_e}) AS log_p_phrase,
                    ln(lex_identity) AS log_lex_identity, count_identity AS count,
                    pivots_identity::INTEGER AS pivots
             FROM phrases
@@ -296,11 +309,13 @@ def prepare_pivot(grammar_path: str | os.PathLike, work: PivotWork,
                 kept, len(sources), sources["partition"].nunique(), jobs, phrases)
 
 
-def pivot_part(work: PivotWork, job: int, out_path: str | os.PathLike, options: PivotOptions,
+def pivot_part(work: PivotWork, job: int, out_path: str | os.PathLike,
+               self_paraphrase_path: str | os.PathLike, options: PivotOptions,
                threads: int = 1, memory_limit: str | None = None,
-               provenance: Mapping[str, str] | None = None) -> int:
+               provenance: Mapping[str, str] | None = None) -> None:
     """Step 2 (module doc): the paraphrase rules of job ``job``'s partitions at ``out_path``,
-    sorted; returns how many."""
+    a part of the grammar with the metadata of the ``SELF_PARAPHRASE`` table prepared with
+    them."""
     sources = read_table(work.sources, PIVOT_SOURCES)
     jobs = int(read_metadata(work.sources)["jobs"])
     if not 0 <= job < jobs:
@@ -318,34 +333,26 @@ def pivot_part(work: PivotWork, job: int, out_path: str | os.PathLike, options: 
         con.register("job_sources", mine[["e"]])
         con.execute("CREATE TEMP TABLE sources AS SELECT e FROM job_sources")
         con.unregister("job_sources")
-        with RelationWriter(out_path, options.schema, provenance) as writer:
+        with RelationWriter(out_path, options.schema, provenance,
+                            carried_metadata(self_paraphrase_path)) as writer:
             for first, last in progress(partitions.itertuples(index=False, name=None), logger,
                                         f"pairing job {job}", len(partitions), "partitions"):
                 _pair(con, options.keep_identity, first, last)
                 _features(con, options.method)
                 writer.write(con.sql(RULES))
                 con.execute("DROP TABLE paraphrases; DROP TABLE pairs")
-    return writer.rows
 
 
-def gather_pivot(parts: Sequence[str | os.PathLike], sources: str | os.PathLike,
-                 self_paraphrase_path: str | os.PathLike, out_path: str | os.PathLike,
-                 options: PivotOptions, provenance: Mapping[str, str] | None = None
-                 ) -> PivotStats:
-    """Step 3 (module doc): the pairing jobs' ``parts`` (in job order) as one grammar at
-    ``out_path``, with the metadata of the ``SELF_PARAPHRASE`` table and the counts of the
-    ``PIVOT_SOURCES`` table (``sources``) prepared with them."""
-    pairs = 0
-    with RelationWriter(out_path, options.schema, provenance,
-                        carried_metadata(self_paraphrase_path)) as writer:
-        for part in parts:
-            grammar_schema(part, (options.schema,))
-            for batch in pq.ParquetFile(part).iter_batches(writer.batch_size):
-                writer.write(pa.Table.from_batches([batch]))
-                pairs += pc.sum(batch.column("pivots")).as_py() or 0
+def pivot_stats(parts: Sequence[str | os.PathLike], sources: str | os.PathLike,
+                self_paraphrase_path: str | os.PathLike) -> PivotStats:
+    """What the pivot that wrote ``parts``, the ``PIVOT_SOURCES`` table ``sources`` and the
+    ``SELF_PARAPHRASE`` table did."""
+    pairs = sum(pc.sum(pq.read_table(part, columns=["pivots"])["pivots"]).as_py() or 0
+                for part in parts)
     prepared = read_metadata(sources)
     stats = PivotStats(int(prepared["bilingual_rules"]), int(prepared["kept_rules"]), pairs,
-                       writer.rows, parquet_rows(self_paraphrase_path))
+                       sum(parquet_rows(part) for part in parts),
+                       parquet_rows(self_paraphrase_path))
     logger.info("pivoted %d bilingual rules (%d among the top pivots, %d pairs) into %d "
                 "paraphrase rules of %d phrases", stats.bilingual_rules, stats.kept_rules,
                 stats.pivot_pairs, stats.paraphrase_rules, stats.phrases)
@@ -379,10 +386,14 @@ def _deal(loads: list[tuple[str, int]], partition_pairs: int, jobs: int) -> pd.D
 
 def _load_bilingual(con: duckdb.DuckDBPyConnection, grammar_path: str | os.PathLike,
                     top_pivots: int, min_count: float, min_probability: float) -> None:
-    """Tables ``bilingual`` (all rules, canonical English side, probabilities), ``kept`` (the
-    rules that pass the pruning thresholds and are among their English side's top pivots, with
-    c(f), sum_e p(e|f) and the number of English sides over the kept rules of f), ``totals``
-    (c(X) of eq. 3.6) and ``marginals`` (p(e) from all bilingual counts)."""
+    """Table ``bilingual`` (all rules: canonical English side, probabilities) and views
+    ``pivot_rules`` (the same rules with whether each is ``kept`` — it passes the pruning
+    thresholds and its f is among the top pivots of its e — and, for kept rules, c(f),
+    sum_e p(e|f) and the number of English sides over the kept rules of f) and ``kept``.
+
+    The rules are never sorted or windowed as a whole: the (e, f) counts are ranked only for the
+    English sides with more than ``top_pivots`` foreign sides (few), and the statistics of f are
+    kept only where f has more than one kept rule (for the others they are the rule's own)."""
     lhs = con.execute(f"SELECT DISTINCT lhs FROM read_parquet({sql_string(grammar_path)})"
                       ).fetchall()
     if lhs != [(LHS,)]:
@@ -394,48 +405,60 @@ def _load_bilingual(con: duckdb.DuckDBPyConnection, grammar_path: str | os.PathL
                count AS c, exp(log_p_e_given_f) AS p_e_f, exp(log_p_f_given_e) AS p_f_e,
                exp(log_lex_e_given_f) AS lex_e_f, exp(log_lex_f_given_e) AS lex_f_e
         FROM read_parquet({sql_string(grammar_path)})""")
+    passes = (f"c >= {min_count} AND p_e_f >= {min_probability} "
+              f"AND p_f_e >= {min_probability}")
     con.execute(f"""
-        CREATE TEMP TABLE kept AS
-        WITH pruned AS (
-            SELECT * FROM bilingual
-            WHERE c >= {min_count} AND p_e_f >= {min_probability} AND p_f_e >= {min_probability}),
+        CREATE TEMP TABLE dropped AS
+        WITH pivot_counts AS (
+            SELECT e, f, sum(c) AS c_ef FROM bilingual WHERE {passes} GROUP BY e, f),
+        crowded AS (SELECT e FROM pivot_counts GROUP BY e HAVING count(*) > {top_pivots}),
         ranked AS (
-            SELECT e, f, row_number() OVER (PARTITION BY e ORDER BY sum(c) DESC, f) AS rank
-            FROM pruned GROUP BY e, f)
-        SELECT b.*, sum(b.c) OVER (PARTITION BY b.f) AS c_f,
-               sum(b.p_e_f) OVER (PARTITION BY b.f) AS p_kept_f,
-               count(*) OVER (PARTITION BY b.f) AS senses
-        FROM pruned b JOIN ranked r USING (e, f) WHERE r.rank <= {top_pivots}""")
-    con.execute("""
-        CREATE TEMP TABLE totals AS
-        SELECT sum(c_f * c_f) AS pairs
-        FROM (SELECT f, any_value(c_f) AS c_f FROM kept GROUP BY f)""")
-    con.execute("""
-        CREATE TEMP TABLE marginals AS
-        SELECT e, sum(c) / (SELECT sum(c) FROM bilingual) AS p_bilingual
-        FROM bilingual GROUP BY e""")
+            SELECT e, f, row_number() OVER (PARTITION BY e ORDER BY c_ef DESC, f) AS rank
+            FROM pivot_counts SEMI JOIN crowded USING (e))
+        SELECT e, f FROM ranked WHERE rank > {top_pivots}""")
+    kept = f"({passes}) AND d.e IS NULL"
+    con.execute(f"""
+        CREATE TEMP TABLE shared_sides AS
+        SELECT f, sum(c) AS c_f, sum(p_e_f) AS p_kept_f, count(*) AS senses
+        FROM bilingual LEFT JOIN dropped d USING (e, f) WHERE {kept}
+        GROUP BY f HAVING count(*) > 1""")
+    con.execute(f"""
+        CREATE TEMP VIEW pivot_rules AS
+        SELECT b.*, {kept} AS kept,
+               coalesce(s.c_f, b.c) AS c_f, coalesce(s.p_kept_f, b.p_e_f) AS p_kept_f,
+               coalesce(s.senses, 1) AS senses
+        FROM bilingual b LEFT JOIN dropped d USING (e, f) LEFT JOIN shared_sides s USING (f)""")
+    con.execute("CREATE TEMP VIEW kept AS SELECT * FROM pivot_rules WHERE kept")
 
 
 def _phrase_statistics(con: duckdb.DuckDBPyConnection, method: str) -> None:
-    """Table ``phrases``: per English side, the residual of eq. 5.2, p(e), the identity pair's
-    count, pivots and lexical weight, and whether it has a paraphrase other than itself, from
-    the kept bilingual rules alone.
+    """Table ``phrases``: per English side with a kept rule, p(e) from all its bilingual counts
+    (``p_bilingual``), the residual of eq. 5.2, the identity pair's count, pivots and lexical
+    weight, sum_f c(e, f) c(f) and whether it has a paraphrase other than itself, from the kept
+    bilingual rules alone; table ``totals``: c(X) of eq. 3.6 (sum_f c(f)^2, the sum of every
+    phrase's sum_f c(e, f) c(f)) and the kept rules.
 
     Derived features: residual = 1 - sum_(f,e) p(f|e) (sum_(f,e') p(e'|f) - p(e|f)). Derived
     counts: residual = c(e, e) / sum_e' c(e, e') (eq. 3.8 for the identity pair)."""
-    if method == "features":
-        residual = "greatest(0.0, 1.0 - sum(k.p_f_e * (k.p_kept_f - k.p_e_f)))"
-        p_e = "any_value(m.p_bilingual)"
-    else:
-        residual = "sum(k.c * k.c) / sum(k.c * k.c_f)"
-        p_e = "sum(k.c * k.c_f) / any_value(t.pairs)"
+    residual = ("greatest(0.0, 1.0 - shared_mass)" if method == "features"
+                else "count_identity / c_e_pairs")
+    kept = "FILTER (WHERE kept)"
     con.execute(f"""
         CREATE TEMP TABLE phrases AS
-        SELECT k.e, {residual} AS residual, {p_e} AS p_e, sum(k.c * k.c_f) AS c_e_pairs,
-               sum(k.c * k.c) AS count_identity, count(*) AS pivots_identity,
-               sum(k.lex_e_f * k.lex_f_e) AS lex_identity, max(k.senses) > 1 AS paraphrased
-        FROM kept k JOIN marginals m USING (e), totals t
-        GROUP BY k.e""")
+        WITH per_phrase AS (
+            SELECT e, sum(c) / (SELECT sum(c) FROM bilingual) AS p_bilingual,
+                   sum(p_f_e * (p_kept_f - p_e_f)) {kept} AS shared_mass,
+                   sum(c * c_f) {kept} AS c_e_pairs, sum(c * c) {kept} AS count_identity,
+                   count(*) {kept} AS pivots_identity,
+                   sum(lex_e_f * lex_f_e) {kept} AS lex_identity,
+                   coalesce(max(senses) {kept} > 1, false) AS paraphrased
+            FROM pivot_rules GROUP BY e)
+        SELECT e, p_bilingual, {residual} AS residual, c_e_pairs, count_identity,
+               pivots_identity, lex_identity, paraphrased
+        FROM per_phrase WHERE pivots_identity > 0""")
+    con.execute("""
+        CREATE TEMP TABLE totals AS
+        SELECT sum(c_e_pairs) AS pairs, sum(pivots_identity) AS kept_rules FROM phrases""")
 
 
 def _choose_sources(con: duckdb.DuckDBPyConnection, sentences: list[str] | None,
@@ -473,9 +496,8 @@ def _pairing_inputs(con: duckdb.DuckDBPyConnection, keep_identity: bool) -> None
         SELECT * FROM kept WHERE {shared} AND f IN (SELECT f FROM source_rules)""")
     con.execute("""
         CREATE TEMP TABLE lookup AS
-        SELECT m.e, m.p_bilingual, s.c_e_pairs
-        FROM marginals m JOIN phrases s USING (e)
-        WHERE m.e IN (SELECT e FROM pairing_rules)""")
+        SELECT e, p_bilingual, c_e_pairs FROM phrases
+        WHERE e IN (SELECT e FROM pairing_rules)""")
 
 
 def _pair(con: duckdb.DuckDBPyConnection, keep_identity: bool, first: str, last: str) -> None:
