@@ -76,7 +76,7 @@ MEMORY = {
     "extract_grammar": MemoryModel(base_mb=2400),
     # The other out-of-core stages hand their request to DuckDB as its memory limit.
     "filter_grammar": MemoryModel(base_mb=3200),
-    "prepare_pivot": MemoryModel(base_mb=3500),
+    "prepare_pivot": MemoryModel(base_mb=4800),
     "pivot_part": MemoryModel(base_mb=3200),
     "bias_grammar": MemoryModel(base_mb=3200),
     "estimate_lm": MemoryModel(base_mb=1600),
