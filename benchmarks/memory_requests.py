@@ -5,7 +5,8 @@
 Reads a finished run's Snakemake benchmark files (``benchmarks/<experiment>/``, peak PSS: the
 proportional set size, which counts memory shared between a decoder pool's workers once) and
 prints per rule the jobs, the largest peak, the request today's memory models make at the
-rule's declared threads (capped at the run's ``--cores``) and their ratio. A rule whose
+rule's declared threads (capped at the run's ``--cores``; for the rules that load a paraphrase
+grammar, at the rows of the largest of the run's paraphrase grammars) and their ratio. A rule whose
 peak exceeds its request is marked OVER: on a cluster that enforces requests it would be killed.
 Exit status 1 if any is.
 """
@@ -52,6 +53,12 @@ def training_pairs(workdir: Path, experiment: str) -> int:
     raise SystemExit(f"{results}: neither the tokenised training bitext nor an alignment exists")
 
 
+def paraphrase_rules(workdir: Path, experiment: str) -> int:
+    """Rows of the run's largest paraphrase grammar (0 if it has none)."""
+    grammars = (workdir / "results" / experiment / "paraphrase").glob("bias*.parquet")
+    return max((parquet_rows(grammar) for grammar in grammars), default=0)
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("workdir", nargs="?", default=".", type=Path)
@@ -60,6 +67,7 @@ def main() -> int:
     args = parser.parse_args()
     threads = declared_threads(args.cores)
     pairs = training_pairs(args.workdir, args.experiment)
+    rules = paraphrase_rules(args.workdir, args.experiment)
     peaks: dict[str, list[float]] = {}
     root = args.workdir / "benchmarks" / args.experiment
     for path in sorted(root.rglob("*.tsv")):
@@ -68,7 +76,8 @@ def main() -> int:
             continue
         rule = path.relative_to(root).parts[0].removesuffix(".tsv")
         peaks.setdefault(rule, []).append(float(rows[-1]["max_pss"]))
-    print(f"{args.workdir.resolve().name}/{args.experiment}: {pairs:,} training pairs\n")
+    print(f"{args.workdir.resolve().name}/{args.experiment}: {pairs:,} training pairs, "
+          f"{rules:,} paraphrase rules\n")
     print("| rule | jobs | threads | peak PSS (MB) | request (MB) | peak / request |")
     print("|---|---|---|---|---|---|")
     over = []
@@ -77,7 +86,8 @@ def main() -> int:
         if rule not in MEMORY:
             print(f"| {rule} | {len(jobs)} | {count} | {peak:,.0f} | Snakemake default | |")
             continue
-        request = MEMORY[rule].request_mb(count, pairs)
+        model = MEMORY[rule]
+        request = model.request_mb(count, pairs, rules if model.per_rule_mb else 0)
         mark = " OVER" if peak > request else ""
         if mark:
             over.append(rule)

@@ -42,7 +42,14 @@ import kenlm
 import numpy as np
 import pandas as pd
 
-from circle.decoder import Decoder, DecoderSettings, Grammar, Hypothesis, read_weights
+from circle.decoder import (
+    Decoder,
+    DecoderSettings,
+    Grammar,
+    Hypothesis,
+    load_grammar,
+    read_weights,
+)
 from circle.decoder.corpus import DecoderPool
 from circle.decoder.lm import LN10, LanguageModel
 from circle.decoder.search import without_gc
@@ -159,9 +166,10 @@ def targeted_lists(decoder: Decoder, task: TargetedTask, mode: str,
 
 
 class TargetedParaphraser:
-    """The targeted paraphraser of one tuning run, held warm: a :class:`DecoderPool` whose
-    workers each load the grammar (of the configuration's bias) and the decoding LM once and
-    keep their decoder, with the configuration's targeting weight, for every iteration.
+    """The targeted paraphraser of one tuning run, held warm: the grammar (of the
+    configuration's bias) is loaded once, here, and a :class:`DecoderPool` whose forked workers
+    share it and the decoding LM keeps their decoders, with the configuration's targeting
+    weight, for every iteration.
 
     ``settings.k`` is the paraphrase n-best size; in forest mode the pop and options limits are
     ``forest_beam`` times the settings'. Lists are reranked by ``reranker`` (None: not
@@ -185,6 +193,8 @@ class TargetedParaphraser:
         _reranking_model(self.reranking_lm)  # checked before the grammar, inherited by workers
         self.work = functools.partial(targeted_lists, mode=mode, reranker=reranker,
                                       reranking_lm=self.reranking_lm, depth=depth)
+        if not isinstance(grammar, Grammar):
+            grammar = load_grammar(grammar)
         self.pool = DecoderPool(grammar, lm, dict(weights, target=config.targeting_weight),
                                 settings, workers)
 

@@ -61,17 +61,25 @@ wildcard_constraints:
 
 def memory_mb(wildcards, input, threads, rulename):
     """The job's memory request from its rule's model (circle.resources.MEMORY), at the job's
-    final thread count and, for the split of the training bitext, its pairs (rows of the bitext
-    or, before that exists, of the alignment, one row per pair). Until either exists the request
-    is to be determined, like Snakemake's own input-size defaults: it is evaluated again when
-    the job is ready."""
+    final thread count and, where the model asks, the training pairs (for the split of the
+    training bitext: rows of the bitext or, before that exists, of the alignment, one row per
+    pair) and the rules of the paraphrase grammar the job loads (the largest of its input
+    ``rules_input``). Until those tables exist the request is to be determined, like Snakemake's
+    own input-size defaults: it is evaluated again when the job is ready."""
     model = MEMORY[rulename]
-    if not model.per_pair_mb:
-        return model.request_mb(threads)
-    for table in (input.bitext, input.alignment):
-        if os.path.exists(table):
-            return model.request_mb(threads, parquet_rows(table))
-    return TBDString()
+    pairs = rules = 0
+    if model.per_pair_mb:
+        tables = [table for table in (input.bitext, input.alignment) if os.path.exists(table)]
+        if not tables:
+            return TBDString()
+        pairs = parquet_rows(tables[0])
+    if model.per_rule_mb:
+        grammars = input.get(model.rules_input, [])
+        grammars = [grammars] if isinstance(grammars, str) else list(grammars)
+        if not all(os.path.exists(grammar) for grammar in grammars):
+            return TBDString()
+        rules = max((parquet_rows(grammar) for grammar in grammars), default=0)
+    return model.request_mb(threads, pairs, rules)
 
 
 def corpus_files(wildcards):
