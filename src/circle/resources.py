@@ -13,18 +13,20 @@ split grows with the training bitext (it holds it); a counting job holds one bat
 the merge hands DuckDB a fixed share of its request and spills the rest.
 
 A paraphraser holds its whole grammar in memory, once per job (its workers are forked and share
-it), about 520 bytes a rule at its peak while loading (``load_grammar`` alone, peak RSS: 1,068 MiB
-for the default pruned grammar's 2.17 M rules, 6,150 MiB for the 12.0 M rules of the exact pivot
-of a quarter of the Bible): the rules that load one scale with its rows, so an exact paraphrase
-grammar (64.6 M rules on the default experiment, about 33 GB) asks for what it needs and a
-cluster refuses the job at once instead of killing it after hours.
+it): about 80 bytes a rule once loaded, at most 230 at the loading peak (``python
+benchmarks/grammar_load.py``: peak RSS 607 MiB for the default pruned grammar's 2.17 M rules,
+2,145 MiB for the 12.0 M rules of the exact pivot of a quarter of the Bible, 4,096 MiB for the
+25.1 M of half of it, of which about 110 MiB are the interpreter's; 6,158 MiB for the 12.0 M
+rules when the rules were read as Python strings). The rules that load one scale with its rows,
+so an exact paraphrase grammar (64.6 M rules on the default experiment) asks for what it needs
+and a cluster refuses a job that no node can hold at once instead of killing it after hours.
 
 The coefficients come from the default experiment (27.6 k training pairs, 2 threads): the
 peak PSS of every job of ``make run`` and ``snakemake paper_tables`` in Snakemake's benchmark
 files (in MB: tune_translation 3,505 for targeted runs and 1,480 for the others, score_iterations
 1,430, paraphrase_references 1,216, grid_row 1,151, decode_shard 1,082 with one decoder, pivot
 3,865, filter 1,802); a decoder pool of two workers costs about 400 MB more than one decoder
-(1,480 against 1,082). The paraphraser's grammar is the per-rule term (1,170 MB for the default
+(1,480 against 1,082). The paraphraser's grammar is the per-rule term (520 MB for the default
 2.17 M rules, loaded once: the targeted paraphraser's workers share it since this model); the
 per-thread terms round the rest up (for a tuning run the translation grammar each of its
 decoders loads). Extraction's jobs were measured at 25/50/100 % of the training pairs with
@@ -89,7 +91,7 @@ def duckdb_limit(request_mb: int) -> str:
     return f"{int(request_mb * DUCKDB_SHARE)}MB"
 
 
-PARAPHRASE_RULE_MB = 0.00054
+PARAPHRASE_RULE_MB = 0.00024
 """Peak memory per rule of a loaded paraphrase grammar (module doc)."""
 
 

@@ -204,6 +204,23 @@ def read_table(path: str | os.PathLike, schema: TableSchema,
                columns: list[str] | None = None) -> pd.DataFrame:
     """Read a table written by :func:`write_table`, checking its schema name and version and
     its pages' checksums."""
+    _check_schema(path, schema)
+    with parquet_errors(path):
+        return pq.read_table(path, columns=columns,
+                             page_checksum_verification=True).to_pandas()
+
+
+def read_batches(path: str | os.PathLike, schema: TableSchema, columns: list[str],
+                 rows: int) -> Iterator[pa.RecordBatch]:
+    """:func:`read_table` as Arrow record batches of at most ``rows`` rows, for a large table
+    that is read whole but need not be held whole as it was written (a grammar)."""
+    _check_schema(path, schema)
+    with parquet_errors(path):
+        yield from pq.ParquetFile(path, page_checksum_verification=True).iter_batches(
+            batch_size=rows, columns=columns)
+
+
+def _check_schema(path: str | os.PathLike, schema: TableSchema) -> None:
     if not Path(path).exists():
         raise FileNotFoundError(f"{path}: table '{schema.name}' does not exist")
     meta = read_metadata(path)
@@ -211,9 +228,6 @@ def read_table(path: str | os.PathLike, schema: TableSchema,
     if found != (schema.name, str(schema.version)):
         raise SchemaError(f"{path}: expected schema '{schema.name}' version {schema.version}, "
                           f"found '{found[0]}' version {found[1]}")
-    with parquet_errors(path):
-        return pq.read_table(path, columns=columns,
-                             page_checksum_verification=True).to_pandas()
 
 
 def schema_by_name(name: str) -> TableSchema:

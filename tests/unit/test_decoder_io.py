@@ -181,6 +181,51 @@ def test_a_grammar_with_non_finite_features_is_refused_naming_file_and_column(
         load_grammar(path)
 
 
+def grammar_arrays(grammar: Grammar) -> list:
+    """Everything the decoder reads of a grammar."""
+    return [grammar.features(slice(None)), grammar.rows(np.arange(grammar.num_sources)),
+            grammar.target_ids, grammar.target_offsets, grammar.terminal_counts,
+            grammar.trie, grammar.vocabulary]
+
+
+@pytest.mark.parametrize("batch_rows", [1, 3, 100])
+def test_a_grammar_loaded_in_batches_is_the_grammar_built_at_once(grammar_path, monkeypatch,
+                                                                   batch_rows):
+    """load_grammar reads the table a batch at a time: sources and words are numbered as they
+    first appear in the whole table, whatever the batches."""
+    monkeypatch.setattr("circle.decoder.grammar.LOAD_BATCH_ROWS", batch_rows)
+    loaded = load_grammar(grammar_path)
+    built = Grammar.from_frame(RULES, ["log_p", "log_lex"])
+    for got, expected in zip(grammar_arrays(loaded), grammar_arrays(built), strict=True):
+        if isinstance(expected, tuple) and isinstance(expected[0], np.ndarray):
+            assert all(np.array_equal(g, e) for g, e in zip(got, expected, strict=True))
+        elif isinstance(expected, np.ndarray):
+            assert np.array_equal(got, expected) and got.dtype == expected.dtype
+        else:
+            assert got == expected
+    assert [rule.target for rule in loaded.rules_at(range(len(loaded)))] == \
+        [rule.target for rule in built.rules_at(range(len(built)))]
+
+
+@pytest.mark.parametrize("row, problem", [
+    (("X", "[X,1] muy [X,2]", "[X,1] very", -0.7, -0.9, 1.0),
+     "rule '[X,1] muy [X,2]' → '[X,1] very': the target side must use each source nonterminal "
+     "exactly once"),
+    (("X", "casa", "[Y,1] house", -0.1, -0.3, 5.0),
+     "unsupported nonterminal '[Y,1]' in rule '[Y,1] house'"),
+    (("S", "casa", "house", -0.1, -0.3, 5.0),
+     "only the left-hand side X is supported, found ['S']"),
+])
+def test_a_grammar_with_a_bad_rule_is_refused_quoting_it(tmp_path, monkeypatch, row, problem):
+    monkeypatch.setitem(ALL_SCHEMAS, TEST_SCHEMA.name, TEST_SCHEMA)
+    monkeypatch.setattr("circle.decoder.grammar.LOAD_BATCH_ROWS", 4)
+    path = tmp_path / "grammar.parquet"
+    write_table(pd.concat([RULES, pd.DataFrame([row], columns=RULES.columns)],
+                          ignore_index=True), path, TEST_SCHEMA)
+    with pytest.raises(GrammarError, match=re.escape(problem)):
+        load_grammar(path)
+
+
 @pytest.mark.parametrize("content, problem", [
     (None, "language model does not exist"),
     ("la casa es pequeña\n", "not a KenLM model"),

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import os
 import re
-from collections.abc import Sequence
+from collections.abc import Iterable, Iterator, Sequence
 
 import numpy as np
 import pandas as pd
@@ -24,7 +24,8 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from circle.decoder.model import DECODER_FEATURES
-from circle.tables import TableSchema, read_metadata, read_table, schema_by_name
+from circle.resources import parquet_rows
+from circle.tables import TableSchema, read_batches, read_metadata, schema_by_name
 
 NT = "[X]"
 """The trie symbol of a source nonterminal (terminals never contain ``[``)."""
@@ -113,27 +114,68 @@ class Grammar:
     words. Every rule is checked when the grammar is built.
     """
 
-    def __init__(self, sources: Sequence[str], targets: Sequence[str], values: np.ndarray,
-                 feature_names: Sequence[str]):
+    def __init__(self, sources: Sequence[str] | pa.Array, targets: Sequence[str] | pa.Array,
+                 values: np.ndarray, feature_names: Sequence[str]):
+        values = np.asarray(values, dtype=np.float64)
+        self._build([(_strings(sources), _strings(targets), values)], len(values),
+                    feature_names)
+
+    @classmethod
+    def from_batches(cls, batches: Iterable[tuple[pa.Array, pa.Array, np.ndarray]], rows: int,
+                     feature_names: Sequence[str]) -> Grammar:
+        """A grammar of ``rows`` rules given as batches of (sources, targets, values), so that
+        the strings of only one batch are held at a time (:func:`load_grammar`)."""
+        grammar = cls.__new__(cls)
+        grammar._build(batches, rows, feature_names)
+        return grammar
+
+    def _build(self, batches: Iterable[tuple[pa.Array, pa.Array, np.ndarray]], rows: int,
+               feature_names: Sequence[str]) -> None:
         self.feature_names: tuple[str, ...] = tuple(feature_names)
-        sources = np.asarray(sources, dtype=object)
-        self._targets = np.asarray(targets, dtype=object)
-        self._values = np.asarray(values, dtype=np.float64)
-        if self._values.shape != (len(self._targets), len(self.feature_names)):
-            raise GrammarError(f"feature values of shape {self._values.shape} for "
-                               f"{len(self._targets)} rules and features {self.feature_names}")
-        codes, uniques = pd.factorize(sources)
+        self._values = np.empty((rows, len(self.feature_names)), dtype=np.float64)
+        codes = np.empty(rows, dtype=np.int32)  # each row's source side, numbered as it appears
+        code_of: dict[str, int] = {}
+        symbols = _Symbols()
+        lengths = np.empty(rows, dtype=np.int32)
+        ids: list[np.ndarray] = []
+        done = 0
+        for sources, targets, values in batches:
+            end = done + len(values)
+            if values.shape[1:] != (len(self.feature_names),) or end > rows \
+                    or not len(sources) == len(targets) == len(values):
+                raise GrammarError(f"a batch of {len(sources)} source sides, {len(targets)} "
+                                   f"target sides and feature values of shape {values.shape} "
+                                   f"after {done} of {rows} rules with features "
+                                   f"{self.feature_names}")
+            self._values[done:end] = values
+            encoded = pc.dictionary_encode(sources)
+            batch_codes = np.array([code_of.setdefault(source, len(code_of))
+                                    for source in encoded.dictionary.to_pylist()], dtype=np.int32)
+            codes[done:end] = batch_codes[encoded.indices.to_numpy(zero_copy_only=False)]
+            batch_ids, lengths[done:end] = symbols.tokenise(targets)
+            ids.append(batch_ids)
+            done = end
+        if done != rows:
+            raise GrammarError(f"{done} rules given for a grammar of {rows}")
+        self.target_ids = np.concatenate(ids) if ids else np.empty(0, dtype=np.int32)
+        del ids
+        self.target_offsets = np.concatenate(([0], np.cumsum(lengths, dtype=np.int64)))
+        del lengths
+        self.vocabulary = tuple(symbols.vocabulary)
+        self.word_index = {word: i for i, word in enumerate(self.vocabulary)}
+        uniques = list(code_of)
+        del code_of
         self.trie: dict = {}
         key_of_code = np.empty(len(uniques), dtype=np.int64)
         order_of_code = np.empty(len(uniques), dtype=np.int8)
         keys: dict[tuple[str, ...], int] = {}
         for code, source in enumerate(uniques):
-            symbols, order = source_key(source)
-            key = keys.get(symbols)
+            key_symbols, order = source_key(source)
+            key = keys.get(key_symbols)
             if key is None:
-                key = keys[symbols] = len(keys)
+                key = keys[key_symbols] = len(keys)
                 node = self.trie
-                for symbol in symbols:
+                for symbol in key_symbols:
                     node = node.setdefault(symbol, {})
                 node[None] = key
             key_of_code[code] = key
@@ -142,11 +184,11 @@ class Grammar:
         self._key_rows = np.argsort(row_keys, kind="stable")
         self._key_starts = np.concatenate(([0], np.cumsum(np.bincount(row_keys,
                                                                       minlength=len(keys)))))
-        self.target_ids, self.target_offsets, self.vocabulary = _tokenise(self._targets)
-        self.word_index = {word: i for i, word in enumerate(self.vocabulary)}
+        del row_keys
         self.terminal_counts = self._count(self.target_ids >= 0)
         row_orders = order_of_code[codes]
-        self._check_nonterminals(sources, row_orders)
+        self._check_nonterminals(uniques, codes, row_orders)
+        del codes
         self._to_source_positions(row_orders)
         self._rules: dict[int, Rule] = {}
         self._word_penalty = DECODER_FEATURES.index("word_penalty")
@@ -154,21 +196,27 @@ class Grammar:
 
     def _count(self, flags: np.ndarray) -> np.ndarray:
         """Per row, how many of its target symbols are flagged."""
-        cumulative = np.concatenate(([0], np.cumsum(flags)))
-        return cumulative[self.target_offsets[1:]] - cumulative[self.target_offsets[:-1]]
+        cumulative = np.zeros(len(flags) + 1, dtype=np.int32 if len(flags) < 2**31 else np.int64)
+        np.cumsum(flags, out=cumulative[1:])
+        return (cumulative[self.target_offsets[1:]]
+                - cumulative[self.target_offsets[:-1]]).astype(np.int64)
 
-    def _check_nonterminals(self, sources: np.ndarray, row_orders: np.ndarray) -> None:
+    def _check_nonterminals(self, sources: Sequence[str], codes: np.ndarray,
+                            row_orders: np.ndarray) -> None:
         """Every target side uses each of its source side's nonterminals exactly once.
 
-        ``row_orders`` holds each row's index into :data:`NONTERMINAL_ORDERS`.
+        Row r's source side is ``sources[codes[r]]``; ``row_orders`` holds each row's index
+        into :data:`NONTERMINAL_ORDERS`. Target nonterminals are still co-indices here.
         """
-        arity = np.array([len(order) for order in NONTERMINAL_ORDERS])[row_orders]
+        arity = np.array([len(order) for order in NONTERMINAL_ORDERS], dtype=np.int8)[row_orders]
         valid = ((self._count(self.target_ids == -1) == (arity >= 1))
                  & (self._count(self.target_ids == -2) == (arity == 2)))
         if not valid.all():
             row = int(np.flatnonzero(~valid)[0])
-            raise GrammarError(f"rule {sources[row]!r} → {self._targets[row]!r}: the target "
-                               f"side must use each source nonterminal exactly once")
+            target = " ".join(self.vocabulary[i] if i >= 0 else f"[X,{-i}]"
+                              for i in self.target_symbols(np.array([row]))[0].tolist())
+            raise GrammarError(f"rule {sources[codes[row]]!r} → {target!r}: the target side "
+                               f"must use each source nonterminal exactly once")
 
     def _to_source_positions(self, row_orders: np.ndarray) -> None:
         """Renumber target nonterminals from co-indices to source positions (−1 − p)."""
@@ -179,14 +227,14 @@ class Grammar:
     @classmethod
     def from_frame(cls, frame: pd.DataFrame, feature_names: Sequence[str]) -> Grammar:
         """A grammar from a frame with columns ``lhs``, ``source``, ``target`` + features."""
-        lhs = set(frame["lhs"].unique())
-        if lhs - {"X"}:
-            raise GrammarError(f"only the left-hand side X is supported, found {sorted(lhs)}")
-        return cls(frame["source"].to_numpy(dtype=object), frame["target"].to_numpy(dtype=object),
+        other = set(frame["lhs"].unique()) - {"X"}
+        if other:
+            raise GrammarError(f"only the left-hand side X is supported, found {sorted(other)}")
+        return cls(frame["source"].tolist(), frame["target"].tolist(),
                    frame[list(feature_names)].to_numpy(dtype=np.float64), feature_names)
 
     def __len__(self) -> int:
-        return len(self._targets)
+        return len(self._values)
 
     @property
     def num_sources(self) -> int:
@@ -247,26 +295,42 @@ class Grammar:
         return rules
 
 
-def _tokenise(targets: np.ndarray) -> tuple[np.ndarray, np.ndarray, tuple[str, ...]]:
-    """Target sides as (symbol ids, row offsets, vocabulary); see :class:`Grammar`."""
-    tokens = pc.utf8_split_whitespace(pa.array(targets, type=pa.large_string()))
-    encoded = pc.dictionary_encode(pc.list_flatten(tokens))
-    symbols = encoded.dictionary.to_pylist()
-    remap = np.empty(len(symbols), dtype=np.int32)
-    vocabulary: list[str] = []
-    for i, symbol in enumerate(symbols):
+def _strings(texts: Sequence[str] | pa.Array) -> pa.Array:
+    """Texts as an Arrow string array."""
+    return texts if isinstance(texts, pa.Array) else pa.array(texts, type=pa.large_string())
+
+
+class _Symbols:
+    """The target symbols of a grammar's batches: words numbered as they first appear (the
+    ``vocabulary``), nonterminals ``[X,n]`` as −n."""
+
+    def __init__(self) -> None:
+        self.vocabulary: list[str] = []
+        self._ids: dict[str, int] = {}
+
+    def tokenise(self, targets: pa.Array) -> tuple[np.ndarray, np.ndarray]:
+        """The symbol ids of a batch's target sides, concatenated, and each side's length."""
+        tokens = pc.utf8_split_whitespace(targets)
+        encoded = pc.dictionary_encode(pc.list_flatten(tokens))
+        remap = np.array([self._id(symbol, targets)
+                          for symbol in encoded.dictionary.to_pylist()], dtype=np.int32)
+        return (remap[encoded.indices.to_numpy(zero_copy_only=False)],
+                pc.list_value_length(tokens).to_numpy(zero_copy_only=False))
+
+    def _id(self, symbol: str, targets: pa.Array) -> int:
+        known = self._ids.get(symbol)
+        if known is not None:
+            return known
         if symbol.startswith("["):
             match = _NONTERMINAL.fullmatch(symbol)
             if match is None:
-                row = next(r for r, text in enumerate(targets) if symbol in text.split())
-                raise GrammarError(f"unsupported nonterminal {symbol!r} in rule "
-                                   f"{targets[row]!r}")
-            remap[i] = -int(match.group(1))
+                rule = next(text for text in targets.to_pylist() if symbol in text.split())
+                raise GrammarError(f"unsupported nonterminal {symbol!r} in rule {rule!r}")
+            self._ids[symbol] = -int(match.group(1))
         else:
-            remap[i] = len(vocabulary)
-            vocabulary.append(symbol)
-    ids = remap[encoded.indices.to_numpy(zero_copy_only=False)]
-    return ids, tokens.offsets.to_numpy().astype(np.int64), tuple(vocabulary)
+            self._ids[symbol] = len(self.vocabulary)
+            self.vocabulary.append(symbol)
+        return self._ids[symbol]
 
 
 def _grammar_schema(path: str | os.PathLike) -> TableSchema:
@@ -281,14 +345,33 @@ def grammar_features(path: str | os.PathLike) -> tuple[str, ...]:
     return tuple(_grammar_schema(path).features)
 
 
+LOAD_BATCH_ROWS = 1 << 20
+"""Rules whose strings :func:`load_grammar` holds at a time."""
+
+
 def load_grammar(path: str | os.PathLike) -> Grammar:
     """Load a grammar Parquet table; its schema (table metadata) names the feature columns,
-    whose values must all be finite."""
+    whose values must all be finite. The table is read in batches of
+    :data:`LOAD_BATCH_ROWS` rules, whose strings are dropped once tokenised and numbered."""
     schema = _grammar_schema(path)
-    frame = read_table(path, schema, columns=["lhs", "source", "target", *schema.features])
-    non_finite = (~np.isfinite(frame[list(schema.features)].to_numpy(np.float64))).sum(axis=0)
+    features = list(schema.features)
+
+    def batches() -> Iterator[tuple[pa.Array, pa.Array, np.ndarray]]:
+        for batch in read_batches(path, schema, ["lhs", "source", "target", *features],
+                                  LOAD_BATCH_ROWS):
+            other = set(pc.unique(batch["lhs"]).to_pylist()) - {"X"}
+            if other:
+                raise GrammarError(f"{path}: only the left-hand side X is supported, found "
+                                   f"{sorted(other)}")
+            values = np.column_stack([batch[name].to_numpy(zero_copy_only=False)
+                                      for name in features]).astype(np.float64, copy=False)
+            yield batch["source"], batch["target"], values
+
+    grammar = Grammar.from_batches(batches(), parquet_rows(path), features)
+    pa.default_memory_pool().release_unused()  # Arrow's allocator keeps what loading freed
+    non_finite = (~np.isfinite(grammar.features(slice(None)))).sum(axis=0)
     problems = [f"column {name} has {count} non-finite values"
-                for name, count in zip(schema.features, non_finite, strict=True) if count]
+                for name, count in zip(features, non_finite, strict=True) if count]
     if problems:
         raise GrammarError(f"{path}: " + "; ".join(problems))
-    return Grammar.from_frame(frame, schema.features)
+    return grammar
