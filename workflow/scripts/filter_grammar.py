@@ -2,9 +2,10 @@ from circle.grammar.filter import filter_grammar
 from circle.jobs import start_job
 from circle.schemas import EVALSET
 from circle.tables import read_table
+from circle.resources import duckdb_limit
 
 provenance = start_job(snakemake)
 inputs = read_table(snakemake.input.evalset, EVALSET, columns=["source"])["source"]
 filter_grammar(snakemake.input.grammar, inputs, snakemake.output.grammar,
                span_limit=snakemake.params.span_limit, threads=snakemake.threads,
-               memory_limit=f"{snakemake.resources.mem_mb}MB", provenance=provenance)
+               memory_limit=duckdb_limit(snakemake.resources.mem_mb), provenance=provenance)

@@ -1,9 +1,10 @@
 from circle.grammar.pivot import PivotOptions, PivotWork, pivot_part
 from circle.jobs import start_job
+from circle.resources import duckdb_limit
 
 provenance = start_job(snakemake)
 pivot_part(PivotWork(snakemake.input.rules, snakemake.input.sources, snakemake.input.lookup),
            int(snakemake.wildcards.job), snakemake.output.part, snakemake.input.self_paraphrase,
            PivotOptions.from_config(snakemake.params.options, snakemake.params.span_limit),
-           threads=snakemake.threads, memory_limit=f"{snakemake.resources.mem_mb}MB",
+           threads=snakemake.threads, memory_limit=duckdb_limit(snakemake.resources.mem_mb),
            provenance=provenance)

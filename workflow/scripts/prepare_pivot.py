@@ -2,6 +2,7 @@ from circle.grammar.pivot import PivotOptions, PivotWork, prepare_pivot
 from circle.jobs import start_job
 from circle.schemas import EVALSET
 from circle.tables import read_table
+from circle.resources import duckdb_limit
 
 provenance = start_job(snakemake)
 options = snakemake.params.options
@@ -15,4 +16,4 @@ prepare_pivot(snakemake.input.grammar,
               snakemake.output.self_paraphrase,
               PivotOptions.from_config(options, snakemake.params.span_limit), sentences,
               jobs=options["pivot_jobs"], threads=snakemake.threads,
-              memory_limit=f"{snakemake.resources.mem_mb}MB", provenance=provenance)
+              memory_limit=duckdb_limit(snakemake.resources.mem_mb), provenance=provenance)

@@ -79,7 +79,8 @@ the default grammar), as each partition's join meets the terms in another order.
 ``memory_limit`` give identical tables; more threads are faster but the last bits of the
 features may then differ between runs. So may another ``memory_limit`` when DuckDB spills, as a
 spilled aggregate adds its partial sums in another order: the default pruned pivot's preparation
-does not spill at the workflow's 6,000 MB; at 4,000 and at 3,500 MB it does, and the two tables
+does not spill at the workflow's 6,000 MB (60 % of the job's request,
+:data:`circle.resources.DUCKDB_SHARE`); at 4,000 and at 3,500 MB it does, and the two tables
 differ in the last bit of p(e1, e2) in 32,560 of the 2.17 M rules.
 """
 
