@@ -1,8 +1,8 @@
 from circle.grammar.pivot import PivotOptions, PivotWork, prepare_pivot
 from circle.jobs import start_job
+from circle.resources import duckdb_limit
 from circle.schemas import EVALSET
 from circle.tables import read_table
-from circle.resources import duckdb_limit
 
 provenance = start_job(snakemake)
 options = snakemake.params.options
