@@ -102,13 +102,23 @@ def test_readme_cluster_command_plans_the_rules_own_resources(tmp_path):
     jobs = planned_jobs(tmp_path)
     assert len(jobs) > 40
     assert all(resources["slurm_partition"] == "somewhere" for _, _, resources in jobs)
-    modelled = [(rule, threads, int(resources["mem_mb"])) for rule, threads, resources in jobs
+    modelled = [(rule, threads, resources["mem_mb"]) for rule, threads, resources in jobs
                 if rule in MEMORY]
     assert {rule for rule, _, _ in modelled} >= {
         "split_for_counting", "count_rules", "extract_grammar", "tune_translation",
         "decode_shard", "prepare_pivot", "pivot_part", "bias_grammar"}
+    waiting = set()
     for rule, threads, memory in modelled:
-        assert memory == MEMORY[rule].request_mb(threads, pairs), rule
+        if memory == "<TBD>":
+            # a job that loads a paraphrase grammar asks by its size, known once it is made
+            assert MEMORY[rule].per_rule_mb, rule
+            waiting.add(rule)
+        else:
+            assert int(memory) == MEMORY[rule].request_mb(threads, pairs), rule
+    assert {"tune_paraphraser", "paraphrase_references", "grid_row"} <= waiting
+    # untargeted tuning runs load no paraphrase grammar: their request is known at once
+    assert any(rule == "tune_translation" and memory != "<TBD>"
+               for rule, _, memory in modelled)
     assert max(threads for _, threads, _ in jobs) == 2
 
 
@@ -120,7 +130,7 @@ def test_requests_scale_to_the_node_with_the_threads(tmp_path):
     large = planned_jobs(tmp_path / "large", "--set-threads", "tune_translation=8")
     for jobs, threads in ((small, 1), (large, 8)):
         tuning = {int(resources["mem_mb"]) for rule, _, resources in jobs
-                  if rule == "tune_translation"}
+                  if rule == "tune_translation" and resources["mem_mb"] != "<TBD>"}
         assert tuning == {MEMORY["tune_translation"].request_mb(threads)}
     assert MEMORY["tune_translation"].request_mb(1) < MEMORY["tune_translation"].request_mb(8)
 
