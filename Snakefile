@@ -3,6 +3,8 @@
 # Outputs: results/<experiment>/<stage>/...; logs under logs/<experiment>/, benchmarks under
 # benchmarks/<experiment>/. Stages: corpus -> tokenized -> align, lm -> grammar, paraphrase
 # -> decode.
+import os
+
 from snakemake.logging import logger
 from snakemake.utils import min_version
 
@@ -10,6 +12,12 @@ from circle.report import finished_line
 from circle.tables import remove_unreadable_tables
 
 min_version("9.0")
+
+# numpy's OpenBLAS picks its kernels by CPU, and its AVX-512 (SkylakeX) kernels round MERT's
+# products differently from the AVX2 (Haswell) ones: on an AVX-512 machine a tuning run can take
+# another path (README "Reproducibility"). Every job inherits the Haswell kernels, which every
+# x86-64 machine with AVX2 runs, unless the environment names others.
+os.environ.setdefault("OPENBLAS_CORETYPE", "Haswell")
 
 
 # The default experiment applies only when no --configfile is given: a config file named on the
