@@ -86,8 +86,7 @@ def main() -> int:
         if rule not in MEMORY:
             print(f"| {rule} | {len(jobs)} | {count} | {peak:,.0f} | Snakemake default | |")
             continue
-        model = MEMORY[rule]
-        request = model.request_mb(count, pairs, rules if model.per_rule_mb else 0)
+        request = MEMORY[rule].request_mb(count, pairs, rules)
         mark = " OVER" if peak > request else ""
         if mark:
             over.append(rule)

@@ -27,9 +27,9 @@ files (in MB: tune_translation 3,505 for targeted runs and 1,480 for the others,
 1,430, paraphrase_references 1,216, grid_row 1,151, decode_shard 1,082 with one decoder, pivot
 3,865, filter 1,802); a decoder pool of two workers costs about 400 MB more than one decoder
 (1,480 against 1,082). The paraphraser's grammar is the per-rule term (520 MB for the default
-2.17 M rules, loaded once: the targeted paraphraser's workers share it since this model); the
-per-thread terms round the rest up (for a tuning run the translation grammar each of its
-decoders loads). Extraction's jobs were measured at 25/50/100 % of the training pairs with
+2.17 M rules), loaded once per job: the workers of the targeted paraphraser share it as those
+of the untargeted one do. The per-thread terms round the rest up (for a tuning run the
+translation grammar each of its decoders loads). Extraction's jobs were measured at 25/50/100 % of the training pairs with
 ``benchmarks/grammar.py --extract-only`` (peak RSS in MiB: split 204/212/232, the largest
 counting job 894/1,120/1,106, the merge within its 3,000 MB request 1,957/2,010/2,105).
 ``python benchmarks/memory_requests.py results/<experiment>`` prints each rule's measured peak
