@@ -11,20 +11,24 @@ both LMs and a decoder per worker for the whole run.
 Two search modes (:data:`SEARCH_MODES`) make the lists:
 
 * ``exact``: one targeted search per distinct target (the thesis's way);
-* ``forest``: one search per reference and iteration builds its hypergraph, targeted to the
-  union of the words of every hypothesis the iteration adds for that reference (its *forest
-  words*) so that rule selection and pruning keep what they need, with a wider beam
-  (``forest_beam`` × the pop and options limits); each hypothesis then re-weights the
-  hyperedges with its own targeting values (the feature is rule-local) and reads the k-best
-  again (:meth:`circle.decoder.Decoder.decode_forest`), without a new search.
+* ``forest``: one search per reference and run builds its hypergraph, targeted to the union
+  of the words of the hypotheses of the run's first n-best list of that sentence (its *forest
+  words*; the first iteration decodes with the start weights) so that rule selection and
+  pruning keep what they need, with a wider beam (``forest_beam`` × the pop and options
+  limits). Each hypothesis of every iteration then re-weights the hyperedges with its own
+  targeting values (the feature is rule-local) and reads the k-best again
+  (:meth:`circle.decoder.Decoder.decode_forest`), without a new search. The forest stays, as
+  arrays, in the worker that owns its reference for the whole run
+  (:meth:`circle.decoder.corpus.DecoderPool.map` with owners).
 
 Either way a targeted list depends on its target only through the target's set of words, so
 hypotheses that reorder the same words share one decode. A forest-mode list also depends on its
 forest words, so it is cached under (reference, hypothesis, forest words): what a run computes
-never depends on what other runs left in the cache. :class:`ParaphraseCache` keeps the reranked
-lists on disk, so the 1H+kP′ conditions (the top k of one list serve every k; their first
-iterations, from the same 1H weights, coincide), reruns and exact-mode runs share them, and a
-killed run resumes without paraphrasing again what it had.
+never depends on what other runs left in the cache, and runs from the same start weights (the
+1H+kP′ of one replicate) share every list they have in common. :class:`ParaphraseCache` keeps
+the reranked lists on disk, so the 1H+kP′ conditions (the top k of one list serve every k),
+reruns and exact-mode runs share them, and a killed run resumes without paraphrasing again what
+it had.
 """
 
 from __future__ import annotations
@@ -33,6 +37,7 @@ import functools
 import hashlib
 import json
 import os
+import weakref
 from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass, replace
 from pathlib import Path
@@ -52,7 +57,7 @@ from circle.decoder import (
 )
 from circle.decoder.corpus import DecoderPool
 from circle.decoder.lm import LN10, LanguageModel
-from circle.decoder.search import without_gc
+from circle.decoder.search import Forest, without_gc
 from circle.grid_search import paraphraser_configuration
 from circle.metrics import WordIds, ter_from_stats, ter_stats
 from circle.paraphraser import ParaphraserConfig
@@ -139,6 +144,20 @@ def _reranking_model(path: str) -> kenlm.Model:
     return LanguageModel(path).model
 
 
+_kept_forests: weakref.WeakKeyDictionary[Decoder, dict[str, tuple[tuple[str, ...], Forest]]] = \
+    weakref.WeakKeyDictionary()
+"""Per decoder (one per worker), the forest of each reference it owns and its forest words."""
+
+
+def kept_forest(decoder: Decoder, reference: str, forest_words: tuple[str, ...]) -> Forest:
+    """The forest of ``reference`` targeted to ``forest_words``: built once, then kept (one per
+    reference, the last asked for) for as long as ``decoder`` lives."""
+    kept = _kept_forests.setdefault(decoder, {})
+    if reference not in kept or kept[reference][0] != forest_words:
+        kept[reference] = (forest_words, decoder.forest(reference, forest_words))
+    return kept[reference][1]
+
+
 @without_gc
 def targeted_lists(decoder: Decoder, task: TargetedTask, mode: str,
                    reranker: Reranker | None, reranking_lm: str, depth: int) -> list[Ranked]:
@@ -149,8 +168,8 @@ def targeted_lists(decoder: Decoder, task: TargetedTask, mode: str,
     reference, hypotheses, forest_words = task
     word_sets = [frozenset(hypothesis.split()) for hypothesis in hypotheses]
     if mode == "forest":
-        forest = decoder.forest(reference, forest_words)
-        decoded = {words: decoder.decode_forest(forest, sorted(words))
+        forest = kept_forest(decoder, reference, forest_words)
+        decoded = {words: decoder.decode_forest(forest, sorted(words), features=False)
                    for words in dict.fromkeys(word_sets)}
     elif mode == "exact":
         plan = decoder.prepare(reference)
@@ -206,8 +225,10 @@ class TargetedParaphraser:
         return tuple(sorted(frozenset().union(*(h.split() for h in hypotheses))))
 
     def lists(self, tasks: Sequence[TargetedTask]) -> list[list[Ranked]]:
-        """Per task, the reranked list of each of its hypotheses."""
-        return self.pool.map(self.work, list(tasks), unit="references")
+        """Per task, the reranked list of each of its hypotheses. The tasks of one reference
+        always go to the same worker, which keeps its forest."""
+        return self.pool.map(self.work, list(tasks), unit="references",
+                             owners=[task.reference for task in tasks])
 
     def close(self) -> None:
         self.pool.close()
@@ -222,7 +243,7 @@ def cache_key(config: ParaphraserConfig, paraphraser_weights: Mapping[str, float
     described = {"config": asdict(config), "weights": dict(sorted(paraphraser_weights.items())),
                  "settings": asdict(settings), "mode": mode,
                  "forest_beam": forest_beam if mode == "forest" else None,
-                 "forest_words": "an iteration's new hypotheses" if mode == "forest" else None,
+                 "forest_words": "the run's first n-best" if mode == "forest" else None,
                  "reranker": None if reranker is None else asdict(reranker)}
     return hashlib.sha256(json.dumps(described, sort_keys=True).encode()).hexdigest()[:16]
 
@@ -297,26 +318,38 @@ class TargetedReferences:
                              f"{cache.depth}")
         self.references, self.paraphraser = list(references), paraphraser
         self.count, self.cache, self.writer = count, cache, writer
-        self.forest_words: dict[str, str] = {}  # per reference, of its last prepared batch
+        self.forest_words: dict[str, tuple[str, ...]] = {}  # per reference, from its first batch
         self.paraphrased = 0
 
-    def prepare(self, pairs: Sequence[tuple[int, str]]) -> None:
-        """Paraphrase the reference of each (sentence index, hypothesis) pair towards its
-        hypothesis, rerank, cache, and flush the new lists to disk. The pairs of one reference
-        are one batch: their forest words are the union of all their words, whether their
-        lists are cached or not, so the lists never depend on the cache's contents."""
+    def _batches(self, pairs: Sequence[tuple[int, str]]) -> dict[str, list[str]]:
+        """The distinct hypotheses of each reference among (sentence index, hypothesis)
+        ``pairs``; a reference seen for the first time gets its forest words from them."""
         batches: dict[str, list[str]] = {}
         for index, hypothesis in pairs:
             hypotheses = batches.setdefault(self.references[index], [])
             if hypothesis not in hypotheses:
                 hypotheses.append(hypothesis)
-        tasks = []
         for reference, hypotheses in batches.items():
-            forest_words = self.paraphraser.forest_words(hypotheses)
-            self.forest_words[reference] = " ".join(forest_words)
+            if reference not in self.forest_words:
+                self.forest_words[reference] = self.paraphraser.forest_words(hypotheses)
+        return batches
+
+    def restore(self, pairs: Sequence[tuple[int, str]]) -> None:
+        """Take the pairs of an iteration a resumed run does not repeat (the tuning loop passes
+        each saved iteration's, in order), so that every reference keeps the forest words of
+        its first batch."""
+        self._batches(pairs)
+
+    def prepare(self, pairs: Sequence[tuple[int, str]]) -> None:
+        """Paraphrase the reference of each (sentence index, hypothesis) pair towards its
+        hypothesis, rerank, cache, and flush the new lists to disk. A reference's forest words
+        are those of its first batch, whether its lists were cached or not, so the lists never
+        depend on the cache's contents."""
+        tasks = []
+        for reference, hypotheses in self._batches(pairs).items():
             missing = [h for h in hypotheses if self._key(reference, h) not in self.cache]
             if missing:
-                tasks.append(TargetedTask(reference, missing, forest_words))
+                tasks.append(TargetedTask(reference, missing, self.forest_words[reference]))
         if not tasks:
             return
         for task, lists in zip(tasks, self.paraphraser.lists(tasks), strict=True):
@@ -326,8 +359,8 @@ class TargetedReferences:
         self.cache.flush(self.writer)
 
     def __call__(self, index: int, hypothesis: str) -> list[str]:
-        """The references of a hypothesis of the last batch ``prepare`` was given (one made
-        alone if it was not in it)."""
+        """The references of a hypothesis of a batch ``prepare`` was given (one made alone if
+        it was not in one)."""
         reference = self.references[index]
         if reference not in self.forest_words or \
                 self._key(reference, hypothesis) not in self.cache:
@@ -335,7 +368,7 @@ class TargetedReferences:
         return [reference, *self.cache.get(self._key(reference, hypothesis))[:self.count]]
 
     def _key(self, reference: str, hypothesis: str) -> CacheKey:
-        return reference, hypothesis, self.forest_words[reference]
+        return reference, hypothesis, " ".join(self.forest_words[reference])
 
     def close(self) -> None:
         self.paraphraser.close()

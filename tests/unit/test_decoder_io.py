@@ -6,6 +6,7 @@ import codecs
 import json
 import logging
 import math
+import os
 import re
 import signal
 
@@ -29,6 +30,7 @@ from circle.decoder import (
     read_weights,
     write_weights,
 )
+from circle.decoder.corpus import DecoderPool
 from circle.decoder.grammar import NT, concatenated_ranges
 from circle.decoder.sets import gather_nbest
 from circle.schemas import ALL_SCHEMAS, TableSchema
@@ -383,3 +385,40 @@ def test_a_worker_that_cannot_load_the_grammar_fails_the_call(tmp_path, lm_path)
         signal.alarm(0)
         signal.signal(signal.SIGALRM, previous)
     assert not isinstance(caught.value, TimeoutError)
+
+
+def _worker_of(decoder, task):
+    """A pool task: the worker's process id and the task's best translation."""
+    if task == "fail":
+        raise ValueError("task failed on purpose")
+    if task == "die":
+        os._exit(3)
+    return os.getpid(), decoder.decode(task, k=1)[0].text
+
+
+def test_tasks_of_one_owner_always_run_in_the_same_worker(grammar_path, lm_path):
+    sentences = ["la casa es pequeña", "el perro", "casa zorro", "la casa", "el perro es muy"]
+    owners = ["a", "b", "c", "a", "b"]
+    with DecoderPool(grammar_path, lm_path, WEIGHTS, DecoderSettings(k=1), workers=2) as pool:
+        first = pool.map(_worker_of, sentences, owners=owners)
+        again = pool.map(_worker_of, sentences[::-1], owners=owners[::-1])
+        free = pool.map(_worker_of, sentences)
+        with pytest.raises(ValueError, match="task failed on purpose"):
+            pool.map(_worker_of, ["la casa", "fail", "el perro"], owners=["a", "b", "c"])
+        after = pool.map(_worker_of, sentences, owners=owners)  # no answer left over
+    worker = {owner: pid for owner, (pid, _) in zip(owners, first, strict=True)}
+    assert len(set(worker.values())) == 2  # owners dealt to both workers in turn
+    assert worker["a"] == worker["c"] != worker["b"]
+    for answers, order in ((first, owners), (again, owners[::-1]), (after, owners)):
+        assert [pid for pid, _ in answers] == [worker[owner] for owner in order]
+    assert [text for _, text in first] == [text for _, text in free] == \
+        [text for _, text in after] == [text for _, text in again][::-1]
+    with pytest.raises(ValueError, match="2 owners for 1 tasks"):
+        DecoderPool(grammar_path, lm_path, WEIGHTS, workers=1).map(_worker_of, ["la"],
+                                                                  owners=["a", "b"])
+
+
+def test_a_worker_that_dies_fails_the_call(grammar_path, lm_path):
+    with DecoderPool(grammar_path, lm_path, WEIGHTS, DecoderSettings(k=1), workers=2) as pool:
+        with pytest.raises(RuntimeError, match=r"decoder worker \d+ died \(exit code 3\)"):
+            pool.map(_worker_of, ["la casa", "die"])

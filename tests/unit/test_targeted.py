@@ -113,22 +113,25 @@ class RecordingParaphraser:
 def test_hook_paraphrases_each_new_pair_once_and_resumes(tmp_path):
     paraphraser = RecordingParaphraser()
     cache = ParaphraseCache(tmp_path, "k", depth=2)
+    first = [(0, "h0"), (0, "h0"), (1, "h1"), (0, "h2")]
     with TargetedReferences(["r0", "r1"], paraphraser, 1, cache, "run") as hook:
-        hook.prepare([(0, "h0"), (0, "h0"), (1, "h1"), (0, "h2")])
+        hook.prepare(first)
         assert paraphraser.calls == [[("r0", ["h0", "h2"]), ("r1", ["h1"])]]
         # the original reference + the top paraphrase, made in a forest for h0 and h2
         assert hook(0, "h0") == ["r0", "r0 h0 ('h0', 'h2')"]
         hook.prepare([(0, "h0"), (0, "h2")])  # the same batch again: all cached
         assert len(paraphraser.calls) == 1
-        hook.prepare([(1, "h1"), (1, "h3")])  # h1 in another batch, so in another forest
-        assert paraphraser.calls[-1] == [("r1", ["h1", "h3"])]
-        assert hook(1, "h1") == ["r1", "r1 h1 ('h1', 'h3')"]
+        hook.prepare([(1, "h1"), (1, "h3"), (0, "h4")])  # later batches: the first forests
+        assert paraphraser.calls[-1] == [("r1", ["h3"]), ("r0", ["h4"])]
+        assert hook(1, "h3") == ["r1", "r1 h3 ('h1',)"]
+        assert hook(0, "h4") == ["r0", "r0 h4 ('h0', 'h2')"]
     assert paraphraser.closed
     resumed = RecordingParaphraser()
     again = TargetedReferences(["r0", "r1"], resumed, 2, ParaphraseCache(tmp_path, "k", 2), "run")
-    again.prepare([(0, "h0"), (0, "h2"), (1, "h1"), (1, "h3")])
+    again.restore(first)  # what a resumed run's loop shows the hook of its saved iterations
+    again.prepare([(1, "h1"), (1, "h3"), (0, "h4")])
     assert resumed.calls == []  # a killed run's lists are on disk
-    assert again(1, "h3") == ["r1", "r1 h3 ('h1', 'h3')", "r1"]
+    assert again(1, "h3") == ["r1", "r1 h3 ('h1',)", "r1"]
 
 
 def test_lists_do_not_depend_on_what_the_cache_holds(tmp_path):
@@ -317,10 +320,16 @@ def test_a_targeted_run_fanned_out_over_jobs_returns_what_the_loop_returns(
     with hook_for("run", tmp_path / "loop-cache") as hook:
         whole = tune(sentences, [[r] for r in references], translation, lm, weights,
                      DecoderSettings(k=4), settings, references_for=hook)
+    shard_hooks = []
     result, _ = fanned_out(tmp_path / "jobs", sentences, [[r] for r in references], translation,
                            lm, weights, settings, DecoderSettings(k=4), 2,
-                           lambda name: hook_for(name, tmp_path / "jobs-cache"))
+                           lambda name: shard_hooks.append(hook_for(name, tmp_path / "jobs-cache"))
+                           or shard_hooks[-1])
     assert hook.paraphrased > len(sentences) and len(whole.log) >= 2
+    # a shard job of iteration i is shown iterations 1..i-1, so its forests are the run's first
+    assert len(shard_hooks) == 2 * len(whole.log) and all(
+        shard.forest_words[reference] == hook.forest_words[reference]
+        for shard in shard_hooks for reference in shard.forest_words)
     pd.testing.assert_frame_equal(result.log_frame(), whole.log_frame())
     assert result.weights == whole.weights
     parts = sorted(path.name for path in (tmp_path / "jobs-cache").iterdir())

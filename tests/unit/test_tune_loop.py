@@ -364,10 +364,15 @@ class CountingDecoder:
 
 
 class RecordingReferences:
-    """A reference hook giving the default references; records the pairs it is asked for."""
+    """A reference hook giving the default references; records the pairs it is asked for and
+    those of the saved iterations it is shown."""
 
     def __init__(self):
         self.calls: list[tuple[int, str]] = []
+        self.restored: list[list[tuple[int, str]]] = []
+
+    def restore(self, pairs):
+        self.restored.append(pairs)
 
     def __call__(self, index, hypothesis):
         self.calls.append((index, hypothesis))
@@ -419,6 +424,10 @@ def test_an_interrupted_run_resumes_where_it_stopped_and_ends_as_if_never_stoppe
     assert pool_rows(resumed) == pool_rows(whole)  # the frozen statistics included
     pairs = list(zip(resumed.pool.segment_ids, resumed.pool.hypotheses, strict=True))
     assert hook.calls == pairs[whole.log[stop - 2].pool_size:]  # saved pairs: not asked again
+    assert [pair for batch in hook.restored for pair in batch] == \
+        pairs[:whole.log[stop - 2].pool_size]  # but shown, iteration by iteration
+    assert [len(batch) for batch in hook.restored] == \
+        [entry.new_hypotheses for entry in whole.log[:stop - 1]]
 
 
 @pytest.mark.parametrize("change", ["settings", "inputs", "corrupt file"])

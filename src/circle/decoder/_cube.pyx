@@ -288,6 +288,11 @@ cdef class FlatForest:
         self.value_offsets.assign(len(self.options), -1)
         self.value_lengths.assign(len(self.options), 0)
 
+    @property
+    def edges(self):
+        """The number of hyperedges."""
+        return self.edge_option.size()
+
     cdef Py_ssize_t option_values(self, int32_t o) except -1:
         """The offset of option ``o``'s rule values in ``values`` (loaded on first use)."""
         cdef tuple rule_values
@@ -555,12 +560,13 @@ cdef class CubePruning:
         """Re-weight a hypergraph towards the words ``target`` (thesis eq. 5.1) as
         :meth:`circle.decoder.cube.CubePruning.retarget` (the same operations in the same
         order), over the forest's arrays: the targeting value once per distinct option, then
-        edge scores and insides. Returns the :class:`FlatKBest` that reads them."""
+        edge scores and insides. ``items`` is empty (the arrays are the hypergraph) or its
+        items. Returns the :class:`FlatKBest` that reads them, at ``forest`` as its goal."""
         cdef Py_ssize_t e = 0, i, o, s
         cdef int32_t symbol, miss, tail
         cdef double best, total
         cdef vector[int32_t] symbols
-        if len(items) != <Py_ssize_t>forest.item_end.size():
+        if items and len(items) != <Py_ssize_t>forest.item_end.size():
             raise ValueError(f"a flat forest of {forest.item_end.size()} items for a hypergraph "
                              f"of {len(items)} items")
         if self.wanted.size() < len(self.words):
@@ -597,7 +603,7 @@ cdef class CubePruning:
                     best = total
                 e += 1
             forest.insides[i] = best
-        return FlatKBest(forest, items[len(items) - 1], self.words)  # the goal
+        return FlatKBest(forest, self.words)
 
     def estimates(self, grammar, rows):
         """log10 LM estimates of the target sides of grammar ``rows``, as
@@ -1040,22 +1046,23 @@ cdef class FlatKBest:
     candidates, scores, tie-breaking (push order) and uniqueness, so the same k-best lists, with
     derivations as C structs and yields as byte strings of word ids, spelled out in words only
     for the goal's k best. Made by :meth:`CubePruning.retarget`, and read before the forest is
-    re-weighted again (as the reference engine's re-weighting in place is)."""
+    re-weighted again (as the reference engine's re-weighting in place is). It needs none of the
+    chart's objects: a forest kept for later targets holds only its arrays."""
 
     cdef FlatForest forest
-    cdef object goal
     cdef list words
     cdef list states  # per item number, None until visited
     cdef string spelled  # the yield of the derivation popped last (kept for its capacity)
 
-    def __init__(self, FlatForest forest, goal, list words):
-        self.forest, self.goal, self.words = forest, goal, words
+    def __init__(self, FlatForest forest, list words):
+        self.forest, self.words = forest, words
         self.states = [None] * forest.item_end.size()
 
     def best(self, node, Py_ssize_t k):
-        """Up to ``k`` best derivations of the goal ``node`` with distinct yields, best first."""
-        if node is not self.goal:
-            raise ValueError("a flat forest's k-best list is read at its goal")
+        """Up to ``k`` best derivations of the goal with distinct yields, best first; ``node``
+        is the forest itself, which stands for its goal."""
+        if node is not self.forest:
+            raise ValueError("a flat forest's k-best list is read at its goal, the forest")
         cdef int32_t goal = self.forest.item_end.size() - 1
         self._get(goal, k - 1)
         cdef _FlatState state = self.states[goal]

@@ -3,7 +3,7 @@
 The language model is loaded first, in the calling process, so that a missing or broken model is
 reported before a grammar is loaded; the workers inherit it (``fork`` start method), as they
 inherit a :class:`~circle.decoder.grammar.Grammar` object passed in (copy-on-write, not pickled).
-A grammar given as a path is loaded once by each worker (pool initializer). Inputs that repeat
+A grammar given as a path is loaded once by each worker, when it starts. Inputs that repeat
 (the same reference paraphrased towards many targets, thesis §5.3) are sent to one worker
 together, which matches the grammar against them once
 (:meth:`~circle.decoder.search.Decoder.prepare`).
@@ -15,7 +15,9 @@ import functools
 import logging
 import multiprocessing
 import os
-from collections.abc import Callable, Mapping, Sequence
+from collections import deque
+from collections.abc import Callable, Hashable, Iterator, Mapping, Sequence
+from multiprocessing.connection import Connection, wait
 from typing import TypeVar
 
 from circle.decoder.grammar import Grammar, load_grammar
@@ -26,9 +28,6 @@ from circle.decoder.search import Decoder
 from circle.progress import progress
 
 logger = logging.getLogger(__name__)
-
-_worker_decoder: Decoder | None = None
-_worker_error: Exception | None = None
 
 Task = tuple[str, list[tuple[int, str | None]]]
 """An input with the (position in the corpus, target) pairs to decode it for."""
@@ -50,21 +49,60 @@ def _decode_task(decoder: Decoder, task: Task, k: int) -> list[tuple[int, list[H
     return [(position, decoder.decode(plan, target, k)) for position, target in jobs]
 
 
-def _start_worker(*decoder_args) -> None:
-    """Pool initializer. An error is kept and raised by the worker's first task: raised here,
-    it would kill the worker, and the pool would start another in its place, forever."""
-    global _worker_decoder, _worker_error
+def _serve(connection: Connection, decoder_args: tuple) -> None:
+    """A worker's loop: make the decoder, then answer each ``(number, function, task)`` message
+    with ``(number, True, function(decoder, task))``, or ``(number, False, error)``, until None.
+    An error making the decoder is the answer to every task."""
     try:
-        _worker_decoder = _make_decoder(*decoder_args)
-    except Exception as error:  # noqa: BLE001 - re-raised in the caller by _worker_call
-        _worker_error = error
+        decoder: Decoder | None = _make_decoder(*decoder_args)
+        failure: BaseException | None = None
+    except Exception as error:  # noqa: BLE001 - re-raised in the caller, task by task
+        decoder, failure = None, error
+    while (message := connection.recv()) is not None:
+        number, function, task = message
+        try:
+            if failure is not None:
+                raise failure
+            answer = (number, True, function(decoder, task))
+        except Exception as error:  # noqa: BLE001 - re-raised in the caller
+            answer = (number, False, error)
+        connection.send(answer)
 
 
-def _worker_call(function: Callable[[Decoder, _T], _R], task: _T) -> _R:
-    if _worker_error is not None:
-        raise _worker_error
-    assert _worker_decoder is not None, "worker not initialised"
-    return function(_worker_decoder, task)
+class _Worker:
+    """One worker process and the pipe it reads tasks from and answers on."""
+
+    def __init__(self, context: multiprocessing.context.BaseContext, decoder_args: tuple):
+        self.connection, theirs = context.Pipe()
+        self.process = context.Process(target=_serve, args=(theirs, decoder_args), daemon=True)
+        self.process.start()
+        theirs.close()
+        self.busy = 0  # tasks sent and not yet answered
+
+    def send(self, number: int, function: Callable, task: object) -> None:
+        self.connection.send((number, function, task))
+        self.busy += 1
+
+    def receive(self) -> tuple[int, bool, object]:
+        try:
+            answer = self.connection.recv()
+        except EOFError:
+            self.process.join(1)
+            raise RuntimeError(f"decoder worker {self.process.pid} died (exit code "
+                               f"{self.process.exitcode})") from None
+        self.busy -= 1
+        return answer
+
+    def stop(self) -> None:
+        try:
+            self.connection.send(None)
+        except OSError:
+            pass
+        self.process.join(5)
+        if self.process.is_alive():
+            self.process.terminate()
+            self.process.join()
+        self.connection.close()
 
 
 class DecoderPool:
@@ -73,9 +111,15 @@ class DecoderPool:
 
     With ``workers`` ≤ 1 the decoder lives in this process. :meth:`map` runs
     ``function(decoder, task)`` for each task; ``function`` must be picklable (a module-level
-    function or a :func:`functools.partial` of one). Close the pool (or use it as a context
-    manager) to stop its workers.
+    function or a :func:`functools.partial` of one). Tasks go to whichever worker is free,
+    unless :meth:`map` is given their ``owners``: then every task of one owner, in this call and
+    every later one, goes to the same worker, so that what a worker keeps for an owner (the
+    targeted paraphraser's forest of a reference) is found again. Close the pool (or use it as
+    a context manager) to stop its workers.
     """
+
+    QUEUED = 2
+    """Tasks a worker has been sent ahead of its answers."""
 
     def __init__(self, grammar: Grammar | str | os.PathLike, lm: LanguageModel | str | os.PathLike,
                  weights: Mapping[str, float] | str | os.PathLike,
@@ -85,30 +129,65 @@ class DecoderPool:
         if not isinstance(weights, Mapping):
             weights = read_weights(weights)
         args = (grammar, lm, weights, settings or DecoderSettings())
-        self._pool = None
+        self._workers: list[_Worker] = []
         self._decoder: Decoder | None = None
+        self._owned: dict[Hashable, int] = {}  # owner → worker
         if workers <= 1:
             self._decoder = _make_decoder(*args)
         else:
             context = multiprocessing.get_context(
                 "fork" if "fork" in multiprocessing.get_all_start_methods() else None)
-            self._pool = context.Pool(workers, _start_worker, args)
+            self._workers = [_Worker(context, args) for _ in range(workers)]
 
     def map(self, function: Callable[[Decoder, _T], _R], tasks: Sequence[_T],
-            unit: str = "inputs") -> list[_R]:
-        """``function(decoder, task)`` for each task, in order, logging progress in ``unit``."""
-        if self._pool is None:
+            unit: str = "inputs", owners: Sequence[Hashable] | None = None) -> list[_R]:
+        """``function(decoder, task)`` for each task, in order, logging progress in ``unit``;
+        tasks of one of ``owners`` (one per task, if given) always run in the same worker."""
+        if owners is not None and len(owners) != len(tasks):
+            raise ValueError(f"{len(owners)} owners for {len(tasks)} tasks")
+        if self._workers:
+            done = self._dispatch(function, tasks, owners)
+        else:
             assert self._decoder is not None, "the pool is closed"
             done = (function(self._decoder, task) for task in tasks)
-        else:
-            done = self._pool.imap(functools.partial(_worker_call, function), tasks)
         return list(progress(done, logger, "decoding", len(tasks), unit))
 
+    def _dispatch(self, function: Callable[[Decoder, _T], _R], tasks: Sequence[_T],
+                  owners: Sequence[Hashable] | None) -> Iterator[_R]:
+        """The answers in task order, as the workers give them."""
+        waiting: list[deque[int]] = [deque() for _ in self._workers]  # owned tasks
+        anyone: deque[int] = deque(range(len(tasks))) if owners is None else deque()
+        for number, owner in enumerate(owners or ()):
+            worker = self._owned.setdefault(owner, len(self._owned) % len(self._workers))
+            waiting[worker].append(number)
+        answers: dict[int, _R] = {}
+        by_connection = {worker.connection: worker for worker in self._workers}
+        for next_number in range(len(tasks)):
+            while next_number not in answers:
+                for worker, queue in zip(self._workers, waiting, strict=True):
+                    source = queue or anyone
+                    while source and worker.busy < self.QUEUED:
+                        number = source.popleft()
+                        worker.send(number, function, tasks[number])
+                for connection in wait(list(by_connection)):
+                    number, succeeded, answer = by_connection[connection].receive()
+                    if not succeeded:
+                        self._drain()
+                        raise answer
+                    answers[number] = answer
+            yield answers.pop(next_number)
+
+    def _drain(self) -> None:
+        """Receive and drop the answers still owed, so that a failed call leaves no answer
+        for the next one."""
+        for worker in self._workers:
+            while worker.busy:
+                worker.receive()
+
     def close(self) -> None:
-        if self._pool is not None:
-            self._pool.terminate()
-            self._pool.join()
-        self._pool = self._decoder = None
+        for worker in self._workers:
+            worker.stop()
+        self._workers, self._decoder = [], None
 
     def __enter__(self) -> DecoderPool:
         return self

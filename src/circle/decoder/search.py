@@ -162,10 +162,12 @@ class SentencePlan:
 
 @dataclass(frozen=True)
 class Forest:
-    """The +LM hypergraph of one input's search (:meth:`Decoder.forest`): every item
-    antecedents first (chart items, then the ``goal``), and each edge's score without its
-    targeting term in that order (``base``: the engine's ``edge_scores``, an array in the
-    reference engine, a ``FlatForest`` of arrays in the compiled one).
+    """The +LM hypergraph of one input's search (:meth:`Decoder.forest`): each edge's score
+    without its targeting term (``base``: the engine's ``edge_scores``) and, for the reference
+    engine, which re-weights the chart's objects, every item antecedents first (chart items,
+    then the goal) in ``items``. The compiled engine's ``base`` is a ``FlatForest`` that holds
+    the whole hypergraph as arrays and stands for its goal; its ``items`` is empty, so a forest
+    kept for later targets (targeted tuning keeps one per reference) holds no chart objects.
     :meth:`Decoder.decode_forest` re-weights it towards one target at a time."""
 
     items: list[Item]
@@ -173,8 +175,14 @@ class Forest:
     model: Model
 
     @property
-    def goal(self) -> Item:
-        return self.items[-1]
+    def goal(self) -> Item | FlatForest:
+        """The node the k-best lists are read at."""
+        return self.items[-1] if self.items else self.base
+
+    @property
+    def edges(self) -> int:
+        """The number of hyperedges."""
+        return len(self.base) if self.items else self.base.edges
 
 
 class Decoder:
@@ -251,23 +259,25 @@ class Decoder:
             target.split() if isinstance(target, str) else target)
         goal, items = self._chart(plan, self._select(plan, target_words))
         items.append(goal)
-        return Forest(items, self._search.edge_scores(items, self.model.target_weight),
-                      self.model)
+        base = self._search.edge_scores(items, self.model.target_weight)
+        return Forest(items if isinstance(base, np.ndarray) else [], base, self.model)
 
     @without_gc
-    def decode_forest(self, forest: Forest, target: str | Sequence[str], k: int | None = None
-                      ) -> list[Hypothesis]:
+    def decode_forest(self, forest: Forest, target: str | Sequence[str], k: int | None = None,
+                      features: bool = True) -> list[Hypothesis]:
         """The unique k-best outputs of ``forest`` with its edges re-weighted towards the string
         ``target``: the targeting feature (thesis eq. 5.1) is rule-local, so the hypergraph of
         the untargeted search holds every derivation's targeted score without a new search.
         Exact within the forest; the targeted search (:meth:`decode`) may find derivations the
-        untargeted pruning dropped, hence a wider beam for forests."""
+        untargeted pruning dropped, hence a wider beam for forests. With ``features`` False
+        the hypotheses' feature values are not summed (left empty), for callers that read only
+        texts and scores."""
         if forest.model is not self.model:
             raise ValueError("the forest was built by another decoder")
         words = target.split() if isinstance(target, str) else target
         kbest = self._search.retarget(forest.items, forest.base, frozenset(words),
                                       self.model.target_weight)
-        return self._kbest_list(forest.goal, k, kbest)
+        return self._kbest_list(forest.goal, k, kbest, features)
 
     def _plan(self, sentence: str | Sequence[str] | SentencePlan) -> SentencePlan:
         plan = sentence if isinstance(sentence, SentencePlan) else self.prepare(sentence)
@@ -297,11 +307,13 @@ class Decoder:
         goal = Item(0.0, 0.0, (), None, 0, [self._goal_edge(item) for item in tops])
         return goal, items
 
-    def _kbest_list(self, goal: Item, k: int | None, kbest: KBest | None = None
-                    ) -> list[Hypothesis]:
+    def _kbest_list(self, goal: Item | FlatForest, k: int | None, kbest: KBest | None = None,
+                    features: bool = True) -> list[Hypothesis]:
         kbest = self._kbest() if kbest is None else kbest
-        return [self._hypothesis(kbest, d)
-                for d in kbest.best(goal, self.settings.k if k is None else k)]
+        best = kbest.best(goal, self.settings.k if k is None else k)
+        if not features:
+            return [Hypothesis(" ".join(d.words), d.score, {}) for d in best]
+        return [self._hypothesis(kbest, d) for d in best]
 
     def _target(self, target: Sequence[str]) -> tuple[frozenset[str], np.ndarray]:
         """The words of a target string T, and per grammar vocabulary id 1.0 if in T."""

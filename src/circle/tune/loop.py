@@ -32,7 +32,9 @@ hypothesis its own paraphrased reference: pass ``references_for(i, hypothesis) -
 It is called once per new (sentence, hypothesis) pair, whose statistics are then frozen like its
 features (a hypothesis seen again in a later iteration keeps them). If the hook has a callable
 attribute ``prepare``, it is first called once per iteration with the list of new
-``(i, hypothesis)`` pairs, so that an implementation can paraphrase them in one batch.
+``(i, hypothesis)`` pairs, so that an implementation can paraphrase them in one batch; if it has
+a callable attribute ``restore``, a resumed run calls it with the pairs of each iteration it does
+not repeat, in order (the targeted hook keeps what it saw in a run's first iteration).
 
 Checkpoints: with ``checkpoint`` (:class:`~circle.tune.checkpoint.Checkpoint`) every iteration
 is saved, the last one included, and a run whose checkpoint holds iterations 1..n of the same
@@ -401,7 +403,10 @@ class PoolBuilder:
         return new, _metric_value(self.problem.metric, stats)
 
     def restore(self, saved: SavedIteration) -> None:
-        """Add the pool rows of a saved iteration, statistics as frozen."""
+        """Add the pool rows of a saved iteration, statistics as frozen, and show its pairs to
+        the hook's ``restore`` if it has one."""
+        if callable(restore := getattr(self.hook, "restore", None)):
+            restore(list(zip(saved.sentences, saved.hypotheses, strict=True)))
         if saved.sentences:
             self._extend(saved.sentences, saved.hypotheses, saved.features, saved.stats)
 
