@@ -1,6 +1,8 @@
 """Tune one targeted run (condition 1H+kT, thesis §5.3) of a finished experiment in a chosen
 search mode, outside the pipeline, and score it on the test set: the exact-versus-forest
-comparison of tuned systems.
+comparison of tuned systems. A human-reference condition (``--condition 1H``, 2H, ...) runs
+from the untuned weights as the pipeline's does, for timing untargeted iterations beside
+targeted ones on the same machine.
 
 Everything but the mode comes from the experiment's results and config (``config/config.yaml``
 with the schema's defaults): the tune set, filtered
@@ -53,6 +55,8 @@ def main() -> None:
     validate(config, str(ROOT / "workflow/schemas/config.schema.yaml"))  # fills the defaults
     results = ROOT / "results" / args.experiment
     run = TuningRun.of(args.condition, args.replicate)
+    if run.condition.paraphrases and not run.condition.targeted:
+        parser.error("untargeted paraphrase conditions (1H+kP) are not run here")
     biases = [float(b) for b in config["paraphrase"]["biases"]]
     targeted = config["targeted"]
     params = {"biases": biases, "point": None, "nbest": targeted["nbest"], "search": args.mode,
@@ -61,18 +65,22 @@ def main() -> None:
               "depth": run.condition.paraphrases, "cache": args.out / "cache"}
     settings = DecoderSettings(**{key: config["decoder"][key]
                                   for key in ("pop_limit", "span_limit", "options_limit", "k")})
-    setup = targeted_setup(params, results / "grid/chosen.parquet",
-                           [results / f"paraphrase/bias{b:g}.parquet" for b in biases],
-                           results / "lm/3gram.binary", results / "weights/paraphraser-bias0.txt",
-                           results / "lm/5gram.binary", settings)
+    setup, start = None, results / "weights/untuned-translation.txt"
+    if run.condition.targeted:
+        setup = targeted_setup(params, results / "grid/chosen.parquet",
+                               [results / f"paraphrase/bias{b:g}.parquet" for b in biases],
+                               results / "lm/3gram.binary",
+                               results / "weights/paraphraser-bias0.txt",
+                               results / "lm/5gram.binary", settings)
+        start = results / f"weights/1H.rep{args.replicate}.txt"
     tuning = TuningSettings.from_config(config["tuning"], run_seed(config["seed"], run.name))
     args.out.mkdir(parents=True, exist_ok=True)
     weights_path = args.out / f"{run.name}.txt"
     if not args.score_only:
         ConditionTuning(run, results / "sets/tune.parquet",
                         results / "grammar/filtered/tune.parquet", results / "lm/3gram.binary",
-                        results / f"weights/1H.rep{args.replicate}.txt", None, settings, tuning,
-                        setup).tune(args.workers, weights_path, args.out / f"{run.name}.parquet")
+                        start, None, settings, tuning, setup).tune(
+                            args.workers, weights_path, args.out / f"{run.name}.parquet")
     test = read_table(results / "sets/test.parquet", EVALSET)
     nbest = decode_corpus(list(test["source"]), results / "grammar/filtered/test.parquet",
                           results / "lm/3gram.binary", read_weights(weights_path), settings,
