@@ -38,7 +38,7 @@ import hashlib
 import json
 import os
 import weakref
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 from typing import NamedTuple
@@ -224,11 +224,14 @@ class TargetedParaphraser:
             return ()
         return tuple(sorted(frozenset().union(*(h.split() for h in hypotheses))))
 
-    def lists(self, tasks: Sequence[TargetedTask]) -> list[list[Ranked]]:
-        """Per task, the reranked list of each of its hypotheses. The tasks of one reference
-        always go to the same worker, which keeps its forest."""
-        return self.pool.map(self.work, list(tasks), unit="references",
-                             owners=[task.reference for task in tasks])
+    def lists(self, tasks: Sequence[TargetedTask]) -> Iterator[list[Ranked]]:
+        """Per task, as it is done, the reranked list of each of its hypotheses. The tasks of
+        one reference always go to the same worker, which keeps its forest; a reference first
+        seen goes to the worker with the least work (hypotheses × reference words)."""
+        return self.pool.imap(self.work, list(tasks), unit="references",
+                              owners=[task.reference for task in tasks],
+                              sizes=[len(task.hypotheses) * len(task.reference.split())
+                                     for task in tasks])
 
     def close(self) -> None:
         self.pool.close()

@@ -229,9 +229,9 @@ def test_forest_and_exact_modes_agree_with_a_wide_beam(small_grammars, reranker)
         paraphraser = TargetedParaphraser(paraphrases, lm, PARAPHRASER_WEIGHTS,
                                           ParaphraserConfig(0.0, -1.0), settings, mode, 1,
                                           reranker, lm, depth=20)
-        lists[mode] = paraphraser.lists([TargetedTask(reference, hypotheses,
-                                                      paraphraser.forest_words(hypotheses))
-                                         for reference, hypotheses in tasks])
+        lists[mode] = list(paraphraser.lists([TargetedTask(reference, hypotheses,
+                                                           paraphraser.forest_words(hypotheses))
+                                              for reference, hypotheses in tasks]))
     for forest_task, exact_task in zip(lists["forest"], lists["exact"], strict=True):
         for forest_ranked, exact_ranked in zip(forest_task, exact_task, strict=True):
             # the same entries with the same scores, in the same order up to exact ties

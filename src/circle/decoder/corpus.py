@@ -132,33 +132,49 @@ class DecoderPool:
         self._workers: list[_Worker] = []
         self._decoder: Decoder | None = None
         self._owned: dict[Hashable, int] = {}  # owner → worker
+        self._work: list[float] = []  # per worker, the sizes of the owned tasks sent to it
         if workers <= 1:
             self._decoder = _make_decoder(*args)
         else:
             context = multiprocessing.get_context(
                 "fork" if "fork" in multiprocessing.get_all_start_methods() else None)
             self._workers = [_Worker(context, args) for _ in range(workers)]
+            self._work = [0.0] * workers
 
     def map(self, function: Callable[[Decoder, _T], _R], tasks: Sequence[_T],
-            unit: str = "inputs", owners: Sequence[Hashable] | None = None) -> list[_R]:
+            unit: str = "inputs", owners: Sequence[Hashable] | None = None,
+            sizes: Sequence[float] | None = None) -> list[_R]:
         """``function(decoder, task)`` for each task, in order, logging progress in ``unit``;
-        tasks of one of ``owners`` (one per task, if given) always run in the same worker."""
+        see :meth:`imap`."""
+        return list(self.imap(function, tasks, unit, owners, sizes))
+
+    def imap(self, function: Callable[[Decoder, _T], _R], tasks: Sequence[_T],
+             unit: str = "inputs", owners: Sequence[Hashable] | None = None,
+             sizes: Sequence[float] | None = None) -> Iterator[_R]:
+        """``function(decoder, task)`` for each task, yielded in order as they are done,
+        logging progress in ``unit``. Tasks of one of ``owners`` (one per task, if given) always
+        run in the same worker; an owner seen for the first time goes to the worker with the
+        least work so far, counted in ``sizes`` (one per task; default 1 each). Read every
+        answer before the next call."""
         if owners is not None and len(owners) != len(tasks):
             raise ValueError(f"{len(owners)} owners for {len(tasks)} tasks")
         if self._workers:
-            done = self._dispatch(function, tasks, owners)
+            done = self._dispatch(function, tasks, owners, sizes or [1.0] * len(tasks))
         else:
             assert self._decoder is not None, "the pool is closed"
             done = (function(self._decoder, task) for task in tasks)
-        return list(progress(done, logger, "decoding", len(tasks), unit))
+        return progress(done, logger, "decoding", len(tasks), unit)
 
     def _dispatch(self, function: Callable[[Decoder, _T], _R], tasks: Sequence[_T],
-                  owners: Sequence[Hashable] | None) -> Iterator[_R]:
+                  owners: Sequence[Hashable] | None, sizes: Sequence[float]) -> Iterator[_R]:
         """The answers in task order, as the workers give them."""
         waiting: list[deque[int]] = [deque() for _ in self._workers]  # owned tasks
         anyone: deque[int] = deque(range(len(tasks))) if owners is None else deque()
         for number, owner in enumerate(owners or ()):
-            worker = self._owned.setdefault(owner, len(self._owned) % len(self._workers))
+            if owner not in self._owned:
+                self._owned[owner] = min(range(len(self._workers)), key=self._work.__getitem__)
+            worker = self._owned[owner]
+            self._work[worker] += sizes[number]
             waiting[worker].append(number)
         answers: dict[int, _R] = {}
         by_connection = {worker.connection: worker for worker in self._workers}
@@ -187,7 +203,7 @@ class DecoderPool:
     def close(self) -> None:
         for worker in self._workers:
             worker.stop()
-        self._workers, self._decoder = [], None
+        self._workers, self._work, self._decoder = [], [], None
 
     def __enter__(self) -> DecoderPool:
         return self
