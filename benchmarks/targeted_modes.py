@@ -12,6 +12,11 @@ identical, the TER between the two 1-bests, and how often the forest's 1-best ha
 paraphraser model score. Run from the repository root after ``snakemake grid_search``:
 
     python benchmarks/targeted_modes.py [--experiment default] [--sentences 10] [--hypotheses 100]
+
+With ``--run-cache DIR`` (the cache of one forest-mode 1H+kT run, e.g. ``targeted_tuning.py
+--out``'s ``cache``) the targets are instead the hypotheses that run added after its first
+iteration, for ``--sentences`` of its references, and each forest is targeted to the forest words
+the run recorded for them (today's runs: the words of the reference's first batch).
 """
 
 from __future__ import annotations
@@ -21,12 +26,13 @@ import time
 from pathlib import Path
 
 import numpy as np
+import pandas as pd
 import yaml
 
 from circle.decoder import Decoder, DecoderSettings, LanguageModel, load_grammar, read_weights
 from circle.grid_search import paraphraser_configuration
 from circle.metrics import ter_from_stats, ter_stats
-from circle.schemas import EVALSET
+from circle.schemas import EVALSET, TARGETED_CACHE
 from circle.tables import read_table
 from circle.targeted import SEARCH_MODES, Reranker, TargetedParaphraser, TargetedTask
 
@@ -47,6 +53,26 @@ def targets(results: Path, sentences: int, hypotheses: int, seed: int,
             for row in rows.tolist()]
 
 
+def later_targets(cache: Path, sentences: int, seed: int
+                  ) -> list[tuple[str, list[str], tuple[str, ...]]]:
+    """(reference, hypotheses, forest words) tasks from a forest-mode run's cache parts (one per
+    iteration, in order): for sampled references, the hypotheses of the parts after the first,
+    grouped by the forest words the run gave them."""
+    parts = sorted(cache.glob("*.parquet"))
+    if len(parts) < 2:
+        raise SystemExit(f"{cache}: the cache of a run of at least two iterations is needed")
+    tables = [read_table(part, TARGETED_CACHE).query("rank == 0") for part in parts]
+    references = sorted(set(tables[0]["reference"]))
+    chosen = np.random.default_rng(seed).choice(len(references), size=sentences, replace=False)
+    later = pd.concat(tables[1:])
+    tasks = []
+    for reference in (references[i] for i in sorted(chosen.tolist())):
+        rows = later[later["reference"] == reference]
+        for words, group in rows.groupby("forest_words", sort=False):
+            tasks.append((reference, group["hypothesis"].tolist(), tuple(words.split())))
+    return tasks
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--experiment", default="default")
@@ -55,18 +81,25 @@ def main() -> None:
     parser.add_argument("--hypotheses", type=int, default=100)
     parser.add_argument("--forest-beam", type=int, default=2)
     parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--run-cache", type=Path,
+                        help="a forest-mode run's cache: target its later iterations' hypotheses")
     args = parser.parse_args()
     results = ROOT / "results" / args.experiment
     config = yaml.safe_load(Path(args.config).read_text(encoding="utf-8"))
     targeted = config.get("targeted", {})
     settings = DecoderSettings()
-    tasks = targets(results, args.sentences, args.hypotheses, args.seed, settings)
-    pairs = sum(len(hypotheses) for _, hypotheses in tasks)
+    if args.run_cache is None:
+        tasks = [(reference, hypotheses, None) for reference, hypotheses
+                 in targets(results, args.sentences, args.hypotheses, args.seed, settings)]
+    else:
+        tasks = later_targets(args.run_cache, args.sentences, args.seed)
+    pairs = sum(len(hypotheses) for _, hypotheses, _ in tasks)
     choice = paraphraser_configuration(results / "grid/chosen.parquet", None)
     grammar = load_grammar(results / f"paraphrase/bias{choice.bias:g}.parquet")
     weights = read_weights(results / "weights/paraphraser-bias0.txt")
     reranker = Reranker(**targeted.get("rerank", {}))
-    print(f"{len(tasks)} references, {pairs} (reference, hypothesis) pairs; paraphraser "
+    print(f"{len({reference for reference, _, _ in tasks})} references ({len(tasks)} forests), "
+          f"{pairs} (reference, hypothesis) pairs; paraphraser "
           f"bias {choice.bias:g}, targeting weight {choice.targeting_weight:g}, "
           f"{targeted.get('nbest', 100)}-best, forest beam x{args.forest_beam}")
     lists, seconds = {}, {}
@@ -75,8 +108,10 @@ def main() -> None:
             grammar, results / "lm/3gram.binary", weights, choice,
             DecoderSettings(k=targeted.get("nbest", 100)), mode, args.forest_beam, reranker,
             results / "lm/5gram.binary", depth=1)
-        batches = [TargetedTask(reference, hypotheses, paraphraser.forest_words(hypotheses))
-                   for reference, hypotheses in tasks]
+        batches = [TargetedTask(reference, hypotheses,
+                                paraphraser.forest_words(hypotheses) if first is None
+                                or mode == "exact" else first)
+                   for reference, hypotheses, first in tasks]
         start = time.process_time()
         lists[mode] = [ranked[0] for task in paraphraser.lists(batches) for ranked in task]
         seconds[mode] = time.process_time() - start
