@@ -29,7 +29,11 @@ files (in MB: tune_translation 3,505 for targeted runs and 1,480 for the others,
 (1,480 against 1,082). The paraphraser's grammar is the per-rule term (520 MB for the default
 2.17 M rules), loaded once per job: the workers of the targeted paraphraser share it as those
 of the untargeted one do. The per-thread terms round the rest up (for a tuning run the
-translation grammar each of its decoders loads). Extraction's jobs were measured at
+translation grammar each of its decoders loads). Not modelled: the forest a targeted run's worker
+keeps for each tune reference it owns (forest mode, :mod:`circle.targeted`), 3.9 MiB a reference
+at the default beam: 0.7 GB for the default 183 references, inside the request (peak PSS of the
+targeted runs at 8d9445b: 2,033–2,967 MB), about 3.4 GB for the paper's 865 in one job (a
+fanned-out shard job holds only its share). Extraction's jobs were measured at
 25/50/100 % of the training pairs with ``benchmarks/grammar.py --extract-only`` (peak RSS in
 MiB: split 204/212/232, the largest counting job 894/1,120/1,106, the merge within its
 3,000 MB request 1,957/2,010/2,105).
