@@ -476,8 +476,7 @@ class ConditionTuning:
         with contextlib.ExitStack() as stack:
             hook = self._hook(stack, state.references,
                               f"{self.run.name}.it{len(previous) + 1}.shard{shard}", workers)
-            builder = PoolBuilder(state.problem, hook or default_hook(state.references),
-                                  getattr(hook, "prepare", None))
+            builder = PoolBuilder(state.problem, hook or default_hook(state.references))
 
             def decode(sources: list[str], weights: dict[str, float]) -> list:
                 return decode_corpus(sources, grammar, self.lm_path, weights, self.settings,
@@ -498,7 +497,7 @@ class ConditionTuning:
         shards = [fanout.read_shard(path, state.fingerprint, state.problem.metric.n_stats)
                   for path in shard_paths]
         finished = fanout.optimise_iteration(
-            PoolBuilder(state.problem, default_hook(state.references), None), state.saved,
+            PoolBuilder(state.problem, default_hook(state.references)), state.saved,
             shards)
         state.iterations.save(state.fingerprint, finished, provenance)
         return finished

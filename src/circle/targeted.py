@@ -19,7 +19,7 @@ Two search modes (:data:`SEARCH_MODES`) make the lists:
   targeting values (the feature is rule-local) and reads the k-best again
   (:meth:`circle.decoder.Decoder.decode_forest`), without a new search. The forest stays, as
   arrays, in the worker that owns its reference for the whole run
-  (:meth:`circle.decoder.corpus.DecoderPool.map` with owners).
+  (:meth:`circle.decoder.corpus.DecoderPool.imap` with owners).
 
 Either way a targeted list depends on its target only through the target's set of words, so
 hypotheses that reorder the same words share one decode. A forest-mode list also depends on its

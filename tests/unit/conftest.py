@@ -54,15 +54,13 @@ def fanned_out():
             for shard in range(shards):
                 hook = (default_hook(references) if hook_for is None
                         else hook_for(f"it{iteration}.shard{shard}"))
-                found = fanout.decode_shard(PoolBuilder(problem, hook, getattr(hook, "prepare",
-                                                                               None)),
-                                            saved, sentences,
+                found = fanout.decode_shard(PoolBuilder(problem, hook), saved, sentences,
                                             fanout.shard_sentences(references, shards, shard),
                                             decode)
                 shard_paths.append(directory / f"iteration-{iteration:04d}.shard{shard}.parquet")
                 fanout.write_shard(found, shard_paths[-1], problem.names, fingerprint)
             iterations.save(fingerprint, fanout.optimise_iteration(
-                PoolBuilder(problem, default_hook(references), None), saved,
+                PoolBuilder(problem, default_hook(references)), saved,
                 [fanout.read_shard(path, fingerprint, problem.metric.n_stats)
                  for path in shard_paths]))
             paths.append(iterations.path(iteration))

@@ -516,7 +516,7 @@ def test_fanned_out_jobs_refuse_files_of_another_run_and_iterations_after_the_en
     fingerprint = Checkpoint(tmp_path, key="inputs").fingerprint(
         problem.run_arguments(SENTENCES, REFERENCES, decoder_settings))
     saved = [read_iteration(path, fingerprint) for path in paths]
-    builder = loop.PoolBuilder(problem, loop.default_hook(REFERENCES), None)
+    builder = loop.PoolBuilder(problem, loop.default_hook(REFERENCES))
     with pytest.raises(ValueError, match=f"iteration {len(saved)} ended the run"):
         fanout.decode_shard(builder, saved, SENTENCES, [0], lambda *_: [])
     with pytest.raises(ValueError, match="given where iteration 1 belongs"):

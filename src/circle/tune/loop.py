@@ -338,10 +338,11 @@ class IterationShard:
 
 class PoolBuilder:
     """The n-best pool of a run, each new (sentence, hypothesis) scored once against the
-    references ``hook`` gives it (after ``prepare`` saw the iteration's new pairs)."""
+    references ``hook`` gives it (after the hook's ``prepare``, if it has one, saw the
+    iteration's new pairs; see the module doc)."""
 
-    def __init__(self, problem: TuningProblem, hook: ReferenceHook, prepare: Callable | None):
-        self.problem, self.hook, self.prepare = problem, hook, prepare
+    def __init__(self, problem: TuningProblem, hook: ReferenceHook):
+        self.problem, self.hook = problem, hook
         self.pool = NBestPool(len(problem.names), problem.metric.n_stats)
         self.stats_of: dict[tuple[int, str], np.ndarray] = {}
 
@@ -371,8 +372,8 @@ class PoolBuilder:
         n_stats = self.problem.metric.n_stats
         stats = np.zeros((0, n_stats))
         if keys:
-            if callable(self.prepare):
-                self.prepare(list(keys))
+            if callable(prepare := getattr(self.hook, "prepare", None)):
+                prepare(list(keys))
             references = [list(self.hook(index, text)) for index, text in keys]
             stats = np.asarray(self.problem.metric.stats([text for _, text in keys],
                                                          references), dtype=np.float64)
@@ -487,8 +488,7 @@ def tune(sentences: Sequence[str], references_per_sentence: Sequence[Sequence[st
     if not isinstance(grammar, Grammar):
         grammar = load_grammar(grammar)
     problem = TuningProblem(grammar.feature_names, initial_weights, settings, fixed)
-    builder = PoolBuilder(problem, references_for or default_hook(references_per_sentence),
-                          getattr(references_for, "prepare", None))
+    builder = PoolBuilder(problem, references_for or default_hook(references_per_sentence))
     log: list[IterationLog] = []
     weights = problem.start
     fingerprint = None
