@@ -1,4 +1,5 @@
-"""Time MERT's exact line search: 1000 segments x 100 hypotheses x 15 features (BLEU stats).
+"""Time MERT's exact line search: 1000 segments x 100 hypotheses x 15 features (BLEU stats);
+the compiled envelopes beside their NumPy twin.
 
 Usage: python benchmarks/mert.py [--segments N] [--hyps N] [--features N] [--repeats N]
 """
@@ -14,6 +15,7 @@ from circle.tune.mert import (
     coordinate_ascent,
     flat_pool,
     line_search,
+    reference_upper_envelopes,
     upper_envelopes,
 )
 
@@ -38,18 +40,23 @@ def main() -> None:
 
     for name, directions in [("coordinate", np.eye(d)),
                              ("random", rng.normal(size=(args.repeats, d)))]:
-        env_times, times, breaks = [], [], []
+        env_times, twin_times, times, breaks = [], [], [], []
         for u in directions[:args.repeats]:
+            a, b = pool.features @ weights, pool.features @ u
             t0 = time.perf_counter()
-            _, x, _, _ = upper_envelopes(pool, pool.features @ weights, pool.features @ u)
+            _, x, _, _ = upper_envelopes(pool, a, b)
             env_times.append(time.perf_counter() - t0)
+            t0 = time.perf_counter()
+            reference_upper_envelopes(pool, a, b)
+            twin_times.append(time.perf_counter() - t0)
             t0 = time.perf_counter()
             line_search(pool, metric, weights, u)
             times.append(time.perf_counter() - t0)
             breaks.append(len(x))
         print(f"{n} segments x {k} hypotheses x {d} features, {name} directions "
               f"({len(times)} searches): line search median {np.median(times) * 1e3:.1f} ms "
-              f"(max {np.max(times) * 1e3:.1f} ms; envelopes {np.median(env_times) * 1e3:.1f} ms), "
+              f"(max {np.max(times) * 1e3:.1f} ms; envelopes {np.median(env_times) * 1e3:.2f} ms, "
+              f"NumPy twin {np.median(twin_times) * 1e3:.1f} ms), "
               f"{np.mean(breaks):.0f} breakpoints on average")
 
     t0 = time.perf_counter()

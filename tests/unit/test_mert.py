@@ -13,7 +13,9 @@ from circle.tune.mert import (
     normalise,
     one_best,
     optimise,
+    reference_upper_envelopes,
     score_weights,
+    upper_envelopes,
 )
 
 VOCAB = "the a cat dog sat on mat".split()
@@ -79,6 +81,32 @@ def test_line_search_matches_brute_force(seed, metric_name):
     # staying put when the current point is already optimal
     if 0.0 not in xs and score_weights(pool, metric, w) >= exact - 1e-12:
         assert gamma == 0.0
+
+
+def events_by_segment(pool, envelope):
+    """An envelope's events as {segment: [(x, before, after), ...]} in the order given."""
+    first, x, before, after = envelope
+    events = {}
+    for xi, b, a in zip(x, before, after, strict=True):
+        events.setdefault(int(pool.segment[b]), []).append((xi, b, a))
+    return first, events
+
+
+@pytest.mark.parametrize("seed", range(40))
+def test_compiled_envelopes_equal_their_numpy_twin(seed):
+    """Same top rows, same events (floats bit for bit) in the same order per segment, on pools
+    with ties, parallel and identical lines, and on a pool of 300 x 200 real-valued lines."""
+    pool, rng = random_pool(seed, "bleu")
+    if seed % 4 == 0:
+        pool = flat_pool(list(rng.normal(size=(300, 200, 5))), [np.zeros((200, 1))] * 300)
+    w, u = rng.integers(-2, 3, (2, pool.features.shape[1])).astype(float)
+    a, b = pool.features @ w, pool.features @ u
+    first, compiled = events_by_segment(pool, upper_envelopes(pool, a, b))
+    twin_first, twin = events_by_segment(pool, reference_upper_envelopes(pool, a, b))
+    assert np.array_equal(first, twin_first)
+    assert compiled == twin
+    if seed % 4 == 0:
+        assert sum(map(len, compiled.values())) > 1000  # the real-valued pool has many events
 
 
 def test_line_search_unbounded_intervals_and_identical_lines():

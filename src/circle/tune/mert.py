@@ -9,7 +9,9 @@ maximise the tuning metric of the pool's 1-best hypotheses; repeat until the poo
 * :func:`line_search` is Och's exact line search: along ``w + gamma * u`` each hypothesis' model
   score is a line ``a + gamma * b``; the 1-best of a segment is its upper envelope, so the corpus
   metric is piecewise constant in gamma and is evaluated on every interval between the envelopes'
-  breakpoints (all segments at once, with incremental statistics).
+  breakpoints (all segments at once, with incremental statistics). The envelopes, nearly all of
+  MERT's time, are compiled (:mod:`circle.tune._envelope`); :func:`reference_upper_envelopes` is
+  their NumPy twin.
 * :func:`optimise` runs coordinate ascent (each coordinate direction, then ``random_directions``
   random unit directions, moving after every line search) from the start point and from
   ``restarts`` random points, until a sweep improves the score by less than ``epsilon``. The
@@ -34,6 +36,7 @@ from pathlib import Path
 import numpy as np
 
 from circle.metrics import Metric
+from circle.tune import _envelope
 
 TIE_TOLERANCE = 1e-12  # interval scores closer than this count as equal
 
@@ -193,12 +196,20 @@ def score_weights(pool: FlatPool, metric: Metric, weights: np.ndarray) -> float:
 
 
 def upper_envelopes(pool: FlatPool, a: np.ndarray, b: np.ndarray):
-    """Upper envelopes of the lines ``a + gamma * b``, all segments at once.
+    """Upper envelopes of the lines ``a + gamma * b``, every segment's (compiled).
 
     Returns ``(first, x, before, after)``: ``first`` is each segment's top row as gamma -> -inf;
     each event ``i`` says that at ``gamma = x[i]`` the segment's top row changes from
     ``before[i]`` to ``after[i]``.  Events of a segment are in increasing ``x`` order.
     """
+    return _envelope.upper_envelopes(np.ascontiguousarray(pool.starts, dtype=np.int64),
+                                     np.ascontiguousarray(a, dtype=np.float64),
+                                     np.ascontiguousarray(b, dtype=np.float64))
+
+
+def reference_upper_envelopes(pool: FlatPool, a: np.ndarray, b: np.ndarray):
+    """:func:`upper_envelopes` in NumPy, all segments a step at a time: the compiled
+    envelopes' twin (same events; here ordered by step, not by segment)."""
     cur = _best_rows(pool.segment, pool.starts, [-b, a])  # flattest, then highest line
     first = cur.copy()
     last_x = np.full(len(cur), -np.inf)
