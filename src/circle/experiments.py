@@ -32,7 +32,7 @@ from circle.decoder import (
 )
 from circle.decoder.model import Model
 from circle.decoder.nbest import NBEST
-from circle.decoder.sets import write_nbest
+from circle.decoder.sets import RecordedDecode, write_nbest
 from circle.evaluate import (
     AR_SHUFFLES,
     SIGNIFICANCE_LEVEL,
@@ -380,7 +380,9 @@ class ConditionTuning:
     """One MT tuning run of a condition (thesis ch. 4; for 1H+kT, §5.3) and what it reads: the
     tune set, its filtered grammar, the LM, the start weights (for 1H+kT the pipeline gives the
     1H-tuned ones), the untargeted paraphrases (1H+kP) or the targeted set-up (1H+kT), and the
-    decoder and tuning settings. :meth:`tune` runs it in one process; :meth:`decode_shard`,
+    decoder and tuning settings; for :meth:`tune`, optionally the decode stage's n-best lists
+    of the tune set at the start weights (``start_decode_path``), which stand in for iteration
+    1's decode. :meth:`tune` runs it in one process; :meth:`decode_shard`,
     :meth:`optimise_iteration` and :meth:`finish` are the jobs of the same run fanned out
     (:mod:`circle.tune.fanout`)."""
 
@@ -393,11 +395,13 @@ class ConditionTuning:
     settings: DecoderSettings
     tuning: TuningSettings
     targeted: TargetedSetup | None = None
+    start_decode_path: str | os.PathLike | None = None
 
     @classmethod
     def from_job(cls, job: Any) -> ConditionTuning:
         """The run of a Snakemake tuning job (``snakemake`` in its script): wildcards
-        ``condition`` and ``replicate``, the inputs of ``tuning_inputs`` and the params
+        ``condition`` and ``replicate``, the inputs of ``tuning_inputs`` (and
+        ``start_decode`` of ``fanned_out_tuning_inputs``) and the params
         ``settings``, ``tuning``, ``seed`` and ``targeted`` (workflow/rules/tune.smk)."""
         settings = DecoderSettings(**job.params.settings)
         targeted = None
@@ -409,7 +413,8 @@ class ConditionTuning:
         return cls(TuningRun.of(job.wildcards.condition, job.wildcards.replicate),
                    job.input.evalset, job.input.grammar, job.input.lm, job.input.weights,
                    job.input.get("paraphrases"), settings,
-                   TuningSettings.from_config(job.params.tuning, job.params.seed), targeted)
+                   TuningSettings.from_config(job.params.tuning, job.params.seed), targeted,
+                   job.input.get("start_decode"))
 
     def __post_init__(self) -> None:
         if self.run.condition.targeted and self.targeted is None:
@@ -440,11 +445,17 @@ class ConditionTuning:
         """The whole run in this process (``workers`` decoding processes), resuming from and
         saving to ``checkpoint``; writes the weights and the tuning log."""
         sentences, references = self._inputs()
+        recorded = None
+        if self.start_decode_path is not None:
+            segment_ids = read_table(self.tune_path, EVALSET, columns=["segment_id"])
+            recorded = RecordedDecode.read(self.start_decode_path,
+                                           segment_ids["segment_id"].tolist())
         with contextlib.ExitStack() as stack:
             hook = self._hook(stack, references, self.run.name, workers)
             result = tune(sentences, references, self.grammar_path, self.lm_path,
                           read_weights(self.weights_path), self.settings, self.tuning, workers,
-                          fixed=TUNING_FIXED, references_for=hook, checkpoint=checkpoint)
+                          fixed=TUNING_FIXED, references_for=hook, checkpoint=checkpoint,
+                          recorded=recorded)
         return write_tuning_run(result, out_weights, out_log, provenance, checkpoint)
 
     def iterations(self, directory: str | os.PathLike) -> Checkpoint:

@@ -15,6 +15,7 @@ import pandas as pd
 import pytest
 
 from circle.decoder import DecoderSettings, Grammar, decode_corpus
+from circle.decoder.sets import RecordedDecode, write_nbest
 from circle.evaluate import corpus_bleu, corpus_ter
 from circle.experiments import run_seed
 from circle.lm import estimate_lm
@@ -521,3 +522,30 @@ def test_fanned_out_jobs_refuse_files_of_another_run_and_iterations_after_the_en
         fanout.decode_shard(builder, saved, SENTENCES, [0], lambda *_: [])
     with pytest.raises(ValueError, match="given where iteration 1 belongs"):
         fanout.finish(problem, saved[1:])
+
+
+def test_a_recorded_decode_of_the_start_weights_stands_in_for_the_first_one(
+        tuned, grammar, lm_path, tmp_path, monkeypatch):
+    """The decode stage's table at the start weights, read back, gives the run of a decode:
+    same log and weights, one decoder call fewer; a table of other weights is not used."""
+    names = tuple(grammar.feature_names) + ("lm", "word_penalty", "phrase_penalty", "glue",
+                                            "oov", "target")
+    segment_ids = [10 + i for i in range(len(SENTENCES))]
+    for weights, name in ((BAD_WEIGHTS, "start"), ({**BAD_WEIGHTS, "f2": 0.2}, "other")):
+        write_nbest(segment_ids, decode_corpus(SENTENCES, grammar, lm_path, weights, DECODER),
+                    names, tmp_path / f"{name}.parquet",
+                    metadata={"weights": json.dumps(weights)})
+    plain = CountingDecoder()
+    monkeypatch.setattr(loop, "decode_corpus", plain)
+    without = tune(SENTENCES, REFERENCES, grammar, lm_path, BAD_WEIGHTS, DECODER, MERT)
+    for name, saved_calls in (("start", 1), ("other", 0)):
+        counting = CountingDecoder()
+        monkeypatch.setattr(loop, "decode_corpus", counting)
+        recorded = RecordedDecode.read(tmp_path / f"{name}.parquet", segment_ids)
+        result = tune(SENTENCES, REFERENCES, grammar, lm_path, BAD_WEIGHTS, DECODER, MERT,
+                      recorded=recorded)
+        pd.testing.assert_frame_equal(result.log_frame(), tuned.log_frame())
+        assert result.weights == tuned.weights == without.weights
+        assert counting.calls == plain.calls - saved_calls
+    with pytest.raises(ValueError, match=r"start.parquet: no n-best list for segments \[99\]"):
+        RecordedDecode.read(tmp_path / "start.parquet", [*segment_ids, 99])

@@ -223,9 +223,15 @@ TUNING_ITERATIONS = "results/{experiment}/tune/{condition}.rep{replicate}.iterat
 
 def fanned_out_tuning_inputs(wildcards):
     """tuning_inputs, and with tuning.fan_out the run's iteration files up to the one that ended
-    it: each iteration job is a Snakemake checkpoint, so the DAG grows an iteration at a time."""
+    it: each iteration job is a Snakemake checkpoint, so the DAG grows an iteration at a time.
+    A run in one job reads instead the decode stage's tune-set n-best lists at its start weights
+    (shared by every run that starts there) for its first iteration."""
     inputs = tuning_inputs(wildcards)
-    if config["tuning"]["fan_out"]:
+    if not config["tuning"]["fan_out"]:
+        start = start_weights(TuningRun.of(wildcards.condition, wildcards.replicate))
+        inputs["start_decode"] = (f"results/{wildcards.experiment}/decode/{start}/"
+                                  "tune.nbest.parquet")
+    else:
         inputs["iterations"] = []
         for iteration in itertools.count(1):
             path = checkpoints.tune_iteration.get(

@@ -6,7 +6,8 @@ blocks' ``NBEST`` tables in the same order and also writes the Moses n-best text
 text, tokenised and detokenised, one line per segment. The text files number sentences by their
 0-based position in the set (Moses' convention); the set table's row order, which is also the
 order of the first appearance of each ``segment_id`` in the ``NBEST`` table, maps a line number
-to its segment.
+to its segment. :class:`RecordedDecode` reads a gathered table back as n-best lists, so a tuning
+run that starts from the weights a set was decoded with need not decode it again.
 """
 
 from __future__ import annotations
@@ -14,6 +15,7 @@ from __future__ import annotations
 import json
 import os
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 
 import numpy as np
 import pandas as pd
@@ -21,7 +23,7 @@ import pandas as pd
 from circle.decoder.corpus import decode_corpus
 from circle.decoder.grammar import load_grammar
 from circle.decoder.lm import LanguageModel
-from circle.decoder.model import DecoderSettings, Model, read_weights
+from circle.decoder.model import DECODER_FEATURES, DecoderSettings, Model, read_weights
 from circle.decoder.nbest import NBEST, Hypothesis, format_nbest, nbest_rows
 from circle.preprocess import detokenize
 from circle.schemas import EVALSET
@@ -101,3 +103,45 @@ def gather_nbest(shard_paths: Sequence[str | os.PathLike], out_path: str | os.Pa
         with atomic_path(path) as tmp, open(tmp, "w", encoding="utf-8") as out:
             out.writelines(text + "\n" for text in texts)
     return len(outputs)
+
+
+@dataclass(frozen=True)
+class RecordedDecode:
+    """A set's n-best lists as :func:`gather_nbest` recorded them, in the set's row order, with
+    the weights they were decoded with (completed as the decoder completes them: an omitted
+    ``target`` weight is 0)."""
+
+    path: str
+    weights: dict[str, float]
+    lists: list[list[Hypothesis]]
+
+    @classmethod
+    def read(cls, path: str | os.PathLike, segment_ids: Sequence[int]) -> RecordedDecode:
+        """The lists of ``segment_ids`` (the set's rows, in order) from the ``NBEST`` table
+        ``path``; a segment the table lacks is an error naming it."""
+        metadata = read_metadata(path)
+        names = json.loads(metadata["feature_names"])
+        model = Model([name for name in names if name not in DECODER_FEATURES],
+                      json.loads(metadata["weights"]))
+        if model.names != tuple(names):
+            raise ValueError(f"{path}: features {names} are not a decoder's")
+        weights = dict(zip(names, model.weights, strict=True))
+        frame = read_table(path, NBEST, columns=["segment_id", "rank", "hypothesis", "score",
+                                                 "features"])
+        by_segment = {segment: group.sort_values("rank", kind="stable")
+                      for segment, group in frame.groupby("segment_id", sort=False)}
+        missing = [segment for segment in segment_ids if segment not in by_segment]
+        if missing:
+            raise ValueError(f"{path}: no n-best list for segments {missing[:5]} of the set "
+                             f"({len(missing)} of {len(segment_ids)} missing)")
+        lists = [[Hypothesis(text, score, dict(zip(names, values, strict=True)))
+                  for text, score, values in zip(group["hypothesis"].tolist(),
+                                                 group["score"].tolist(),
+                                                 [v.tolist() for v in group["features"]],
+                                                 strict=True)]
+                 for group in (by_segment[segment] for segment in segment_ids)]
+        return cls(str(path), weights, lists)
+
+    def lists_for(self, weights: Mapping[str, float]) -> list[list[Hypothesis]] | None:
+        """The recorded lists if ``weights`` are exactly the recorded decode's, else None."""
+        return self.lists if dict(weights) == self.weights else None

@@ -25,6 +25,10 @@ What the loop does as careful toolkits do (Moses ``mert-moses.pl``, Z-MERT):
   the start weights, so the first optimisation sees hypotheses from more than one point.
 * **Seeds**: one generator per iteration from ``TuningSettings.seed``; the pipeline derives a
   different seed per (condition, replicate).
+* **No decode twice**: a run given ``recorded`` (:class:`~circle.decoder.sets.RecordedDecode`, the
+  decode stage's n-best lists of the tune set) takes iteration 1's lists from it when it was
+  decoded with the start weights, exactly: every run that starts from the same weights would
+  otherwise decode the same lists again (the decoder is deterministic, so the run is the same).
 
 References per hypothesis: by default every hypothesis of sentence ``i`` is scored against
 ``references_per_sentence[i]``. Targeted tuning (thesis §5.3, Fig. 5.9) attaches to each
@@ -63,6 +67,7 @@ import pandas as pd
 
 from circle.decoder import DecoderSettings, Grammar, Hypothesis, decode_corpus, load_grammar
 from circle.decoder.model import Model
+from circle.decoder.sets import RecordedDecode
 from circle.metrics import Metric, get_metric
 from circle.schemas import TUNING_LOG
 from circle.tables import write_table
@@ -470,13 +475,15 @@ def tune(sentences: Sequence[str], references_per_sentence: Sequence[Sequence[st
          settings: TuningSettings | None = None, workers: int = 1, *,
          fixed: Sequence[str] = DEFAULT_FIXED,
          references_for: ReferenceHook | None = None,
-         checkpoint: Checkpoint | None = None) -> TuningResult:
+         checkpoint: Checkpoint | None = None,
+         recorded: RecordedDecode | None = None) -> TuningResult:
     """Tune decoder weights on a tune set (Och 2003; thesis §3.2.3, §4.2); see the module doc.
 
     ``initial_weights`` must name the decoder's features (grammar features then
     :data:`~circle.decoder.DECODER_FEATURES`; ``target`` may be left out, = 0) and lie within
     the settings' bounds. Features in ``fixed`` keep their initial weights. Deterministic
-    given ``settings.seed``; ``checkpoint`` saves each iteration and resumes from one.
+    given ``settings.seed``; ``checkpoint`` saves each iteration and resumes from one;
+    ``recorded`` lists of the tune set stand in for decoding the weights they were decoded with.
     """
     decoder_settings = decoder_settings or DecoderSettings()
     settings = settings or TuningSettings()
@@ -499,13 +506,22 @@ def tune(sentences: Sequence[str], references_per_sentence: Sequence[Sequence[st
             builder.restore(saved)
             log.append(restored_entry(saved))
             weights = saved.next_weights
+    if recorded is not None and len(recorded.lists) != len(sentences):
+        raise ValueError(f"{recorded.path}: {len(recorded.lists)} n-best lists for "
+                         f"{len(sentences)} tune sentences")
+
+    def decode(vector: np.ndarray) -> list[list[Hypothesis]]:
+        weights_map = problem.weights_of(vector)
+        if recorded is not None and (lists := recorded.lists_for(weights_map)) is not None:
+            logger.info("the n-best lists of %s stand in for decoding its weights", recorded.path)
+            return lists
+        return decode_corpus(sentences, grammar, lm_path, weights_map, decoder_settings, workers)
+
     everyone = list(range(len(sentences)))
     while not log or log[-1].stop_reason is None:
         iteration = len(log) + 1
         started = time.perf_counter()
-        nbests = [decode_corpus(sentences, grammar, lm_path, problem.weights_of(vector),
-                                decoder_settings, workers)
-                  for vector in problem.decoded_vectors(iteration, weights)]
+        nbests = [decode(vector) for vector in problem.decoded_vectors(iteration, weights)]
         decoded = time.perf_counter()
         n_new, decode_score = builder.merge([builder.score(everyone, sentences, nbests)])
         scored = time.perf_counter()
