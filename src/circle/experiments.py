@@ -421,12 +421,15 @@ class ConditionTuning:
             raise ValueError(f"condition {self.run.condition.name} needs the targeted "
                              "paraphraser set-up")
 
-    def _inputs(self) -> tuple[list[str], list[list[str]]]:
+    def _inputs(self) -> tuple[list[str], list[list[str]], RecordedDecode | None]:
+        """The tune sentences, each one's references, and the recorded start decode if any."""
         table = read_table(self.tune_path, EVALSET)
         paraphrases = (None if self.paraphrases_path is None
                        else read_table(self.paraphrases_path, NBEST))
+        recorded = (None if self.start_decode_path is None
+                    else RecordedDecode.read(self.start_decode_path, table["segment_id"].tolist()))
         return (list(table["source"]),
-                condition_references(table, self.run.condition, paraphrases))
+                condition_references(table, self.run.condition, paraphrases), recorded)
 
     def _problem(self, feature_names: Sequence[str]) -> TuningProblem:
         return TuningProblem(feature_names, read_weights(self.weights_path), self.tuning,
@@ -444,12 +447,7 @@ class ConditionTuning:
              checkpoint: Checkpoint | None = None) -> dict[str, float]:
         """The whole run in this process (``workers`` decoding processes), resuming from and
         saving to ``checkpoint``; writes the weights and the tuning log."""
-        sentences, references = self._inputs()
-        recorded = None
-        if self.start_decode_path is not None:
-            segment_ids = read_table(self.tune_path, EVALSET, columns=["segment_id"])
-            recorded = RecordedDecode.read(self.start_decode_path,
-                                           segment_ids["segment_id"].tolist())
+        sentences, references, recorded = self._inputs()
         with contextlib.ExitStack() as stack:
             hook = self._hook(stack, references, self.run.name, workers)
             result = tune(sentences, references, self.grammar_path, self.lm_path,
@@ -468,7 +466,7 @@ class ConditionTuning:
     def _job_state(self, directory: str | os.PathLike, feature_names: Sequence[str],
                    previous: Sequence[str | os.PathLike]) -> _JobState:
         problem = self._problem(feature_names)
-        sentences, references = self._inputs()
+        sentences, references, _ = self._inputs()
         iterations = self.iterations(directory)
         fingerprint = iterations.fingerprint(
             problem.run_arguments(sentences, references, self.settings))

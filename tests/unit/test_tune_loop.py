@@ -528,12 +528,10 @@ def test_a_recorded_decode_of_the_start_weights_stands_in_for_the_first_one(
         tuned, grammar, lm_path, tmp_path, monkeypatch):
     """The decode stage's table at the start weights, read back, gives the run of a decode:
     same log and weights, one decoder call fewer; a table of other weights is not used."""
-    names = tuple(grammar.feature_names) + ("lm", "word_penalty", "phrase_penalty", "glue",
-                                            "oov", "target")
     segment_ids = [10 + i for i in range(len(SENTENCES))]
     for weights, name in ((BAD_WEIGHTS, "start"), ({**BAD_WEIGHTS, "f2": 0.2}, "other")):
         write_nbest(segment_ids, decode_corpus(SENTENCES, grammar, lm_path, weights, DECODER),
-                    names, tmp_path / f"{name}.parquet",
+                    NAMES, tmp_path / f"{name}.parquet",
                     metadata={"weights": json.dumps(weights)})
     plain = CountingDecoder()
     monkeypatch.setattr(loop, "decode_corpus", plain)

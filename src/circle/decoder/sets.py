@@ -72,6 +72,13 @@ def write_nbest(segment_ids: Sequence[int], outputs: Sequence[Sequence[Hypothesi
                 {**(metadata or {}), "feature_names": json.dumps(list(feature_names))})
 
 
+def _hypotheses(rows: pd.DataFrame, feature_names: Sequence[str]) -> list[Hypothesis]:
+    """The ``NBEST`` rows of one list as hypotheses, in row order."""
+    return [Hypothesis(text, score, dict(zip(feature_names, values.tolist(), strict=True)))
+            for text, score, values in zip(rows["hypothesis"].tolist(), rows["score"].tolist(),
+                                           rows["features"], strict=True)]
+
+
 def gather_nbest(shard_paths: Sequence[str | os.PathLike], out_path: str | os.PathLike,
                  nbest_text_path: str | os.PathLike, onebest_path: str | os.PathLike,
                  detokenized_path: str | os.PathLike, lang: str,
@@ -90,12 +97,8 @@ def gather_nbest(shard_paths: Sequence[str | os.PathLike], out_path: str | os.Pa
     with atomic_path(nbest_text_path) as tmp, open(tmp, "w", encoding="utf-8") as out:
         groups = frame.groupby("segment_id", sort=False)
         for position, (_, group) in enumerate(groups):
-            vectors = [values.tolist() for values in group["features"]]
-            hypotheses = [Hypothesis(text, score, dict(zip(feature_names, values, strict=True)))
-                          for text, score, values in zip(group["hypothesis"].tolist(),
-                                                         group["score"].tolist(), vectors,
-                                                         strict=True)]
-            out.writelines(line + "\n" for line in format_nbest(position, hypotheses))
+            out.writelines(line + "\n" for line in
+                           format_nbest(position, _hypotheses(group, feature_names)))
     best = frame[frame["rank"] == 0].set_index("segment_id")["hypothesis"]
     outputs = [best.get(segment, "") for segment in frame["segment_id"].drop_duplicates()]
     for path, texts in ((onebest_path, outputs),
@@ -134,12 +137,7 @@ class RecordedDecode:
         if missing:
             raise ValueError(f"{path}: no n-best list for segments {missing[:5]} of the set "
                              f"({len(missing)} of {len(segment_ids)} missing)")
-        lists = [[Hypothesis(text, score, dict(zip(names, values, strict=True)))
-                  for text, score, values in zip(group["hypothesis"].tolist(),
-                                                 group["score"].tolist(),
-                                                 [v.tolist() for v in group["features"]],
-                                                 strict=True)]
-                 for group in (by_segment[segment] for segment in segment_ids)]
+        lists = [_hypotheses(by_segment[segment], names) for segment in segment_ids]
         return cls(str(path), weights, lists)
 
     def lists_for(self, weights: Mapping[str, float]) -> list[list[Hypothesis]] | None:
