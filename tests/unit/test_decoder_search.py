@@ -558,3 +558,19 @@ def test_forest_of_another_decoder_is_refused(grammar, kenlm_model):
     one, other = (Decoder(grammar, LanguageModel(kenlm_model), weights) for weights in WEIGHTS)
     with pytest.raises(ValueError, match="another decoder"):
         other.decode_forest(one.forest(SENTENCES[0]), "the house")
+
+
+def test_a_forest_kbest_list_is_read_before_the_next_reweighting(grammar, kenlm_model):
+    """The compiled forest k-best reuses its node states from list to list: a list begun
+    before the decoder re-weighted a forest again is refused, not read from another target's
+    states."""
+    decoder = Decoder(grammar, LanguageModel(kenlm_model), WEIGHTS[0],
+                      DecoderSettings(engine="cython"))
+    forest = decoder.forest(SENTENCES[0])
+    weight = decoder.model.target_weight
+    first = decoder._search.retarget(forest.items, forest.base, frozenset({"the"}), weight)
+    second = decoder._search.retarget(forest.items, forest.base, frozenset({"house"}), weight)
+    assert [d.words for d in second.best(forest.base, 5)] == [
+        tuple(h.text.split()) for h in decoder.decode_forest(forest, "house", k=5)]
+    with pytest.raises(RuntimeError, match="before the decoder re-weights a forest again"):
+        first.best(forest.base, 5)

@@ -20,8 +20,10 @@ identical n-best lists (the tests check this). Only representations differ:
   likewise a k-best :class:`Derivation`;
 * a cell's items are found by their LM summary in a hash table of item indices.
 * in forest mode a hypergraph is re-weighted and read as arrays (:class:`FlatForest`,
-  :class:`FlatKBest`): derivations are C structs, yields byte strings of word ids, spelled out
-  in words only for the goal's k best.
+  :class:`FlatKBest`): derivations are C structs and yields word ids, kept in node states that
+  the next list reuses (:class:`FlatStates`), spelled out in words only for the goal's k best;
+  a node's best derivation is the re-weighting's best edge, its other edges become candidates
+  only when a parent asks for its second best.
 """
 
 cimport cython
@@ -30,10 +32,8 @@ from cpython.ref cimport PyObject
 from libc.stdint cimport SIZE_MAX, int32_t, int64_t, uint32_t, uint64_t
 from libc.math cimport INFINITY
 from libc.string cimport memcmp, memcpy, memset
-from libcpp.algorithm cimport pop_heap, push_heap, sort
+from libcpp.algorithm cimport make_heap, pop_heap, push_heap, sort
 from libcpp.pair cimport pair
-from libcpp.string cimport string
-from libcpp.unordered_set cimport unordered_set
 from libcpp.vector cimport vector
 
 import kenlm
@@ -236,7 +236,8 @@ cdef class FlatForest:
     lists (forest mode): per item (antecedents first, the goal last) the end of its edges; per
     edge its untargeted score (``base``), LM score, distinct option and antecedents' item
     numbers (−1: none); per distinct option its target symbols (word ids, −1 − p for the
-    nonterminal at p). :meth:`CubePruning.retarget` fills the targeted scores and insides."""
+    nonterminal at p). :meth:`CubePruning.retarget` fills the targeted scores, insides and
+    best edges."""
 
     cdef list options  # the distinct Options, for their rules' values
     cdef vector[double] base
@@ -251,6 +252,7 @@ cdef class FlatForest:
     cdef vector[int32_t] misses  # per option
     cdef vector[double] scores  # per edge
     cdef vector[double] insides  # per item
+    cdef vector[int32_t] best_edges  # per item, its first edge of the best score (−1: none)
     # rule values of the options, loaded when a derivation's features are first summed
     cdef vector[int32_t] value_offsets  # per option, −1 until loaded
     cdef vector[int32_t] value_lengths
@@ -339,6 +341,7 @@ cdef class CubePruning:
     cdef vector[pair[double, Py_ssize_t]] order  # (−heuristic, index) of the cell's items
     cdef vector[Cube] cubes  # of the cell being filled
     cdef vector[char] wanted  # retarget()'s target words by our id, all 0 between calls
+    cdef FlatStates flat_states  # the node states of retarget()'s k-best lists
 
     def __init__(self, lm, double lm_weight, Py_ssize_t pop_limit,
                  Py_ssize_t max_transitions=1 << 20):
@@ -351,6 +354,7 @@ cdef class CubePruning:
         self.transitions = Table(16, max_transitions)
         self.seen = Table(10, SIZE_MAX)
         self.recombined = Table(8, SIZE_MAX)
+        self.flat_states = FlatStates()
         self.estimate_weight = lm_weight * LN10
         self.model = lm.model
         self.context = lm.order - 1
@@ -579,6 +583,7 @@ cdef class CubePruning:
         forest.misses.resize(forest.option_offsets.size() - 1)
         forest.scores.resize(forest.edge_option.size())
         forest.insides.resize(forest.item_end.size())
+        forest.best_edges.resize(forest.item_end.size())
         for o in range(<Py_ssize_t>forest.misses.size()):
             miss = 0
             for s in range(forest.option_offsets[o], forest.option_offsets[o + 1]):
@@ -590,6 +595,7 @@ cdef class CubePruning:
             self.wanted[symbol] = 0
         for i in range(<Py_ssize_t>forest.insides.size()):
             best = -INFINITY
+            forest.best_edges[i] = -1
             while e < forest.item_end[i]:
                 forest.scores[e] = forest.base[e] + weight * forest.misses[forest.edge_option[e]]
                 total = forest.scores[e]
@@ -599,11 +605,12 @@ cdef class CubePruning:
                 tail = forest.edge_second[e]
                 if tail >= 0:
                     total += forest.insides[tail]
-                if total > best:
+                if total > best or forest.best_edges[i] < 0:
                     best = total
+                    forest.best_edges[i] = e  # the first of the best: what a heap pops first
                 e += 1
             forest.insides[i] = best
-        return FlatKBest(forest, self.words)
+        return FlatKBest(forest, self.words, self.flat_states)
 
     def estimates(self, grammar, rows):
         """log10 LM estimates of the target sides of grammar ``rows``, as
@@ -1021,13 +1028,154 @@ cdef struct Found:
     int32_t ranks[MAX_ARITY]
 
 
+cdef cppclass FlatState:
+    # the k-best state of one node of a FlatForest, kept in a FlatStates arena and emptied (its
+    # vectors keep their capacity) for the next list
+    vector[Successor] candidates  # by push order
+    vector[pair[double, Py_ssize_t]] heap  # (score, −index into candidates)
+    vector[uint64_t] seen  # successors pushed, as _successor_key() + 1; 0: empty slot
+    size_t seen_size
+    vector[Found] derivations  # unique derivations found so far, best first
+    vector[int32_t] words  # their yields (word ids), one after another
+    vector[int32_t] ends  # per derivation, the end of its yield in words
+    vector[uint64_t] hashes  # per derivation, the hash of its yield
+    vector[int32_t] slots  # derivations by yield hash, as index + 1; 0: empty slot
+    bint visited  # its best derivation found
+    bint expanded  # its other edges pushed as candidates
+    bint has_pending
+    Found pending
+
+
+cdef enum:
+    FIRST_SLOTS = 16  # initial size of a FlatState's open-addressing tables
+
+
 @cython.final
-cdef class _FlatState(_Candidates):
-    cdef vector[Found] derivations  # unique derivations found so far, best first
-    cdef vector[string] spelled  # their yields, word ids as bytes
-    cdef unordered_set[string] yields
-    cdef bint has_pending
-    cdef Found pending
+cdef class FlatStates:
+    """The node states of the :class:`FlatKBest` lists of one decoder, reused from list to list
+    so that reading a k-best list allocates nothing once the vectors have grown (one state per
+    forest item, emptied when the next list begins). :meth:`begin` starts a new list and makes
+    the lists begun before it unreadable."""
+
+    cdef vector[FlatState] states  # per item number of the forest being read
+    cdef vector[int32_t] touched  # the items whose states hold something
+    cdef vector[uint64_t] spare  # for growing a seen table without allocating
+    cdef int64_t generation
+
+    cdef int64_t begin(self, size_t items) except -1:
+        """Empty the states for a new list over a forest of ``items`` items; its generation."""
+        cdef FlatState* state
+        cdef int32_t i
+        cdef size_t n = self.states.size()
+        for i in self.touched:
+            state = &self.states[i]
+            state.candidates.clear()
+            state.heap.clear()
+            state.seen.clear()
+            state.seen_size = 0
+            state.derivations.clear()
+            state.words.clear()
+            state.ends.clear()
+            state.hashes.clear()
+            state.slots.clear()
+            state.visited = state.expanded = state.has_pending = False
+        self.touched.clear()
+        if n < items:
+            self.states.resize(items)
+            for i in range(n, items):
+                self.states[i].seen_size = 0
+                self.states[i].visited = self.states[i].expanded = False
+                self.states[i].has_pending = False
+        self.generation += 1
+        return self.generation
+
+
+cdef inline uint64_t _successor_key(Py_ssize_t edge_index, const int32_t* ranks) except 0:
+    """A node's candidate (edge, antecedent ranks) as a nonzero 64-bit key."""
+    cdef uint64_t key = edge_index
+    cdef Py_ssize_t i
+    for i in range(MAX_ARITY):
+        if ranks[i] >> RANK_BITS or edge_index >> RANK_BITS:
+            raise OverflowError("a k-best list too deep for the compiled extraction")
+        key = (key << RANK_BITS) | <uint64_t>ranks[i]
+    return key + 1
+
+
+cdef inline size_t _home(uint64_t key, size_t slots) noexcept:
+    """The first slot of ``key`` in an open-addressing table of ``slots`` (a power of two)
+    slots: Fibonacci hashing, as :class:`Table`."""
+    return <size_t>((key * <uint64_t>11400714819323198485ULL) >> 32) & (slots - 1)
+
+
+cdef bint _first_push(FlatState* state, uint64_t key, vector[uint64_t]& spare) except -1:
+    """Whether a successor ``key`` is new at ``state``; marks it as pushed (linear probing,
+    doubled when half full)."""
+    cdef size_t n = state.seen.size(), i
+    if n == 0:
+        state.seen.assign(FIRST_SLOTS, 0)
+        n = FIRST_SLOTS
+    i = _home(key, n)
+    while state.seen[i] != 0:
+        if state.seen[i] == key:
+            return False
+        i = (i + 1) & (n - 1)
+    state.seen[i] = key
+    state.seen_size += 1
+    if 2 * state.seen_size > n:
+        spare.assign(state.seen.begin(), state.seen.end())
+        state.seen.assign(2 * n, 0)
+        for key in spare:
+            if key != 0:
+                i = _home(key, 2 * n)
+                while state.seen[i] != 0:
+                    i = (i + 1) & (2 * n - 1)
+                state.seen[i] = key
+    return True
+
+
+cdef inline uint64_t _yield_hash(const int32_t* words, size_t length) noexcept:
+    """FNV-1a over a yield's word ids."""
+    cdef uint64_t h = 14695981039346656037ULL
+    cdef size_t w
+    for w in range(length):
+        h = (h ^ <uint32_t>words[w]) * <uint64_t>1099511628211ULL
+    return h
+
+
+cdef inline size_t _yield_start(FlatState* state, size_t d) noexcept:
+    return state.ends[d - 1] if d > 0 else 0
+
+
+cdef bint _keep_new_yield(FlatState* state, size_t start, Found derivation) except -1:
+    """Keep the derivation whose yield was just spelled at ``words[start:]`` if no derivation
+    of ``state`` has that yield (True), else drop the yield (False)."""
+    cdef size_t length = state.words.size() - start, n, i, d
+    cdef uint64_t h = _yield_hash(state.words.data() + start, length)
+    cdef int32_t slot
+    if state.slots.size() == 0:
+        state.slots.assign(FIRST_SLOTS, 0)
+    n = state.slots.size()
+    i = _home(h, n)
+    while state.slots[i] != 0:
+        d = state.slots[i] - 1
+        if (state.hashes[d] == h and state.ends[d] - _yield_start(state, d) == length
+                and memcmp(state.words.data() + _yield_start(state, d),
+                           state.words.data() + start, length * sizeof(int32_t)) == 0):
+            state.words.resize(start)
+            return False
+        i = (i + 1) & (n - 1)
+    state.slots[i] = state.derivations.size() + 1
+    state.derivations.push_back(derivation)
+    state.ends.push_back(state.words.size())
+    state.hashes.push_back(h)
+    if 2 * state.derivations.size() > n:
+        state.slots.assign(2 * n, 0)
+        for d in range(state.derivations.size()):
+            i = _home(state.hashes[d], 2 * n)
+            while state.slots[i] != 0:
+                i = (i + 1) & (2 * n - 1)
+            state.slots[i] = d + 1
+    return True
 
 
 @cython.final
@@ -1044,45 +1192,46 @@ cdef class FlatDerivation:
 cdef class FlatKBest:
     """:class:`KBest` over a re-weighted :class:`FlatForest` (forest mode): the same
     candidates, scores, tie-breaking (push order) and uniqueness, so the same k-best lists, with
-    derivations as C structs and yields as byte strings of word ids, spelled out in words only
-    for the goal's k best. Made by :meth:`CubePruning.retarget`, and read before the forest is
-    re-weighted again (as the reference engine's re-weighting in place is). It needs none of the
-    chart's objects: a forest kept for later targets holds only its arrays."""
+    derivations as C structs in node states that the decoder's :class:`FlatStates` reuses from
+    list to list, and yields as word ids, spelled out in words only for the goal's k best. Made
+    by :meth:`CubePruning.retarget`, and read before the next one (the forest's scores and the
+    node states are then another target's). It needs none of the chart's objects: a forest
+    kept for later targets holds only its arrays."""
 
     cdef FlatForest forest
     cdef list words
-    cdef list states  # per item number, None until visited
-    cdef string spelled  # the yield of the derivation popped last (kept for its capacity)
+    cdef FlatStates arena
+    cdef int64_t generation
 
-    def __init__(self, FlatForest forest, list words):
-        self.forest, self.words = forest, words
-        self.states = [None] * forest.item_end.size()
+    def __init__(self, FlatForest forest, list words, FlatStates arena):
+        self.forest, self.words, self.arena = forest, words, arena
+        self.generation = arena.begin(forest.item_end.size())
 
     def best(self, node, Py_ssize_t k):
         """Up to ``k`` best derivations of the goal with distinct yields, best first; ``node``
         is the forest itself, which stands for its goal."""
         if node is not self.forest:
             raise ValueError("a flat forest's k-best list is read at its goal, the forest")
+        self._check()
         cdef int32_t goal = self.forest.item_end.size() - 1
         self._get(goal, k - 1)
-        cdef _FlatState state = self.states[goal]
+        cdef FlatState* state = &self.arena.states[goal]
         cdef list found = []
         cdef FlatDerivation derivation
-        cdef const int32_t* ids
         cdef Py_ssize_t r, w
         for r in range(min(k, <Py_ssize_t>state.derivations.size())):
             derivation = FlatDerivation.__new__(FlatDerivation)
             derivation.score = state.derivations[r].score
             derivation.rank = r
-            ids = <const int32_t*>state.spelled[r].data()
-            derivation.words = tuple([self.words[ids[w]]
-                                      for w in range(state.spelled[r].size() // 4)])
+            derivation.words = tuple([self.words[state.words[w]]
+                                      for w in range(_yield_start(state, r), state.ends[r])])
             found.append(derivation)
         return found
 
     def features(self, FlatDerivation derivation, Py_ssize_t size, Py_ssize_t lm_index,
                  Py_ssize_t target_index):
         """:meth:`KBest.features` of a goal derivation, summed in the same order."""
+        self._check()
         cdef FlatForest forest = self.forest
         cdef vector[double] values = vector[double](size, 0.0)
         cdef vector[pair[int32_t, int32_t]] stack  # (item, rank)
@@ -1094,7 +1243,7 @@ cdef class FlatKBest:
         while not stack.empty():
             top = stack.back()
             stack.pop_back()
-            d = (<_FlatState>self.states[top.first]).derivations[top.second]
+            d = self.arena.states[top.first].derivations[top.second]
             e = d.edge
             o = forest.edge_option[e]
             offset = forest.option_values(o)
@@ -1110,28 +1259,51 @@ cdef class FlatKBest:
                 stack.push_back(pair[int32_t, int32_t](tail, d.ranks[1]))
         return [values[i] for i in range(size)]
 
+    cdef int _check(self) except -1:
+        if self.generation != self.arena.generation:
+            raise RuntimeError("a flat forest's k-best list must be read before the decoder "
+                               "re-weights a forest again")
+        return 0
+
     cdef bint _get(self, int32_t node, Py_ssize_t rank) except -1:
         """Find the ``rank``-th best unique derivation of ``node``; False if there is none."""
-        cdef _FlatState state = self.states[node]
         cdef FlatForest forest = self.forest
+        cdef FlatState* state = &self.arena.states[node]
         cdef int32_t first = forest.item_end[node - 1] if node > 0 else 0
         cdef int32_t ranks[MAX_ARITY]
         cdef Py_ssize_t i
         cdef Successor candidate
         cdef Found derivation
-        if state is None:
-            state = _FlatState.__new__(_FlatState)
-            self.states[node] = state
+        if not state.visited:  # its best derivation: the retargeting's best edge
+            state.visited = True
+            self.arena.touched.push_back(node)
+            if forest.best_edges[node] < 0:
+                state.expanded = True  # no edges, no derivations
+                return False
+            derivation.score = forest.insides[node]  # the edge's candidate score, bit for bit
+            derivation.edge = forest.best_edges[node]
+            memset(derivation.ranks, 0, sizeof(derivation.ranks))
+            state.pending, state.has_pending = derivation, True
+            _keep_new_yield(state, self._spell(state, derivation), derivation)
+        if not state.expanded and <Py_ssize_t>state.derivations.size() <= rank:
+            # the candidates a heap of every edge would hold after popping the best one, in
+            # push order (ties pop in that order)
+            state.expanded = True
             memset(ranks, 0, sizeof(ranks))
             for i in range(forest.item_end[node] - first):
-                self._push(state, first, i, ranks)
+                if first + i != forest.best_edges[node]:
+                    self._enqueue(state, first, i, ranks)
+            make_heap(state.heap.begin(), state.heap.end())
         while <Py_ssize_t>state.derivations.size() <= rank:
             if state.has_pending:
                 state.has_pending = False
                 for i in range(self._arity(state.pending.edge)):
                     memcpy(ranks, state.pending.ranks, sizeof(ranks))
                     ranks[i] += 1
-                    self._push(state, first, state.pending.edge - first, ranks)
+                    if (_first_push(state, _successor_key(state.pending.edge - first, ranks),
+                                    self.arena.spare)
+                            and self._enqueue(state, first, state.pending.edge - first, ranks)):
+                        push_heap(state.heap.begin(), state.heap.end())
             if state.heap.empty():
                 return False
             candidate = _dequeue(state.candidates, state.heap)
@@ -1139,24 +1311,21 @@ cdef class FlatKBest:
             derivation.edge = first + candidate.edge_index
             memcpy(derivation.ranks, candidate.ranks, sizeof(derivation.ranks))
             state.pending, state.has_pending = derivation, True
-            self._spell(derivation)
-            if state.yields.find(self.spelled) == state.yields.end():
-                state.yields.insert(self.spelled)
-                state.derivations.push_back(derivation)
-                state.spelled.push_back(self.spelled)
+            _keep_new_yield(state, self._spell(state, derivation), derivation)
         return True
 
     cdef inline int32_t _arity(self, int32_t e) noexcept:
         return (self.forest.edge_first[e] >= 0) + (self.forest.edge_second[e] >= 0)
 
-    cdef int _push(self, _FlatState state, int32_t first, Py_ssize_t edge_index,
-                   int32_t* ranks) except -1:
+    cdef bint _enqueue(self, FlatState* state, int32_t first, Py_ssize_t edge_index,
+                       int32_t* ranks) except -1:
+        """Add the candidate (edge, antecedent ranks) to ``state``'s candidates and the end of
+        its heap (the caller restores the heap), unless an antecedent has no such rank; whether
+        it did."""
         cdef FlatForest forest = self.forest
         cdef int32_t e = first + edge_index
         cdef int32_t tails[MAX_ARITY]
         cdef Py_ssize_t i
-        if not _first_time(state.seen, edge_index, ranks):
-            return 0
         tails[0], tails[1] = forest.edge_first[e], forest.edge_second[e]
         cdef double score = forest.scores[e]
         for i in range(self._arity(e)):
@@ -1164,33 +1333,41 @@ cdef class FlatKBest:
                 score += forest.insides[tails[i]]  # its best derivation's score, bit for bit
             else:
                 if not self._get(tails[i], ranks[i]):
-                    return 0
-                score += (<_FlatState>self.states[tails[i]]).derivations[ranks[i]].score
-        _enqueue(state.candidates, state.heap, score, edge_index, ranks)
-        return 0
+                    return False
+                score += self.arena.states[tails[i]].derivations[ranks[i]].score
+        cdef Successor candidate
+        candidate.score = score
+        candidate.edge_index = edge_index
+        memcpy(candidate.ranks, ranks, sizeof(candidate.ranks))
+        state.heap.push_back(pair[double, Py_ssize_t](score, -<Py_ssize_t>state.candidates.size()))
+        state.candidates.push_back(candidate)
+        return True
 
-    cdef int _spell(self, Found derivation) except -1:
-        """Spell a popped derivation's yield into ``spelled``: its rule's words with its
-        antecedents' yields (found first, as :meth:`KBest._complete` does) in place of the
-        nonterminals."""
+    cdef Py_ssize_t _spell(self, FlatState* state, Found derivation) except -1:
+        """Spell a popped derivation's yield at the end of ``state.words``: its rule's words
+        with its antecedents' yields (found first, as :meth:`KBest._complete` does) in place of
+        the nonterminals. Returns where it starts."""
         cdef FlatForest forest = self.forest
         cdef int32_t o = forest.edge_option[derivation.edge]
         cdef int32_t tails[MAX_ARITY]
-        cdef int32_t symbol, child
+        cdef int32_t symbol, rank
+        cdef FlatState* child
         cdef Py_ssize_t i, s
+        cdef Py_ssize_t start = state.words.size()
         tails[0], tails[1] = forest.edge_first[derivation.edge], forest.edge_second[derivation.edge]
         for i in range(self._arity(derivation.edge)):
             self._get(tails[i], derivation.ranks[i])
-        self.spelled.clear()
         for s in range(forest.option_offsets[o], forest.option_offsets[o + 1]):
             symbol = forest.option_symbols[s]
             if symbol >= 0:
-                self.spelled.append(<const char*>&symbol, sizeof(int32_t))
+                state.words.push_back(symbol)
             else:
-                child = -1 - symbol
-                self.spelled.append((<_FlatState>self.states[tails[child]]).spelled[
-                    derivation.ranks[child]])
-        return 0
+                child = &self.arena.states[tails[-1 - symbol]]
+                rank = derivation.ranks[-1 - symbol]
+                state.words.insert(state.words.end(),
+                                   child.words.begin() + _yield_start(child, rank),
+                                   child.words.begin() + child.ends[rank])
+        return start
 
 
 cdef inline Item _tail(Edge edge, Py_ssize_t i):
