@@ -871,15 +871,20 @@ cdef struct Successor:
     int32_t ranks[MAX_ARITY]
 
 
-cdef inline bint _first_time(Table seen, Py_ssize_t edge_index, const int32_t* ranks) except -1:
-    """Whether a node's candidate (edge, antecedent ranks) is new; marks it as pushed."""
+cdef inline uint64_t _successor_key(Py_ssize_t edge_index, const int32_t* ranks) except 0:
+    """A node's candidate (edge, antecedent ranks) as a nonzero 64-bit key."""
     cdef uint64_t key = edge_index
     cdef Py_ssize_t i
     for i in range(MAX_ARITY):
         if ranks[i] >> RANK_BITS or edge_index >> RANK_BITS:
             raise OverflowError("a k-best list too deep for the compiled extraction")
         key = (key << RANK_BITS) | <uint64_t>ranks[i]
-    return seen.add(key + 1)
+    return key + 1
+
+
+cdef inline bint _first_time(Table seen, Py_ssize_t edge_index, const int32_t* ranks) except -1:
+    """Whether a node's candidate (edge, antecedent ranks) is new; marks it as pushed."""
+    return seen.add(_successor_key(edge_index, ranks))
 
 
 cdef inline void _enqueue(vector[Successor]& candidates, vector[pair[double, Py_ssize_t]]& heap,
@@ -1033,7 +1038,7 @@ cdef cppclass FlatState:
     # vectors keep their capacity) for the next list
     vector[Successor] candidates  # by push order
     vector[pair[double, Py_ssize_t]] heap  # (score, −index into candidates)
-    vector[uint64_t] seen  # successors pushed, as _successor_key() + 1; 0: empty slot
+    vector[uint64_t] seen  # successors pushed, as _successor_key(); 0: empty slot
     size_t seen_size
     vector[Found] derivations  # unique derivations found so far, best first
     vector[int32_t] words  # their yields (word ids), one after another
@@ -1050,6 +1055,20 @@ cdef enum:
     FIRST_SLOTS = 16  # initial size of a FlatState's open-addressing tables
 
 
+cdef void _empty(FlatState* state) noexcept:
+    """Empty a node state for a new list; its vectors keep their capacity."""
+    state.candidates.clear()
+    state.heap.clear()
+    state.seen.clear()
+    state.seen_size = 0
+    state.derivations.clear()
+    state.words.clear()
+    state.ends.clear()
+    state.hashes.clear()
+    state.slots.clear()
+    state.visited = state.expanded = state.has_pending = False
+
+
 @cython.final
 cdef class FlatStates:
     """The node states of the :class:`FlatKBest` lists of one decoder, reused from list to list
@@ -1064,46 +1083,22 @@ cdef class FlatStates:
 
     cdef int64_t begin(self, size_t items) except -1:
         """Empty the states for a new list over a forest of ``items`` items; its generation."""
-        cdef FlatState* state
         cdef int32_t i
         cdef size_t n = self.states.size()
         for i in self.touched:
-            state = &self.states[i]
-            state.candidates.clear()
-            state.heap.clear()
-            state.seen.clear()
-            state.seen_size = 0
-            state.derivations.clear()
-            state.words.clear()
-            state.ends.clear()
-            state.hashes.clear()
-            state.slots.clear()
-            state.visited = state.expanded = state.has_pending = False
+            _empty(&self.states[i])
         self.touched.clear()
         if n < items:
             self.states.resize(items)
             for i in range(n, items):
-                self.states[i].seen_size = 0
-                self.states[i].visited = self.states[i].expanded = False
-                self.states[i].has_pending = False
+                _empty(&self.states[i])
         self.generation += 1
         return self.generation
 
 
-cdef inline uint64_t _successor_key(Py_ssize_t edge_index, const int32_t* ranks) except 0:
-    """A node's candidate (edge, antecedent ranks) as a nonzero 64-bit key."""
-    cdef uint64_t key = edge_index
-    cdef Py_ssize_t i
-    for i in range(MAX_ARITY):
-        if ranks[i] >> RANK_BITS or edge_index >> RANK_BITS:
-            raise OverflowError("a k-best list too deep for the compiled extraction")
-        key = (key << RANK_BITS) | <uint64_t>ranks[i]
-    return key + 1
-
-
 cdef inline size_t _home(uint64_t key, size_t slots) noexcept:
     """The first slot of ``key`` in an open-addressing table of ``slots`` (a power of two)
-    slots: Fibonacci hashing, as :class:`Table`."""
+    slots (Fibonacci hashing)."""
     return <size_t>((key * <uint64_t>11400714819323198485ULL) >> 32) & (slots - 1)
 
 
