@@ -887,16 +887,23 @@ cdef inline bint _first_time(Table seen, Py_ssize_t edge_index, const int32_t* r
     return seen.add(_successor_key(edge_index, ranks))
 
 
-cdef inline void _enqueue(vector[Successor]& candidates, vector[pair[double, Py_ssize_t]]& heap,
-                          double score, Py_ssize_t edge_index, const int32_t* ranks) noexcept:
-    """Push a candidate; the heap pops the best score first, ties in push order."""
+cdef inline void _append(vector[Successor]& candidates, vector[pair[double, Py_ssize_t]]& heap,
+                         double score, Py_ssize_t edge_index, const int32_t* ranks) noexcept:
+    """Add a candidate at the end of the heap's vector, which the caller makes a heap again
+    (:func:`_enqueue`, or ``make_heap`` after many)."""
     cdef Successor candidate
     candidate.score = score
     candidate.edge_index = edge_index
     memcpy(candidate.ranks, ranks, sizeof(candidate.ranks))
     heap.push_back(pair[double, Py_ssize_t](score, -<Py_ssize_t>candidates.size()))
-    push_heap(heap.begin(), heap.end())
     candidates.push_back(candidate)
+
+
+cdef inline void _enqueue(vector[Successor]& candidates, vector[pair[double, Py_ssize_t]]& heap,
+                          double score, Py_ssize_t edge_index, const int32_t* ranks) noexcept:
+    """Push a candidate; the heap pops the best score first, ties in push order."""
+    _append(candidates, heap, score, edge_index, ranks)
+    push_heap(heap.begin(), heap.end())
 
 
 cdef inline Successor _dequeue(vector[Successor]& candidates,
@@ -908,22 +915,20 @@ cdef inline Successor _dequeue(vector[Successor]& candidates,
     return candidate
 
 
-cdef class _Candidates:
-    """The candidates of a k-best node (:func:`_first_time`, :func:`_enqueue`, :func:`_dequeue`)."""
+@cython.final
+cdef class _NodeState:
+    """A :class:`KBest` node: its candidates (:func:`_first_time`, :func:`_enqueue`,
+    :func:`_dequeue`) and derivations."""
     cdef vector[Successor] candidates  # by push order
     cdef vector[pair[double, Py_ssize_t]] heap  # (score, −index into candidates)
     cdef Table seen
-
-    def __cinit__(self):
-        self.seen = Table(4, SIZE_MAX)
-
-
-@cython.final
-cdef class _NodeState(_Candidates):
     cdef list edges
     cdef list derivations  # unique derivations found so far, best first
     cdef set yields
     cdef Derivation pending
+
+    def __cinit__(self):
+        self.seen = Table(4, SIZE_MAX)
 
 
 @cython.final
@@ -1146,7 +1151,6 @@ cdef bint _keep_new_yield(FlatState* state, size_t start, Found derivation) exce
     of ``state`` has that yield (True), else drop the yield (False)."""
     cdef size_t length = state.words.size() - start, n, i, d
     cdef uint64_t h = _yield_hash(state.words.data() + start, length)
-    cdef int32_t slot
     if state.slots.size() == 0:
         state.slots.assign(FIRST_SLOTS, 0)
     n = state.slots.size()
@@ -1287,7 +1291,7 @@ cdef class FlatKBest:
             memset(ranks, 0, sizeof(ranks))
             for i in range(forest.item_end[node] - first):
                 if first + i != forest.best_edges[node]:
-                    self._enqueue(state, first, i, ranks)
+                    self._add_candidate(state, first, i, ranks)
             make_heap(state.heap.begin(), state.heap.end())
         while <Py_ssize_t>state.derivations.size() <= rank:
             if state.has_pending:
@@ -1297,7 +1301,8 @@ cdef class FlatKBest:
                     ranks[i] += 1
                     if (_first_push(state, _successor_key(state.pending.edge - first, ranks),
                                     self.arena.spare)
-                            and self._enqueue(state, first, state.pending.edge - first, ranks)):
+                            and self._add_candidate(state, first, state.pending.edge - first,
+                                                    ranks)):
                         push_heap(state.heap.begin(), state.heap.end())
             if state.heap.empty():
                 return False
@@ -1312,8 +1317,8 @@ cdef class FlatKBest:
     cdef inline int32_t _arity(self, int32_t e) noexcept:
         return (self.forest.edge_first[e] >= 0) + (self.forest.edge_second[e] >= 0)
 
-    cdef bint _enqueue(self, FlatState* state, int32_t first, Py_ssize_t edge_index,
-                       int32_t* ranks) except -1:
+    cdef bint _add_candidate(self, FlatState* state, int32_t first, Py_ssize_t edge_index,
+                             int32_t* ranks) except -1:
         """Add the candidate (edge, antecedent ranks) to ``state``'s candidates and the end of
         its heap (the caller restores the heap), unless an antecedent has no such rank; whether
         it did."""
@@ -1330,12 +1335,7 @@ cdef class FlatKBest:
                 if not self._get(tails[i], ranks[i]):
                     return False
                 score += self.arena.states[tails[i]].derivations[ranks[i]].score
-        cdef Successor candidate
-        candidate.score = score
-        candidate.edge_index = edge_index
-        memcpy(candidate.ranks, ranks, sizeof(candidate.ranks))
-        state.heap.push_back(pair[double, Py_ssize_t](score, -<Py_ssize_t>state.candidates.size()))
-        state.candidates.push_back(candidate)
+        _append(state.candidates, state.heap, score, edge_index, ranks)
         return True
 
     cdef Py_ssize_t _spell(self, FlatState* state, Found derivation) except -1:
