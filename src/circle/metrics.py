@@ -236,6 +236,11 @@ class WordIds:
         offsets = np.zeros(len(candidates) + 1, dtype=np.int64)
         np.cumsum([len(ids) for ids in candidates], out=offsets[1:])
         ids = np.concatenate(candidates) if candidates else np.zeros(0, dtype=np.int32)
+        return self.distances(ids, offsets, target)
+
+    def distances(self, ids: np.ndarray, offsets: np.ndarray, target: np.ndarray) -> np.ndarray:
+        """:meth:`edits` of candidates given one after another: ``ids[offsets[i]:offsets[i +
+        1]]`` is candidate i."""
         return edit_distances(ids, offsets, target, len(self.vocabulary))
 
 

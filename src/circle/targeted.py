@@ -80,32 +80,52 @@ class TargetedTask(NamedTuple):
     forest_words: tuple[str, ...]
 
 
+class Candidates(NamedTuple):
+    """A paraphrase n-best list as the reranker reads it, prepared once however many
+    hypotheses it serves (:meth:`ParaphraseMemo.prepare`): texts, the paraphraser's scores, the
+    reranking LM's fluencies, and the word ids of all texts one after another (``offsets``)."""
+
+    texts: list[str]
+    model_scores: np.ndarray
+    fluencies: np.ndarray
+    ids: np.ndarray
+    offsets: np.ndarray
+
+
 class ParaphraseMemo:
     """What reranking the lists of one reference computes once per distinct paraphrase (its
-    lists share most entries): its fluency under the reranking ``model`` and its word ids."""
+    lists share most entries) or target: fluencies under the reranking ``model``, word ids."""
 
     def __init__(self, model: kenlm.Model):
         self.model = model
         self.words = WordIds()
-        self.fluency: dict[str, float] = {}
-        self.ids: dict[str, np.ndarray] = {}
+        self.known: dict[str, tuple[float, np.ndarray]] = {}  # text: (fluency, word ids)
+        self.targets: dict[str, np.ndarray] = {}
 
-    def fluencies(self, texts: Sequence[str]) -> np.ndarray:
-        """Each text's LM log-probability per word (natural log, ``</s>`` counted as a word)."""
-        for text in texts:
-            if text not in self.fluency:
-                self.fluency[text] = LN10 * self.model.score(text, bos=True, eos=True) / (
-                    len(text.split()) + 1)
-        return np.array([self.fluency[text] for text in texts])
+    def prepare(self, paraphrases: Sequence[Hypothesis]) -> Candidates:
+        """The :class:`Candidates` of a list: each text's fluency, its LM log-probability per
+        word (natural log, ``</s>`` counted as a word), and its word ids."""
+        known = self.known
+        for h in paraphrases:
+            if h.text not in known:
+                known[h.text] = (LN10 * self.model.score(h.text, bos=True, eos=True)
+                                 / (len(h.text.split()) + 1), self.words.of(h.text))
+        texts = [h.text for h in paraphrases]
+        entries = [known[text] for text in texts]
+        offsets = np.zeros(len(texts) + 1, dtype=np.int64)
+        np.cumsum([len(ids) for _, ids in entries], out=offsets[1:])
+        return Candidates(texts, np.array([h.score for h in paraphrases]),
+                          np.array([fluency for fluency, _ in entries]),
+                          np.concatenate([ids for _, ids in entries]) if entries
+                          else np.zeros(0, dtype=np.int32), offsets)
 
-    def wer(self, texts: Sequence[str], target: str) -> np.ndarray:
-        """WER(text, target) of each text, the target as WER's reference."""
-        for text in texts:
-            if text not in self.ids:
-                self.ids[text] = self.words.of(text)
-        target_ids = self.words.of(target)
-        edits = self.words.edits([self.ids[text] for text in texts], target_ids)
-        return ter_from_stats(np.column_stack([edits, np.full(len(texts), len(target_ids))]))
+    def wer(self, candidates: Candidates, target: str) -> np.ndarray:
+        """WER(text, target) of each candidate, the target as WER's reference."""
+        if target not in self.targets:
+            self.targets[target] = self.words.of(target)
+        target_ids = self.targets[target]
+        edits = self.words.distances(candidates.ids, candidates.offsets, target_ids)
+        return ter_from_stats(np.column_stack([edits, np.full(len(edits), len(target_ids))]))
 
 
 @dataclass(frozen=True)
@@ -121,21 +141,18 @@ class Reranker:
     distance: float = 1.0
     paraphraser: float = 0.0
 
-    def scores(self, paraphrases: Sequence[Hypothesis], target: str,
-               memo: ParaphraseMemo) -> np.ndarray:
-        """The reranking score of each paraphrase (higher is better); ``memo`` holds the
+    def scores(self, candidates: Candidates, target: str, memo: ParaphraseMemo) -> np.ndarray:
+        """The reranking score of each candidate (higher is better); ``memo`` holds the
         reranking LM and what earlier lists of the same reference computed."""
-        texts = [h.text for h in paraphrases]
-        model_scores = np.array([h.score for h in paraphrases])
-        return (self.lm * memo.fluencies(texts) - self.distance * memo.wer(texts, target)
-                + self.paraphraser * model_scores)
+        return (self.lm * candidates.fluencies - self.distance * memo.wer(candidates, target)
+                + self.paraphraser * candidates.model_scores)
 
-    def rank(self, paraphrases: Sequence[Hypothesis], target: str,
-             memo: ParaphraseMemo) -> Ranked:
+    def rank(self, candidates: Candidates, target: str, memo: ParaphraseMemo) -> Ranked:
         """(paraphrase, score), best first; ties keep the paraphraser's order."""
-        scores = self.scores(paraphrases, target, memo)
+        scores = self.scores(candidates, target, memo)
         order = np.argsort(-scores, kind="stable")
-        return [(paraphrases[i].text, float(scores[i])) for i in order]
+        texts = candidates.texts
+        return list(zip([texts[i] for i in order.tolist()], scores[order].tolist(), strict=True))
 
 
 @functools.cache
@@ -180,7 +197,8 @@ def targeted_lists(decoder: Decoder, task: TargetedTask, mode: str,
     if reranker is None:
         return [[(h.text, h.score) for h in decoded[words][:depth]] for words in word_sets]
     memo = ParaphraseMemo(_reranking_model(reranking_lm))
-    return [reranker.rank(decoded[words], hypothesis, memo)[:depth]
+    candidates = {words: memo.prepare(paraphrases) for words, paraphrases in decoded.items()}
+    return [reranker.rank(candidates[words], hypothesis, memo)[:depth]
             for words, hypothesis in zip(word_sets, hypotheses, strict=True)]
 
 

@@ -57,13 +57,13 @@ def test_rerank_order_is_lm_per_word_minus_wer_to_the_target(unigram_lm):
     reranker = Reranker(lm=1.0, distance=2.0, paraphraser=0.1)
     expected = [lm_per_word(h.text) - 2.0 * ter + 0.1 * h.score
                 for h, ter in zip(paraphrases, [1 / 6, 0.0, 3 / 6], strict=True)]
-    ranked = reranker.rank(paraphrases, target, ParaphraseMemo(unigram_lm))
+    memo = ParaphraseMemo(unigram_lm)
+    ranked = reranker.rank(memo.prepare(paraphrases), target, memo)
     assert [text for text, _ in ranked] == [paraphrases[i].text for i in (1, 0, 2)]
     assert [score for _, score in ranked] == pytest.approx([expected[i] for i in (1, 0, 2)])
     # fluency alone, per word: sons -7.3/7 > short children -5.4/5 > long children -7.8/7
     fluency_only = Reranker(lm=1.0, distance=0.0, paraphraser=0.0)
-    assert [text for text, _ in fluency_only.rank(paraphrases, target,
-                                                       ParaphraseMemo(unigram_lm))] == \
+    assert [text for text, _ in fluency_only.rank(memo.prepare(paraphrases), target, memo)] == \
         [paraphrases[i].text for i in (1, 2, 0)]
 
 

@@ -20,8 +20,9 @@ identical n-best lists (the tests check this). Only representations differ:
   likewise a k-best :class:`Derivation`;
 * a cell's items are found by their LM summary in a hash table of item indices.
 * in forest mode a hypergraph is re-weighted and read as arrays (:class:`FlatForest`,
-  :class:`FlatKBest`): derivations are C structs and yields word ids, kept in node states that
-  the next list reuses (:class:`FlatStates`), spelled out in words only for the goal's k best;
+  :class:`FlatKBest`): derivations are C structs kept in node states that the next list reuses
+  (:class:`FlatStates`); a derivation's yield is its length and two polynomial hashes made from
+  its antecedents' (the unique-yield test), spelled out in words only for the goal's k best;
   a node's best derivation is the re-weighting's best edge, its other edges become candidates
   only when a parent asks for its second best.
 """
@@ -584,32 +585,49 @@ cdef class CubePruning:
         forest.scores.resize(forest.edge_option.size())
         forest.insides.resize(forest.item_end.size())
         forest.best_edges.resize(forest.item_end.size())
+        cdef const int32_t* offsets = forest.option_offsets.data()
+        cdef const int32_t* option_symbols = forest.option_symbols.data()
+        cdef const char* wanted = self.wanted.data()
+        cdef int32_t* misses = forest.misses.data()
         for o in range(<Py_ssize_t>forest.misses.size()):
             miss = 0
-            for s in range(forest.option_offsets[o], forest.option_offsets[o + 1]):
-                symbol = forest.option_symbols[s]
-                if symbol >= 0 and not self.wanted[symbol]:
+            for s in range(offsets[o], offsets[o + 1]):
+                symbol = option_symbols[s]
+                if symbol >= 0 and not wanted[symbol]:
                     miss += 1
-            forest.misses[o] = miss
+            misses[o] = miss
         for symbol in symbols:
             self.wanted[symbol] = 0
+        # raw pointers: the compiler need not reload the vectors' buffers after each store
+        cdef const double* base = forest.base.data()
+        cdef const int32_t* item_end = forest.item_end.data()
+        cdef const int32_t* edge_option = forest.edge_option.data()
+        cdef const int32_t* edge_first = forest.edge_first.data()
+        cdef const int32_t* edge_second = forest.edge_second.data()
+        cdef double* scores = forest.scores.data()
+        cdef double* insides = forest.insides.data()
+        cdef int32_t* best_edges = forest.best_edges.data()
+        cdef int32_t best_edge
+        cdef double score
         for i in range(<Py_ssize_t>forest.insides.size()):
             best = -INFINITY
-            forest.best_edges[i] = -1
-            while e < forest.item_end[i]:
-                forest.scores[e] = forest.base[e] + weight * forest.misses[forest.edge_option[e]]
-                total = forest.scores[e]
-                tail = forest.edge_first[e]
+            best_edge = -1
+            while e < item_end[i]:
+                score = base[e] + weight * misses[edge_option[e]]
+                scores[e] = score
+                total = score
+                tail = edge_first[e]
                 if tail >= 0:
-                    total += forest.insides[tail]
-                tail = forest.edge_second[e]
+                    total += insides[tail]
+                tail = edge_second[e]
                 if tail >= 0:
-                    total += forest.insides[tail]
-                if total > best or forest.best_edges[i] < 0:
+                    total += insides[tail]
+                if total > best or best_edge < 0:
                     best = total
-                    forest.best_edges[i] = e  # the first of the best: what a heap pops first
+                    best_edge = e  # the first of the best: what a heap pops first
                 e += 1
-            forest.insides[i] = best
+            insides[i] = best
+            best_edges[i] = best_edge
         return FlatKBest(forest, self.words, self.flat_states)
 
     def estimates(self, grammar, rows):
@@ -1032,10 +1050,33 @@ cdef class KBest:
 
 
 cdef struct Found:
-    # a derivation of a FlatKBest node: its edge (forest number) and its antecedents' ranks
+    # a derivation of a FlatKBest node: its edge (forest number), its antecedents' ranks, and
+    # its yield's length and two polynomial hashes (_yield_of)
     double score
     int32_t edge
     int32_t ranks[MAX_ARITY]
+    int32_t length
+    uint64_t hashes[2]
+
+
+cdef extern from *:
+    """
+    /* arithmetic modulo the Mersenne prime 2^61 - 1, for numbers below it */
+    static const uint64_t circle_m61 = 0x1FFFFFFFFFFFFFFFULL;
+    static const uint64_t circle_yield_bases[2] = {0x1F3D5B79A2C4E607ULL, 0x0B8E3F1D2C7A6953ULL};
+    static inline uint64_t circle_mul_m61(uint64_t a, uint64_t b) {
+        __uint128_t product = (__uint128_t)a * b;
+        uint64_t sum = (uint64_t)(product & circle_m61) + (uint64_t)(product >> 61);
+        return sum >= circle_m61 ? sum - circle_m61 : sum;
+    }
+    static inline uint64_t circle_add_m61(uint64_t a, uint64_t b) {
+        uint64_t sum = a + b;
+        return sum >= circle_m61 ? sum - circle_m61 : sum;
+    }
+    """
+    const uint64_t[2] YIELD_BASES "circle_yield_bases"  # below 2^61 − 1
+    uint64_t _mul_mod "circle_mul_m61"(uint64_t a, uint64_t b) noexcept nogil
+    uint64_t _add_mod "circle_add_m61"(uint64_t a, uint64_t b) noexcept nogil
 
 
 cdef cppclass FlatState:
@@ -1046,9 +1087,6 @@ cdef cppclass FlatState:
     vector[uint64_t] seen  # successors pushed, as _successor_key(); 0: empty slot
     size_t seen_size
     vector[Found] derivations  # unique derivations found so far, best first
-    vector[int32_t] words  # their yields (word ids), one after another
-    vector[int32_t] ends  # per derivation, the end of its yield in words
-    vector[uint64_t] hashes  # per derivation, the hash of its yield
     vector[int32_t] slots  # derivations by yield hash, as index + 1; 0: empty slot
     bint visited  # its best derivation found
     bint expanded  # its other edges pushed as candidates
@@ -1067,9 +1105,6 @@ cdef void _empty(FlatState* state) noexcept:
     state.seen.clear()
     state.seen_size = 0
     state.derivations.clear()
-    state.words.clear()
-    state.ends.clear()
-    state.hashes.clear()
     state.slots.clear()
     state.visited = state.expanded = state.has_pending = False
 
@@ -1084,7 +1119,17 @@ cdef class FlatStates:
     cdef vector[FlatState] states  # per item number of the forest being read
     cdef vector[int32_t] touched  # the items whose states hold something
     cdef vector[uint64_t] spare  # for growing a seen table without allocating
+    cdef vector[uint64_t] powers[2]  # YIELD_BASES[j] ** n modulo 2^61 - 1, for n < their size
     cdef int64_t generation
+
+    cdef inline uint64_t power(self, int j, int32_t n) except 0:
+        """``YIELD_BASES[j] ** n`` modulo 2^61 − 1 (tabled)."""
+        if <int32_t>self.powers[j].size() <= n:
+            self.powers[j].reserve(2 * n + 2)
+            while <int32_t>self.powers[j].size() <= n:
+                self.powers[j].push_back(1 if self.powers[j].empty()
+                                         else _mul_mod(self.powers[j].back(), YIELD_BASES[j]))
+        return self.powers[j][n]
 
     cdef int64_t begin(self, size_t items) except -1:
         """Empty the states for a new list over a forest of ``items`` items; its generation."""
@@ -1133,44 +1178,30 @@ cdef bint _first_push(FlatState* state, uint64_t key, vector[uint64_t]& spare) e
     return True
 
 
-cdef inline uint64_t _yield_hash(const int32_t* words, size_t length) noexcept:
-    """FNV-1a over a yield's word ids."""
-    cdef uint64_t h = 14695981039346656037ULL
-    cdef size_t w
-    for w in range(length):
-        h = (h ^ <uint32_t>words[w]) * <uint64_t>1099511628211ULL
-    return h
-
-
-cdef inline size_t _yield_start(FlatState* state, size_t d) noexcept:
-    return state.ends[d - 1] if d > 0 else 0
-
-
-cdef bint _keep_new_yield(FlatState* state, size_t start, Found derivation) except -1:
-    """Keep the derivation whose yield was just spelled at ``words[start:]`` if no derivation
-    of ``state`` has that yield (True), else drop the yield (False)."""
-    cdef size_t length = state.words.size() - start, n, i, d
-    cdef uint64_t h = _yield_hash(state.words.data() + start, length)
+cdef bint _keep_new_yield(FlatState* state, Found derivation) except -1:
+    """Keep ``derivation`` if no derivation of ``state`` has its yield (True), else drop it
+    (False). Yields are compared by length and two polynomial hashes modulo 2^61 − 1
+    (:meth:`FlatKBest._yield_of`): two different yields of one node are taken as equal only if
+    both hashes collide, which for yields of n words happens with probability below
+    (n / 2^61)^2 for a random pair of bases."""
+    cdef size_t n, i, d
     if state.slots.size() == 0:
         state.slots.assign(FIRST_SLOTS, 0)
     n = state.slots.size()
-    i = _home(h, n)
+    i = _home(derivation.hashes[0], n)
     while state.slots[i] != 0:
         d = state.slots[i] - 1
-        if (state.hashes[d] == h and state.ends[d] - _yield_start(state, d) == length
-                and memcmp(state.words.data() + _yield_start(state, d),
-                           state.words.data() + start, length * sizeof(int32_t)) == 0):
-            state.words.resize(start)
+        if (state.derivations[d].hashes[0] == derivation.hashes[0]
+                and state.derivations[d].hashes[1] == derivation.hashes[1]
+                and state.derivations[d].length == derivation.length):
             return False
         i = (i + 1) & (n - 1)
     state.slots[i] = state.derivations.size() + 1
     state.derivations.push_back(derivation)
-    state.ends.push_back(state.words.size())
-    state.hashes.push_back(h)
     if 2 * state.derivations.size() > n:
         state.slots.assign(2 * n, 0)
         for d in range(state.derivations.size()):
-            i = _home(state.hashes[d], 2 * n)
+            i = _home(state.derivations[d].hashes[0], 2 * n)
             while state.slots[i] != 0:
                 i = (i + 1) & (2 * n - 1)
             state.slots[i] = d + 1
@@ -1192,7 +1223,8 @@ cdef class FlatKBest:
     """:class:`KBest` over a re-weighted :class:`FlatForest` (forest mode): the same
     candidates, scores, tie-breaking (push order) and uniqueness, so the same k-best lists, with
     derivations as C structs in node states that the decoder's :class:`FlatStates` reuses from
-    list to list, and yields as word ids, spelled out in words only for the goal's k best. Made
+    list to list, and yields as lengths and hashes (:meth:`_yield_of`), spelled out in words
+    only for the goal's k best. Made
     by :meth:`CubePruning.retarget`, and read before the next one (the forest's scores and the
     node states are then another target's). It needs none of the chart's objects: a forest
     kept for later targets holds only its arrays."""
@@ -1217,13 +1249,16 @@ cdef class FlatKBest:
         cdef FlatState* state = &self.arena.states[goal]
         cdef list found = []
         cdef FlatDerivation derivation
-        cdef Py_ssize_t r, w
+        cdef vector[int32_t] words
+        cdef Py_ssize_t r
+        cdef int32_t w
         for r in range(min(k, <Py_ssize_t>state.derivations.size())):
             derivation = FlatDerivation.__new__(FlatDerivation)
             derivation.score = state.derivations[r].score
             derivation.rank = r
-            derivation.words = tuple([self.words[state.words[w]]
-                                      for w in range(_yield_start(state, r), state.ends[r])])
+            words.clear()
+            self._spell(goal, r, words)
+            derivation.words = tuple([self.words[w] for w in words])
             found.append(derivation)
         return found
 
@@ -1270,6 +1305,8 @@ cdef class FlatKBest:
         cdef FlatState* state = &self.arena.states[node]
         cdef int32_t first = forest.item_end[node - 1] if node > 0 else 0
         cdef int32_t ranks[MAX_ARITY]
+        cdef int32_t e
+        cdef double score
         cdef Py_ssize_t i
         cdef Successor candidate
         cdef Found derivation
@@ -1283,15 +1320,22 @@ cdef class FlatKBest:
             derivation.edge = forest.best_edges[node]
             memset(derivation.ranks, 0, sizeof(derivation.ranks))
             state.pending, state.has_pending = derivation, True
-            _keep_new_yield(state, self._spell(state, derivation), derivation)
+            self._yield_of(&derivation)
+            _keep_new_yield(state, derivation)
         if not state.expanded and <Py_ssize_t>state.derivations.size() <= rank:
             # the candidates a heap of every edge would hold after popping the best one, in
             # push order (ties pop in that order)
+            # (each edge with its antecedents' best derivations, scored as _add_candidate does)
             state.expanded = True
             memset(ranks, 0, sizeof(ranks))
-            for i in range(forest.item_end[node] - first):
-                if first + i != forest.best_edges[node]:
-                    self._add_candidate(state, first, i, ranks)
+            for e in range(first, forest.item_end[node]):
+                if e != forest.best_edges[node]:
+                    score = forest.scores[e]
+                    if forest.edge_first[e] >= 0:
+                        score += forest.insides[forest.edge_first[e]]
+                    if forest.edge_second[e] >= 0:
+                        score += forest.insides[forest.edge_second[e]]
+                    _append(state.candidates, state.heap, score, e - first, ranks)
             make_heap(state.heap.begin(), state.heap.end())
         while <Py_ssize_t>state.derivations.size() <= rank:
             if state.has_pending:
@@ -1311,7 +1355,8 @@ cdef class FlatKBest:
             derivation.edge = first + candidate.edge_index
             memcpy(derivation.ranks, candidate.ranks, sizeof(derivation.ranks))
             state.pending, state.has_pending = derivation, True
-            _keep_new_yield(state, self._spell(state, derivation), derivation)
+            self._yield_of(&derivation)
+            _keep_new_yield(state, derivation)
         return True
 
     cdef inline int32_t _arity(self, int32_t e) noexcept:
@@ -1338,31 +1383,58 @@ cdef class FlatKBest:
         _append(state.candidates, state.heap, score, edge_index, ranks)
         return True
 
-    cdef Py_ssize_t _spell(self, FlatState* state, Found derivation) except -1:
-        """Spell a popped derivation's yield at the end of ``state.words``: its rule's words
-        with its antecedents' yields (found first, as :meth:`KBest._complete` does) in place of
-        the nonterminals. Returns where it starts."""
+    cdef int _yield_of(self, Found* derivation) except -1:
+        """Set a popped derivation's yield length and hashes from its rule's words and its
+        antecedents' yields (found first, as :meth:`KBest._complete` does): the polynomial
+        hashes sum (word id + 1) × base^(words after it), modulo 2^61 − 1, so an antecedent's
+        yield enters as its hash times base^(words after it), without spelling any word."""
         cdef FlatForest forest = self.forest
         cdef int32_t o = forest.edge_option[derivation.edge]
         cdef int32_t tails[MAX_ARITY]
-        cdef int32_t symbol, rank
-        cdef FlatState* child
+        cdef int32_t symbol
+        cdef Found* child
         cdef Py_ssize_t i, s
-        cdef Py_ssize_t start = state.words.size()
+        cdef int j
         tails[0], tails[1] = forest.edge_first[derivation.edge], forest.edge_second[derivation.edge]
         for i in range(self._arity(derivation.edge)):
             self._get(tails[i], derivation.ranks[i])
+        derivation.length = 0
+        derivation.hashes[0] = derivation.hashes[1] = 0
         for s in range(forest.option_offsets[o], forest.option_offsets[o + 1]):
             symbol = forest.option_symbols[s]
             if symbol >= 0:
-                state.words.push_back(symbol)
+                derivation.length += 1
+                for j in range(2):
+                    derivation.hashes[j] = _add_mod(_mul_mod(derivation.hashes[j],
+                                                             YIELD_BASES[j]),
+                                                    <uint64_t>symbol + 1)
             else:
-                child = &self.arena.states[tails[-1 - symbol]]
-                rank = derivation.ranks[-1 - symbol]
-                state.words.insert(state.words.end(),
-                                   child.words.begin() + _yield_start(child, rank),
-                                   child.words.begin() + child.ends[rank])
-        return start
+                child = &self.arena.states[tails[-1 - symbol]].derivations[
+                    derivation.ranks[-1 - symbol]]
+                derivation.length += child.length
+                for j in range(2):
+                    derivation.hashes[j] = _add_mod(_mul_mod(derivation.hashes[j],
+                                                             self.arena.power(j, child.length)),
+                                                    child.hashes[j])
+        return 0
+
+    cdef int _spell(self, int32_t node, Py_ssize_t rank, vector[int32_t]& words) except -1:
+        """Append the yield (word ids) of ``node``'s ``rank``-th derivation to ``words``: its
+        rule's words with its antecedents' yields in place of the nonterminals."""
+        cdef FlatForest forest = self.forest
+        cdef Found* derivation = &self.arena.states[node].derivations[rank]
+        cdef int32_t o = forest.edge_option[derivation.edge]
+        cdef int32_t symbol
+        cdef Py_ssize_t s
+        for s in range(forest.option_offsets[o], forest.option_offsets[o + 1]):
+            symbol = forest.option_symbols[s]
+            if symbol >= 0:
+                words.push_back(symbol)
+            elif symbol == -1:
+                self._spell(forest.edge_first[derivation.edge], derivation.ranks[0], words)
+            else:
+                self._spell(forest.edge_second[derivation.edge], derivation.ranks[1], words)
+        return 0
 
 
 cdef inline Item _tail(Edge edge, Py_ssize_t i):
