@@ -10,9 +10,14 @@ words, pop and options limits × ``--forest-beam``); then every distinct hypothe
 re-weights it and reads the ``--nbest``-best list, ``--rounds`` times over. Printed: CPU
 milliseconds per list (re-weighting + k-best, the median round), edges per forest, and a digest
 of every list's texts, scores and features, so that two versions of the decoder can be checked
-to give identical lists. Run from the repository root after ``snakemake grid_search``:
+to give identical lists. With ``--worker-task`` it times instead what a tuning worker does for
+each reference (:func:`circle.targeted.targeted_lists`: every hypothesis's list, reranked with
+the default reranker and the 5-gram LM, cut to ``--depth``) and prints CPU milliseconds per
+(reference, hypothesis) pair and a digest of the reranked lists. Run from the repository root
+after ``snakemake grid_search``:
 
     python benchmarks/forest_decoding.py [--results results/default] [--sentences 6]
+        [--worker-task [--depth 3]]
 """
 
 from __future__ import annotations
@@ -30,6 +35,7 @@ from circle.decoder import Decoder, DecoderSettings, LanguageModel, load_grammar
 from circle.grid_search import paraphraser_configuration
 from circle.schemas import EVALSET
 from circle.tables import read_table
+from circle.targeted import Reranker, TargetedTask, kept_forest, targeted_lists
 
 
 def main() -> None:
@@ -41,6 +47,8 @@ def main() -> None:
     parser.add_argument("--forest-beam", type=int, default=2)
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--worker-task", action="store_true")
+    parser.add_argument("--depth", type=int, default=3)
     args = parser.parse_args()
     results = Path(args.results)
 
@@ -62,6 +70,9 @@ def main() -> None:
                    target=choice.targeting_weight)
     paraphraser = Decoder(load_grammar(results / f"paraphrase/bias{choice.bias:g}.parquet"), lm,
                           weights, settings)
+    if args.worker_task:
+        time_worker_task(paraphraser, tasks, results / "lm/5gram.binary", args)
+        return
     forests, targets = [], []
     for reference, hypotheses in tasks:
         words = [sorted(w) for w in dict.fromkeys(frozenset(h.split()) for h in hypotheses)]
@@ -88,6 +99,31 @@ def main() -> None:
     print(f"{1000 * statistics.median(rounds) / lists:.2f} ms CPU per list (median of "
           f"{args.rounds} rounds: {', '.join(f'{1000 * r / lists:.2f}' for r in rounds)})")
     print(f"digest of the lists: {digest.hexdigest()[:16]}")
+
+
+def time_worker_task(paraphraser: Decoder, tasks: list[tuple[str, list[str]]],
+                     reranking_lm: Path, args: argparse.Namespace) -> None:
+    """Time :func:`circle.targeted.targeted_lists` on ``tasks``, their forests built first."""
+    targeted_tasks = []
+    for reference, hypotheses in tasks:
+        forest_words = tuple(sorted(set().union(*(h.split() for h in hypotheses))))
+        kept_forest(paraphraser, reference, forest_words)
+        targeted_tasks.append(TargetedTask(reference, hypotheses, forest_words))
+    pairs = sum(len(hypotheses) for _, hypotheses in tasks)
+    digest, rounds = hashlib.sha256(), []
+    for round_number in range(args.rounds):
+        start = time.process_time()
+        lists = [targeted_lists(paraphraser, task, "forest", Reranker(), str(reranking_lm),
+                                args.depth) for task in targeted_tasks]
+        rounds.append(time.process_time() - start)
+        if round_number == 0:
+            for ranked in lists:
+                digest.update(repr(ranked).encode())
+    print(f"{len(tasks)} forests, {pairs} (reference, hypothesis) pairs, reranked, depth "
+          f"{args.depth}")
+    print(f"{1000 * statistics.median(rounds) / pairs:.3f} ms CPU per pair (median of "
+          f"{args.rounds} rounds: {', '.join(f'{1000 * r / pairs:.3f}' for r in rounds)})")
+    print(f"digest of the reranked lists: {digest.hexdigest()[:16]}")
 
 
 if __name__ == "__main__":
