@@ -1224,10 +1224,9 @@ cdef class FlatKBest:
     candidates, scores, tie-breaking (push order) and uniqueness, so the same k-best lists, with
     derivations as C structs in node states that the decoder's :class:`FlatStates` reuses from
     list to list, and yields as lengths and hashes (:meth:`_yield_of`), spelled out in words
-    only for the goal's k best. Made
-    by :meth:`CubePruning.retarget`, and read before the next one (the forest's scores and the
-    node states are then another target's). It needs none of the chart's objects: a forest
-    kept for later targets holds only its arrays."""
+    only for the goal's k best. Made by :meth:`CubePruning.retarget`, and read before the next
+    one (the forest's scores and the node states are then another target's). It needs none of
+    the chart's objects: a forest kept for later targets holds only its arrays."""
 
     cdef FlatForest forest
     cdef list words
