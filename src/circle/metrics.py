@@ -231,16 +231,21 @@ class WordIds:
         return np.array([self.vocabulary.setdefault(word, len(self.vocabulary))
                          for word in text.split()], dtype=np.int32)
 
-    def edits(self, candidates: Sequence[np.ndarray], target: np.ndarray) -> np.ndarray:
-        """The word edit distance from each candidate (ids) to ``target`` (ids)."""
+    @staticmethod
+    def pack(candidates: Sequence[np.ndarray]) -> tuple[np.ndarray, np.ndarray]:
+        """Candidates (ids) one after another, as :meth:`distances` reads them: (ids, offsets),
+        candidate i being ``ids[offsets[i]:offsets[i + 1]]``."""
         offsets = np.zeros(len(candidates) + 1, dtype=np.int64)
         np.cumsum([len(ids) for ids in candidates], out=offsets[1:])
         ids = np.concatenate(candidates) if candidates else np.zeros(0, dtype=np.int32)
-        return self.distances(ids, offsets, target)
+        return ids, offsets
+
+    def edits(self, candidates: Sequence[np.ndarray], target: np.ndarray) -> np.ndarray:
+        """The word edit distance from each candidate (ids) to ``target`` (ids)."""
+        return self.distances(*self.pack(candidates), target)
 
     def distances(self, ids: np.ndarray, offsets: np.ndarray, target: np.ndarray) -> np.ndarray:
-        """:meth:`edits` of candidates given one after another: ``ids[offsets[i]:offsets[i +
-        1]]`` is candidate i."""
+        """:meth:`edits` of candidates packed by :meth:`pack`."""
         return edit_distances(ids, offsets, target, len(self.vocabulary))
 
 

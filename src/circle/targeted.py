@@ -83,7 +83,7 @@ class TargetedTask(NamedTuple):
 class Candidates(NamedTuple):
     """A paraphrase n-best list as the reranker reads it, prepared once however many
     hypotheses it serves (:meth:`ParaphraseMemo.prepare`): texts, the paraphraser's scores, the
-    reranking LM's fluencies, and the word ids of all texts one after another (``offsets``)."""
+    reranking LM's fluencies, and the word ids of all texts (:meth:`WordIds.pack`)."""
 
     texts: list[str]
     model_scores: np.ndarray
@@ -112,12 +112,9 @@ class ParaphraseMemo:
                                  / (len(h.text.split()) + 1), self.words.of(h.text))
         texts = [h.text for h in paraphrases]
         entries = [known[text] for text in texts]
-        offsets = np.zeros(len(texts) + 1, dtype=np.int64)
-        np.cumsum([len(ids) for _, ids in entries], out=offsets[1:])
         return Candidates(texts, np.array([h.score for h in paraphrases]),
                           np.array([fluency for fluency, _ in entries]),
-                          np.concatenate([ids for _, ids in entries]) if entries
-                          else np.zeros(0, dtype=np.int32), offsets)
+                          *self.words.pack([ids for _, ids in entries]))
 
     def wer(self, candidates: Candidates, target: str) -> np.ndarray:
         """WER(text, target) of each candidate, the target as WER's reference."""
