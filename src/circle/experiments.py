@@ -43,6 +43,7 @@ from circle.evaluate import (
     write_condition_summary,
     write_evaluation,
 )
+from circle.heldout import TUNING_SETS, tuning_set_rows
 from circle.metrics import get_metric
 from circle.paraphraser import Paraphraser, ParaphraserConfig
 from circle.report import write_page
@@ -65,16 +66,18 @@ from circle.tune.loop import (
 
 _NUMBER = r"\d+(?:\.\d+)?"
 CONDITION_PATTERN = (rf"(?:\d+H|1H\+\d+[PT])(?:_b{_NUMBER}(?:_w-{_NUMBER})?)?(?:_ref\d+)?"
-                     r"(?:_(?:bleu|ter|terbleu))?")
+                     r"(?:_t\d+)?(?:_(?:bleu|ter|terbleu))?")
 """Tuning condition names (the Snakemake wildcard constraint): ``kH``, ``1H+kP`` or ``1H+kT``
 (the thesis's 1H+kP′, targeted), then optional parts in this order: ``_b<bias>`` the untargeted
 paraphraser's self-paraphrase bias (1H+kP, Fig. 5.14) or, with ``_w<weight>``, a 1H+kT run's own
 targeted paraphraser (Fig. 5.4); ``_ref<n>`` the tune set's n-th reference set as every segment's
-single reference (1H, 1H+kP; Fig. 4.10); ``_<metric>`` the tuning metric (Fig. 4.8/4.9)."""
+single reference (1H, 1H+kP; Fig. 4.10); ``_t<n>`` the tuning set T<n> of a held-out system's
+tune set, its base set and first n held-out training blocks (1H, 1H+kP; Fig. 4.11/4.12);
+``_<metric>`` the tuning metric (Fig. 4.8/4.9)."""
 _CONDITION = re.compile(
     rf"^(?:(?P<human>\d+)H|1H\+(?P<paraphrases>\d+)(?P<kind>[PT]))"
     rf"(?:_b(?P<bias>{_NUMBER})(?:_w(?P<weight>-{_NUMBER}))?)?(?:_ref(?P<reference>\d+))?"
-    r"(?:_(?P<metric>bleu|ter|terbleu))?$")
+    r"(?:_t(?P<tuning_set>\d+))?(?:_(?P<metric>bleu|ter|terbleu))?$")
 
 TUNING_FIXED: tuple[str, ...] = ("target", "oov")
 """Weights MERT leaves at their initial values in these experiments: the targeting feature
@@ -101,6 +104,9 @@ class Condition:
     reference: int | None = None
     """1-based: the tune set's n-th reference set is every segment's single reference
     (per-translator sets, Fig. 4.10); None: the seeded per-document choice (§4.3.1)."""
+    tuning_set: int | None = None
+    """n: tune on T<n>, the first rows of a held-out system's tune set that make its base set and
+    first n held-out training blocks (Fig. 4.11/4.12, :mod:`circle.heldout`); None: every row."""
     metric: str | None = None
     """The tuning metric (Fig. 4.8/4.9); None: tuning.metric."""
 
@@ -121,6 +127,8 @@ class Condition:
         elif self.reference is not None and (self.reference < 1 or self.human != 1
                                              or self.targeted):
             problem = "_ref<n> (n >= 1) names the single reference of 1H or 1H+kP"
+        elif self.tuning_set is not None and (self.human != 1 or self.targeted):
+            problem = "_t<n> names the tuning set of 1H or 1H+kP"
         elif self.metric is not None:
             get_metric(self.metric)
         if problem:
@@ -138,6 +146,8 @@ class Condition:
             name += f"_b{self.paraphraser.bias:g}_w{self.paraphraser.targeting_weight:g}"
         if self.reference is not None:
             name += f"_ref{self.reference}"
+        if self.tuning_set is not None:
+            name += f"_t{self.tuning_set}"
         return name + (f"_{self.metric}" if self.metric is not None else "")
 
     @classmethod
@@ -148,7 +158,8 @@ class Condition:
         if not match:
             raise ValueError(f"unknown tuning condition '{name}': use kH (k >= 1), 1H+kP or "
                              "1H+kT, optionally followed by _b<bias> (1H+kP), "
-                             "_b<bias>_w<weight> (1H+kT), _ref<n> and _bleu, _ter or _terbleu")
+                             "_b<bias>_w<weight> (1H+kT), _ref<n>, _t<n> and _bleu, _ter or "
+                             "_terbleu")
         parts = match.groupdict()
         targeted = parts["kind"] == "T"
         bias = None if parts["bias"] is None else float(parts["bias"])
@@ -162,6 +173,7 @@ class Condition:
             human=int(parts["human"] or 1), paraphrases=int(parts["paraphrases"] or 0),
             targeted=targeted, paraphraser=paraphraser, bias=bias,
             reference=None if parts["reference"] is None else int(parts["reference"]),
+            tuning_set=None if parts["tuning_set"] is None else int(parts["tuning_set"]),
             metric=parts["metric"])
         if condition.name != name:
             raise ValueError(f"tuning condition '{name}' is spelt '{condition.name}'")
@@ -177,9 +189,10 @@ class Condition:
 
     @property
     def baseline(self) -> Condition:
-        """What the condition is compared with: 1H with the same single reference and tuning
-        metric (1H for every condition of Fig. 4.3 and 5.10)."""
-        return Condition(1, reference=self.reference, metric=self.metric)
+        """What the condition is compared with: 1H with the same single reference, tuning set
+        and tuning metric (1H for every condition of Fig. 4.3 and 5.10)."""
+        return Condition(1, reference=self.reference, tuning_set=self.tuning_set,
+                         metric=self.metric)
 
     @property
     def reference_type(self) -> str:
@@ -239,17 +252,18 @@ def select_segments(evalset_path: str | os.PathLike, max_segments: int | None,
                     provenance: Mapping[str, str] | None = None) -> int:
     """Keep the first whole documents of a set, up to ``max_segments`` segments (None: all).
 
-    Whole documents keep the per-document single-reference simulation intact.
+    Whole documents keep the per-document single-reference simulation intact; a held-out
+    system's tune set (:mod:`circle.heldout`) is kept whole, its tuning sets with it.
     """
     table = read_table(evalset_path, EVALSET)
-    if max_segments is not None:
+    if max_segments is not None and TUNING_SETS not in read_metadata(evalset_path):
         sizes = table.groupby("document", sort=False).size()
         kept = sizes.index[(sizes.cumsum() <= max_segments)]
         if len(kept) == 0:
             kept = sizes.index[:1]
         table = table[table["document"].isin(kept)]
     metadata = {key: value for key, value in read_metadata(evalset_path).items()
-                if key == "reference_names"}
+                if key in ("reference_names", TUNING_SETS)}
     metadata["max_segments"] = str(max_segments)
     write_table(table, out_path, EVALSET, provenance, metadata)
     return len(table)
@@ -423,7 +437,8 @@ class ConditionTuning:
 
     def _inputs(self) -> tuple[list[str], list[list[str]], RecordedDecode | None]:
         """The tune sentences, each one's references, and the recorded start decode if any."""
-        table = read_table(self.tune_path, EVALSET)
+        table = tuning_set_rows(read_table(self.tune_path, EVALSET), self.run.condition.tuning_set,
+                                self.tune_path)
         paraphrases = (None if self.paraphrases_path is None
                        else read_table(self.paraphrases_path, NBEST))
         recorded = (None if self.start_decode_path is None

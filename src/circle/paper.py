@@ -7,6 +7,8 @@ tuning runs of their own, each with the thesis's published numbers beside ours:
   with BLEU, scored by BLEU, its two factors (precision, brevity penalty) and TER;
 * Fig. 4.10: each reference set in turn as every segment's single reference (1H, 1H+1P;
   thesis §4.5, "per-translator" sets, unlike the seeded per-document choice of §4.3.1);
+* Fig. 4.11/4.12: 1H and 1H+1P of the held-out system (:mod:`circle.heldout`) tuned on its base
+  single-reference tune set and on the sets enlarged by held-out training blocks (thesis §4.6);
 * Fig. 5.14: the 1H+kP conditions with the untargeted paraphraser on self-paraphrase-biased
   grammars (thesis §5.5), beside the unbiased untargeted and the targeted curves;
 * Fig. 6.2 (from the 2H, 1H+1P and 1H+1T runs of the config): focus and reachability of a
@@ -23,7 +25,7 @@ import math
 import os
 import re
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 import numpy as np
@@ -32,6 +34,7 @@ import pandas as pd
 from circle.decoder.nbest import NBEST
 from circle.evaluate import corpus_bleu
 from circle.experiments import Condition, TuningRun
+from circle.heldout import TUNING_SETS
 from circle.report import (
     METRIC_LABELS,
     THESIS,
@@ -66,14 +69,18 @@ class PaperFigure:
     figure: str
     title: str
     conditions: tuple[Condition, ...]
+    heldout: bool = False
+    """The runs are the held-out system's (Fig. 4.11/4.12), not the experiment's."""
 
 
 def paper_figures(conditions: Sequence[str], references: int, tuning_metric: str,
-                  other_metric: str, untargeted_biases: Sequence[float]) -> list[PaperFigure]:
+                  other_metric: str, untargeted_biases: Sequence[float],
+                  heldout_blocks: Sequence[float] = ()) -> list[PaperFigure]:
     """The figures of this module for a config: its tuning ``conditions`` (Fig. 5.14 repeats
     their 1H+kP and shows their 1H+kT), the tune set's number of ``references`` (Fig. 4.10),
-    ``tuning_metric`` and the ``other_metric`` it is compared with (Fig. 4.8/4.9) and the
-    ``untargeted_biases`` of Fig. 5.14."""
+    ``tuning_metric`` and the ``other_metric`` it is compared with (Fig. 4.8/4.9), the
+    ``untargeted_biases`` of Fig. 5.14 and the ``heldout_blocks`` of Fig. 4.11/4.12 (none: no
+    such figure)."""
     parsed = [Condition.parse(name) for name in conditions]
     untargeted = [c for c in parsed if c.paraphrases and not c.targeted]
     targeted = [c for c in parsed if c.targeted]
@@ -92,6 +99,12 @@ def paper_figures(conditions: Sequence[str], references: int, tuning_metric: str
         PaperFigure("fig4_10", "4.10", "Each reference set in turn as the single reference "
                     "(thesis Fig. 4.10)", by_reference),
     ]
+    if heldout_blocks:
+        figures.append(PaperFigure(
+            "fig4_12", "4.11/4.12", "Larger single-reference tuning sets from held-out training "
+            "blocks (thesis Fig. 4.11/4.12)",
+            tuple(Condition(1, k, tuning_set=n) for n in range(len(heldout_blocks) + 1)
+                  for k in (0, 1)), heldout=True))
     if biased:
         figures.append(PaperFigure("fig5_14", "5.14", "Untargeted paraphrases with "
                                    "self-paraphrase bias (thesis Fig. 5.14)",
@@ -99,9 +112,12 @@ def paper_figures(conditions: Sequence[str], references: int, tuning_metric: str
     return figures
 
 
-def figure_runs(figures: Sequence[PaperFigure], replicates: int) -> list[TuningRun]:
-    """Every tuning run the figures show, each once, in figure order."""
-    conditions = dict.fromkeys(c for figure in figures for c in figure.conditions)
+def figure_runs(figures: Sequence[PaperFigure], replicates: int, heldout: bool = False
+                ) -> list[TuningRun]:
+    """Every tuning run the figures show, each once, in figure order: the experiment's, or with
+    ``heldout`` the held-out system's."""
+    conditions = dict.fromkeys(c for figure in figures if figure.heldout == heldout
+                               for c in figure.conditions)
     return [TuningRun(condition, replicate)
             for condition in conditions for replicate in range(replicates)]
 
@@ -120,6 +136,17 @@ THESIS_TRANSLATORS: dict[str, dict[str, tuple[float, ...]]] = {
 """Thesis Fig. 4.10: BLEU and TER on MT04+05 with reference set #1–#4 of MT03 as the single
 tuning reference, without and with its 1-best paraphrase."""
 
+THESIS_LARGER: dict[str, dict[str, tuple[float, ...]]] = {
+    "bleu": {"1H": (36.40, 36.85, 36.95, 37.00), "1H+1P": (38.25, 38.59, 38.60, 38.55)},
+    "ter": {"1H": (56.17, 58.23, 58.60, 59.03), "1H+1P": (54.20, 55.43, 55.59, 55.77)},
+}
+"""Thesis Fig. 4.12: BLEU and TER on MT04+05 tuned on the single-reference MT03 set (Base) and
+on T1–T3, enlarged by held-out blocks of training sentences, without and with the 1-best
+paraphrase of the single reference."""
+
+THESIS_TUNING_SETS: tuple[int, ...] = (919, 1519, 2019, 2519)
+"""Thesis Fig. 4.11: sentences of Base (MT03), T1 (+600), T2 (+500) and T3 (+500)."""
+
 THESIS_BIASED = ThesisTable(
     "5.14", "Untargeted paraphrases with self-paraphrase bias (thesis Fig. 5.14)",
     {name: THESIS_TABLES["5.10"].series[name] for name in ("paraphrase", "targeted")})
@@ -133,8 +160,6 @@ NOT_REPRODUCED: tuple[tuple[str, str], ...] = (
     ("4.2, 4.6, 5.12", "the same experiments on NIST Chinese-English and WMT French/German/"
      "Spanish-English data, which is licensed; the default experiment is Spanish-English "
      "Bible text (Fig. 4.3 and 5.10 are the ones reproduced)"),
-    ("4.11/4.12", "larger single-reference tuning sets from held-out training blocks: not built "
-     "yet"),
 )
 """Thesis figures with results that ``paper_tables`` does not regenerate, and why."""
 
@@ -185,23 +210,86 @@ def translator_table(summary: pd.DataFrame, figure: PaperFigure,
     (mean, sd, the 1H+1P mark against 1H_ref<n>), the gain, and the thesis's numbers for set
     #n."""
     summary = summary.set_index("condition")
-    rows = []
-    for condition in figure.conditions:
-        if condition.paraphrases:
-            continue
-        n = condition.reference
-        row = {"reference_set": n, "reference_name": reference_names[n - 1]}
-        for label, name in (("1H", condition.name), ("1H+1P", Condition(1, 1, reference=n).name)):
-            for metric in ("bleu", "ter"):
-                cell = _summary_cell(summary, name, metric)
-                row.update({f"{label}_{metric}_{key}": value for key, value in cell.items()})
-                published = THESIS_TRANSLATORS[metric][label]
-                row[f"{label}_{metric}_thesis"] = published[n - 1] if n <= len(published) \
-                    else np.nan
-        row["bleu_gain"] = row["1H+1P_bleu_mean"] - row["1H_bleu_mean"]
-        row["bleu_gain_thesis"] = row["1H+1P_bleu_thesis"] - row["1H_bleu_thesis"]
-        rows.append(row)
-    return pd.DataFrame(rows)
+    return pd.DataFrame([
+        {"reference_set": c.reference, "reference_name": reference_names[c.reference - 1],
+         **_paired_cells(summary, c, THESIS_TRANSLATORS, c.reference - 1)}
+        for c in figure.conditions if not c.paraphrases])
+
+
+def _paired_cells(summary: pd.DataFrame, single: Condition,
+                  published: Mapping[str, Mapping[str, Sequence[float]]], index: int) -> dict:
+    """Test BLEU and TER cells (mean, sd, replicates, mark, p-value) of a single-reference
+    condition (``1H``) and of it with the 1-best paraphrase (``1H+1P``), the thesis's
+    ``index``-th numbers beside them, and the BLEU gain of the paraphrase, ours and the
+    thesis's (``summary``: CONDITION_SUMMARY indexed by condition)."""
+    row = {}
+    for label, condition in (("1H", single), ("1H+1P", replace(single, paraphrases=1))):
+        for metric in ("bleu", "ter"):
+            cell = _summary_cell(summary, condition.name, metric)
+            row.update({f"{label}_{metric}_{key}": value for key, value in cell.items()})
+            values = published[metric][label]
+            row[f"{label}_{metric}_thesis"] = values[index] if index < len(values) else np.nan
+    row["bleu_gain"] = row["1H+1P_bleu_mean"] - row["1H_bleu_mean"]
+    row["bleu_gain_thesis"] = row["1H+1P_bleu_thesis"] - row["1H_bleu_thesis"]
+    return row
+
+
+def tuning_set_table(summary: pd.DataFrame, figure: PaperFigure,
+                     sizes: Sequence[int]) -> pd.DataFrame:
+    """Fig. 4.11/4.12: per tuning set T<n> (Base = T0) of the held-out system, its segments
+    (``sizes``) and the thesis's sentences, 1H_t<n> and 1H+1P_t<n> test BLEU and TER (mean, sd,
+    the 1H+1P mark against 1H_t<n>), the gain, and the thesis's numbers."""
+    summary = summary.set_index("condition")
+    return pd.DataFrame([
+        {"tuning_set": "Base" if c.tuning_set == 0 else f"T{c.tuning_set}",
+         "segments": sizes[c.tuning_set],
+         "sentences_thesis": (THESIS_TUNING_SETS[c.tuning_set]
+                              if c.tuning_set < len(THESIS_TUNING_SETS) else np.nan),
+         **_paired_cells(summary, c, THESIS_LARGER, c.tuning_set)}
+        for c in figure.conditions if not c.paraphrases])
+
+
+def tuning_set_reading(table: pd.DataFrame) -> str:
+    """One line: 1H and 1H+1P BLEU from the base set to the largest, the paraphrase's gains,
+    ours and the thesis's."""
+    first, last = table.iloc[0], table.iloc[-1]
+    gains = ", ".join(f"{row['tuning_set']} {row['bleu_gain']:+.2f}{row['1H+1P_bleu_mark']}"
+                      for row in table.to_dict("records"))
+    spread = ("" if math.isnan(first["1H_bleu_sd"]) else
+              f" (sd {first['1H_bleu_sd']:.2f} / {last['1H_bleu_sd']:.2f} over replicates)")
+    return (f"from Base ({first['segments']} segments) to {last['tuning_set']} "
+            f"({last['segments']}), 1H goes {first['1H_bleu_mean']:.2f} → "
+            f"{last['1H_bleu_mean']:.2f} BLEU{spread} and 1H+1P {first['1H+1P_bleu_mean']:.2f} "
+            f"→ {last['1H+1P_bleu_mean']:.2f}; 1H+1P − 1H per set: {gains} (thesis: 1H "
+            f"{first['1H_bleu_thesis']:.2f} → {last['1H_bleu_thesis']:.2f}, not significant; "
+            f"1H+1P gains {table['bleu_gain_thesis'].min():+.2f} to "
+            f"{table['bleu_gain_thesis'].max():+.2f}, significant at every size).")
+
+
+def tuning_set_markdown(table: pd.DataFrame, figure: PaperFigure, note: str) -> str:
+    header = ["tuning set", "segments", "sentences (thesis)", "1H BLEU", "1H+1P BLEU", "gain",
+              "1H (thesis)", "1H+1P (thesis)", "1H TER", "1H+1P TER", "1H TER (thesis)",
+              "1H+1P TER (thesis)"]
+    rows = [[row["tuning_set"], str(row["segments"]), number_text(row["sentences_thesis"], 0),
+             _scored(row, "1H_bleu"), _scored(row, "1H+1P_bleu"), f"{row['bleu_gain']:+.2f}",
+             number_text(row["1H_bleu_thesis"]), number_text(row["1H+1P_bleu_thesis"]),
+             _scored(row, "1H_ter"), _scored(row, "1H+1P_ter"), number_text(row["1H_ter_thesis"]),
+             number_text(row["1H+1P_ter_thesis"])]
+            for row in table.to_dict("records")]
+    return _page(
+        figure.title, header, rows,
+        "Test-set BLEU and TER in percent, mean over tuning replicates ± sample standard "
+        "deviation, of the held-out system: trained without a seeded contiguous block of "
+        "training segments (and without other training segments with a block's English), and "
+        "tuned on Base, the tune set with each segment's single reference (the seeded "
+        "per-document choice of Fig. 4.3), or on T<n>, Base followed by the first n parts of the "
+        "block with their training English as the single reference (Fig. 4.11: the parts are "
+        "the thesis's 600/919, 500/919 and 500/919 of Base by default, "
+        "`figures.heldout_blocks`). 1H+1P adds the 1-best untargeted paraphrase of the single "
+        "reference by the held-out system's own paraphraser. The thesis's numbers are for "
+        "NIST MT03 enlarged from the Chinese-English training data, tested on MT04+05: a shape "
+        "to compare with. The 1H differences between tuning sets are not tested; compare them "
+        "with the replicates' sd.", note, tuning_set_reading(table))
 
 
 def _scored(row: Mapping, prefix: str) -> str:
@@ -338,7 +426,8 @@ def write_figure(figure: PaperFigure, evaluation_path: str | os.PathLike,
                  markdown_path: str | os.PathLike, html_path: str | os.PathLike,
                  csv_path: str | os.PathLike, png_path: str | os.PathLike) -> pd.DataFrame:
     """A figure's page (Markdown, HTML), CSV and plot from the paper runs' EVALUATION and
-    CONDITION_SUMMARY tables; ``tune_path`` names the reference sets (Fig. 4.10)."""
+    CONDITION_SUMMARY tables; ``tune_path`` names the reference sets (Fig. 4.10) or, for the
+    held-out system, its tuning sets (Fig. 4.11/4.12)."""
     names = {c.name for c in figure.conditions}
     evaluation = read_table(evaluation_path, EVALUATION)
     summary = read_table(summary_path, CONDITION_SUMMARY)
@@ -348,8 +437,8 @@ def write_figure(figure: PaperFigure, evaluation_path: str | os.PathLike,
     if missing:
         raise ValueError(f"{summary_path}: no evaluated runs of {missing} (Fig. {figure.figure})")
     replicates = sorted(set(summary["replicates"].astype(int)))
-    significance = Significance("its baseline (1H with the same single reference and tuning "
-                                "metric)", float(summary["significance_level"].iloc[0]),
+    significance = Significance("its baseline (1H with the same single reference, tuning set "
+                                "and tuning metric)", float(summary["significance_level"].iloc[0]),
                                 int(summary["shuffles"].iloc[0]))
     note = significance.note(replicates)
     if figure.key == "fig4_8":
@@ -367,6 +456,15 @@ def write_figure(figure: PaperFigure, evaluation_path: str | os.PathLike,
                           table[f"{label}_bleu_sd"].tolist()) for label in ("1H", "1H+1P")}
         _plot_bars([f"#{n} {name}" for n, name in zip(table["reference_set"],
                                                      table["reference_name"], strict=True)],
+                   series, png_path, figure.title, "test BLEU (%)")
+    elif figure.key == "fig4_12":
+        sizes = json.loads(read_metadata(tune_path)[TUNING_SETS])
+        table = tuning_set_table(summary, figure, sizes)
+        text = tuning_set_markdown(table, figure, note)
+        series = {label: (table[f"{label}_bleu_mean"].tolist(),
+                          table[f"{label}_bleu_sd"].tolist()) for label in ("1H", "1H+1P")}
+        _plot_bars([f"{name} ({size})" for name, size in zip(table["tuning_set"],
+                                                             table["segments"], strict=True)],
                    series, png_path, figure.title, "test BLEU (%)")
     elif figure.key == "fig5_14":
         labels = {c.reference_type: f"Untargeted, b = {c.bias:g}" for c in figure.conditions

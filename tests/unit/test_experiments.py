@@ -71,7 +71,8 @@ def test_a_targeted_condition_can_carry_its_own_paraphraser():
 @pytest.mark.parametrize("name", ["0H", "2H+1P", "1P", "H", "1H+P", "2H+1T", "1H+T",
                                   "1H+1P_b0_w-1", "1H+1T_b0", "1H+1T_b0_w1", "2H_ref1",
                                   "1H+1T_ref1", "1H_ref0", "1H_b0.5", "1H_ref1_b0.5",
-                                  "1H_meteor", "1H+1P_b1.5"])
+                                  "1H_meteor", "1H+1P_b1.5", "2H_t1", "1H+1T_t1",
+                                  "1H_ter_t1"])
 def test_bad_condition_names_are_refused(name):
     with pytest.raises(ValueError, match="unknown tuning condition"):
         Condition.parse(name)
@@ -85,6 +86,8 @@ def test_bad_condition_names_are_refused(name):
     ("1H+1P_b0.5_ref4_ter", {"bias": 0.5, "reference": 4, "metric": "ter"}, "1H_ref4_ter",
      "paraphrase_b0.5"),
     ("3H", {"human": 3}, "1H", "human"),
+    ("1H+1P_t2", {"paraphrases": 1, "tuning_set": 2}, "1H_t2", "paraphrase"),
+    ("1H_t0_terbleu", {"tuning_set": 0, "metric": "terbleu"}, "1H_t0_terbleu", "human"),
     ("1H+2T_b0_w-1", {"targeted": True, "paraphraser": ParaphraserConfig(0.0, -1.0)}, "1H",
      "targeted"),
 ])

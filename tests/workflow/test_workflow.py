@@ -324,6 +324,7 @@ def check_report(directory: Path, config: Path) -> None:
                               "fig5_3.png", "fig5_8.png", "fig5_10.html", "fig5_10.png",
                               "targeted_samples.html", "fig5_4.html", "fig5_4.png",
                               "fig4_8.html", "fig4_8.png", "fig4_10.html", "fig4_10.png",
+                              "fig4_12.html", "fig4_12.png",
                               "fig5_14.html", "fig5_14.png", "fig6_2.html", "fig6_2.png",
                               "paper_tables.html"}
         report = archive.read(names["report.html"]).decode()
@@ -337,6 +338,31 @@ def check_report(directory: Path, config: Path) -> None:
         first_words = " ".join(rst.read_text().split()[:4])
         assert first_words in report, rst.name  # every caption is in the report
     assert "Fig. 5.8): D = |" in report  # the pipes of |Δd_mt − Δd_ref| survive reST
+
+
+def check_heldout_system(results: Path) -> None:
+    """Fig. 4.11/4.12: the held-out system is trained without the block it adds to the tune
+    set, and tunes 1H and 1H+1P on T0-T3 against the baseline of the same tuning set."""
+    heldout = results / "heldout"
+    held = json.loads(read_metadata(heldout / "tokenized/train.parquet")["held_out_segments"])
+    trained = read_table(heldout / "tokenized/train.parquet", BITEXT)
+    assert len(held) == 52 and not set(held) & set(trained["segment_id"])
+    tune = read_table(heldout / "sets/tune.parquet", EVALSET)
+    assert len(tune) == 82 and set(map(len, tune["references"])) == {1}
+    summary = read_table(heldout / "evaluation/conditions.parquet", CONDITION_SUMMARY)
+    assert dict(zip(summary["condition"], summary["baseline_condition"].fillna("itself"),
+                    strict=True)) == {
+        **{f"1H_t{n}": "itself" for n in range(4)},
+        **{f"1H+1P_t{n}": f"1H_t{n}" for n in range(4)}}
+    logs = {n: read_table(heldout / f"tune/1H_t{n}.rep0.parquet", TUNING_LOG) for n in (0, 3)}
+    # iteration 1's new hypotheses: at most k = 10 for each of T0's 30 segments, more for T3's 82
+    assert logs[0]["new_hypotheses"].iloc[0] <= 10 * 30 < logs[3]["new_hypotheses"].iloc[0]
+    paraphrased = read_table(heldout / "paraphrase/untargeted-bias0/tune.nbest.parquet", NBEST)
+    assert set(paraphrased["segment_id"]) == set(tune["segment_id"])
+    fig4_12 = pd.read_csv(results / "report/fig4_12.csv")
+    assert fig4_12["tuning_set"].tolist() == ["Base", "T1", "T2", "T3"]
+    assert fig4_12["segments"].tolist() == [30, 50, 66, 82]
+    assert fig4_12["1H_bleu_thesis"].tolist() == [36.40, 36.85, 36.95, 37.00]
 
 
 def check_paper_tables(directory: Path, config: Path) -> None:
@@ -371,7 +397,7 @@ def check_paper_tables(directory: Path, config: Path) -> None:
     fig5_14 = pd.read_csv(results / "report/fig5_14.csv")
     assert {"paraphrase_b0.5_bleu_mean", "targeted_bleu_thesis"} <= set(fig5_14.columns)
     page = (results / "report/paper_tables.md").read_text()
-    for figure in ("4.3", "4.8/4.9", "4.10", "5.3–5.8", "5.4", "5.10", "5.14"):
+    for figure in ("4.3", "4.8/4.9", "4.10", "4.11/4.12", "5.3–5.8", "5.4", "5.10", "5.14"):
         assert f"| {figure} |" in page
     assert "| 6.2 |" in page and "Fig. 6.2" not in page.split("Not regenerated")[1]
     fig6_2 = pd.read_csv(results / "report/fig6_2.csv").set_index("reference_type")
@@ -379,7 +405,8 @@ def check_paper_tables(directory: Path, config: Path) -> None:
     assert np.allclose(fig6_2["post_tune_second_mean"] - fig6_2["pre_tune_second_mean"],
                        fig6_2["gain_second_mean"])
     assert fig6_2.loc["targeted", "pre_tune_second_thesis"] == 21.7
-    for key in ("fig4_8", "fig4_10", "fig5_14", "fig6_2"):
+    check_heldout_system(results)
+    for key in ("fig4_8", "fig4_10", "fig4_12", "fig5_14", "fig6_2"):
         assert "Reading: " in (results / f"report/{key}.md").read_text()
         assert (results / f"report/{key}.png").read_bytes()[:4] == b"\x89PNG"
 

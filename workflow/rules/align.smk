@@ -12,6 +12,8 @@ rule align_corpus:
         "benchmarks/{experiment}/align_corpus.tsv"
     params:
         options=config["alignment"],
+    wildcard_constraints:
+        experiment=MAIN_SYSTEM,
     threads: 2
     resources:
         mem_mb=memory_mb,
@@ -25,7 +27,7 @@ rule aligned_corpus:
     """Named target: the tokenised training bitext and its (possibly frozen) alignment."""
     input:
         f"results/{EXPERIMENT}/tokenized/train.parquet",
-        alignment_source,
+        lambda wildcards: alignment_path(EXPERIMENT),
 
 
 rule refreeze_alignment:

@@ -38,11 +38,17 @@ if problems := config_problems(config):
     raise ConfigError(problems)
 
 EXPERIMENT = config["experiment"]
+HELDOUT_SYSTEM = f"{EXPERIMENT}/heldout"
+"""The experiment's held-out system (circle.heldout, Fig. 4.11/4.12): built by the same rules
+under results/<experiment>/heldout/ from the tables the hold_out_blocks job writes."""
+MAIN_SYSTEM = re.escape(EXPERIMENT)
+"""Wildcard constraint of the rules that only the experiment's own system has (its corpus,
+tokenisation, alignment and set selection are the held-out system's hold_out_blocks job)."""
 SPLITS = ("train", *EVAL_SETS)
 
 
 wildcard_constraints:
-    experiment=re.escape(EXPERIMENT),
+    experiment=f"{MAIN_SYSTEM}|{re.escape(HELDOUT_SYSTEM)}",
     split="|".join(SPLITS),
     evalset="|".join(EVAL_SETS),
     order=r"\d+",
@@ -96,15 +102,23 @@ def corpus_files(wildcards):
     return paths
 
 
-def alignment_source(wildcards):
-    """The frozen alignment table if the config names one (checked against the config's
-    alignment settings), else eflomal's fresh output."""
+def alignment_path(experiment):
+    """The alignment of a system's training bitext: the held-out system's links (its share of
+    the experiment's), else the frozen alignment table if the config names one (checked
+    against the config's alignment settings), else eflomal's fresh output."""
+    if experiment == HELDOUT_SYSTEM:
+        return f"results/{HELDOUT_SYSTEM}/align/links.parquet"
     frozen = config["alignment"]["frozen"]
     if not frozen:
         return f"results/{EXPERIMENT}/align/eflomal.parquet"
     if problems := frozen_alignment_problems(config):
         raise ConfigError(problems)
     return frozen
+
+
+def alignment_source(wildcards):
+    """:func:`alignment_path` of the job's system."""
+    return alignment_path(wildcards.experiment)
 
 
 def reference_count(evalset):
@@ -177,7 +191,8 @@ def figures():
     """The thesis figures with tuning runs of their own (circle.paper), for this config."""
     return paper_figures(
         config["tuning"]["conditions"], reference_count("tune"), config["tuning"]["metric"],
-        config["figures"]["metric"], config["figures"]["untargeted_biases"])
+        config["figures"]["metric"], config["figures"]["untargeted_biases"],
+        config["figures"]["heldout_blocks"])
 
 
 def figure(key):
@@ -187,10 +202,23 @@ def figure(key):
 
 def evaluated_runs(wildcards):
     """The run names an evaluation covers: the config's runs ('' run set) or every paper
-    figure's ('paper/')."""
-    if wildcards.run_set == "":
+    figure's ('paper/'); the held-out system's are its figure's (Fig. 4.11/4.12)."""
+    heldout = wildcards.experiment == HELDOUT_SYSTEM
+    if wildcards.run_set == "" and not heldout:
         return tuning_runs()
-    return [run.name for run in figure_runs(figures(), config["tuning"]["replicates"])]
+    return [run.name for run in figure_runs(figures(), config["tuning"]["replicates"], heldout)]
+
+
+def paper_figure_inputs(wildcards):
+    """A circle.paper figure's evaluation tables (the paper runs', or the held-out system's
+    for Fig. 4.11/4.12) and the tune set that names its reference or tuning sets."""
+    if figure(wildcards.figure).heldout:
+        system, run_set = HELDOUT_SYSTEM, ""
+    else:
+        system, run_set = wildcards.experiment, "paper/"
+    return {"table": f"results/{system}/evaluation/{run_set}results.parquet",
+            "conditions": f"results/{system}/evaluation/{run_set}conditions.parquet",
+            "tune": f"results/{system}/sets/tune.parquet"}
 
 
 def run_name(wildcards):

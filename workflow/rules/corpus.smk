@@ -36,6 +36,8 @@ rule prepare_corpus:
         corpus=config["corpus"],
         max_line_chars=config["validation"]["max_line_chars"],
         seed=config["seed"],
+    wildcard_constraints:
+        experiment=MAIN_SYSTEM,
     conda:
         "../../envs/circle.yaml"
     script:

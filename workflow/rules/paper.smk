@@ -3,12 +3,10 @@
 
 
 rule report_paper_figure:
-    """One figure of circle.paper (Fig. 4.8/4.9, 4.10, 5.14): table (Markdown, HTML, CSV) with
+    """One figure of circle.paper (Fig. 4.8/4.9, 4.10, 4.11/4.12, 5.14): table (Markdown, HTML, CSV) with
     the thesis's numbers, significance marks against each condition's baseline, and a plot."""
     input:
-        table="results/{experiment}/evaluation/paper/results.parquet",
-        conditions="results/{experiment}/evaluation/paper/conditions.parquet",
-        tune="results/{experiment}/sets/tune.parquet",
+        unpack(paper_figure_inputs),
     output:
         markdown="results/{experiment}/report/{figure}.md",
         html=report(
@@ -25,6 +23,7 @@ rule report_paper_figure:
     log:
         "logs/{experiment}/report_paper_figure/{figure}.log",
     wildcard_constraints:
+        experiment=MAIN_SYSTEM,
         figure="|".join(f.key for f in figures()) or "none",
     params:
         figure=lambda wildcards: figure(wildcards.figure),
@@ -67,9 +66,17 @@ rule report_paper_tables:
 
 rule paper_tables:
     """Named target: every thesis figure the project reproduces (Fig. 4.3, 4.8/4.9, 4.10,
-    5.3–5.8, 5.4, 5.10, 5.14) and the page over them, results/<exp>/report/paper_tables.md."""
+    4.11/4.12, 5.3–5.8, 5.4, 5.10, 5.14, 6.2) and the page over them,
+    results/<exp>/report/paper_tables.md."""
     input:
         f"results/{EXPERIMENT}/report/paper_tables.md",
+
+
+rule fig4_12:
+    """Named target: thesis Fig. 4.11/4.12, 1H and 1H+1P of the held-out system tuned on the
+    tune set and on the sets enlarged by held-out training blocks (part of paper_tables)."""
+    input:
+        f"results/{EXPERIMENT}/report/fig4_12.md" if config["figures"]["heldout_blocks"] else [],
 
 
 rule report_focus:
@@ -111,3 +118,34 @@ rule report_focus:
         "../../envs/circle.yaml"
     script:
         "../scripts/report_focus.py"
+
+
+rule hold_out_blocks:
+    """The held-out system's tables (circle.heldout, Fig. 4.11/4.12): the training bitext
+    without a seeded block of training segments (figures.heldout_blocks) and its alignment
+    links, the tune set's single references followed by the block (tuning sets T0-T<n>), and
+    the shared test and paraphraser-tuning sets; every later stage of the held-out system runs
+    the experiment's rules on them."""
+    input:
+        train="results/{experiment}/tokenized/train.parquet",
+        alignment=alignment_source,
+        tune="results/{experiment}/sets/tune.parquet",
+        test="results/{experiment}/tokenized/test.parquet",
+        paratune="results/{experiment}/tokenized/paratune.parquet",
+    output:
+        train="results/{experiment}/heldout/tokenized/train.parquet",
+        alignment="results/{experiment}/heldout/align/links.parquet",
+        tune="results/{experiment}/heldout/tokenized/tune.parquet",
+        test="results/{experiment}/heldout/tokenized/test.parquet",
+        paratune="results/{experiment}/heldout/tokenized/paratune.parquet",
+    log:
+        "logs/{experiment}/hold_out_blocks.log",
+    params:
+        fractions=config["figures"]["heldout_blocks"],
+        seed=config["seed"],
+    wildcard_constraints:
+        experiment=MAIN_SYSTEM,
+    conda:
+        "../../envs/circle.yaml"
+    script:
+        "../scripts/hold_out_blocks.py"

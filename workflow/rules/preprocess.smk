@@ -12,6 +12,8 @@ rule tokenize_corpus:
         "benchmarks/{experiment}/tokenize_corpus/{split}.tsv"
     params:
         options=config["preprocess"],
+    wildcard_constraints:
+        experiment=MAIN_SYSTEM,
     conda:
         "../../envs/circle.yaml"
     script:
