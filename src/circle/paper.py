@@ -234,6 +234,19 @@ def _paired_cells(summary: pd.DataFrame, single: Condition,
     return row
 
 
+PAIRED_HEADER = ("1H BLEU", "1H+1P BLEU", "gain", "1H (thesis)", "1H+1P (thesis)", "1H TER",
+                 "1H+1P TER", "1H TER (thesis)", "1H+1P TER (thesis)")
+"""The columns of :func:`_paired_cells` in a figure page (:func:`_paired_texts`)."""
+
+
+def _paired_texts(row: Mapping) -> list[str]:
+    """:data:`PAIRED_HEADER`'s cells of a :func:`_paired_cells` row."""
+    return [_scored(row, "1H_bleu"), _scored(row, "1H+1P_bleu"), f"{row['bleu_gain']:+.2f}",
+            number_text(row["1H_bleu_thesis"]), number_text(row["1H+1P_bleu_thesis"]),
+            _scored(row, "1H_ter"), _scored(row, "1H+1P_ter"), number_text(row["1H_ter_thesis"]),
+            number_text(row["1H+1P_ter_thesis"])]
+
+
 def tuning_set_table(summary: pd.DataFrame, figure: PaperFigure,
                      sizes: Sequence[int]) -> pd.DataFrame:
     """Fig. 4.11/4.12: per tuning set T<n> (Base = T0) of the held-out system, its segments
@@ -267,15 +280,9 @@ def tuning_set_reading(table: pd.DataFrame) -> str:
 
 
 def tuning_set_markdown(table: pd.DataFrame, figure: PaperFigure, note: str) -> str:
-    header = ["tuning set", "segments", "sentences (thesis)", "1H BLEU", "1H+1P BLEU", "gain",
-              "1H (thesis)", "1H+1P (thesis)", "1H TER", "1H+1P TER", "1H TER (thesis)",
-              "1H+1P TER (thesis)"]
+    header = ["tuning set", "segments", "sentences (thesis)", *PAIRED_HEADER]
     rows = [[row["tuning_set"], str(row["segments"]), number_text(row["sentences_thesis"], 0),
-             _scored(row, "1H_bleu"), _scored(row, "1H+1P_bleu"), f"{row['bleu_gain']:+.2f}",
-             number_text(row["1H_bleu_thesis"]), number_text(row["1H+1P_bleu_thesis"]),
-             _scored(row, "1H_ter"), _scored(row, "1H+1P_ter"), number_text(row["1H_ter_thesis"]),
-             number_text(row["1H+1P_ter_thesis"])]
-            for row in table.to_dict("records")]
+             *_paired_texts(row)] for row in table.to_dict("records")]
     return _page(
         figure.title, header, rows,
         "Test-set BLEU and TER in percent, mean over tuning replicates ± sample standard "
@@ -373,13 +380,8 @@ def translator_reading(table: pd.DataFrame) -> str:
 
 
 def translator_markdown(table: pd.DataFrame, figure: PaperFigure, note: str) -> str:
-    header = ["set", "reference", "1H BLEU", "1H+1P BLEU", "gain", "1H (thesis)",
-              "1H+1P (thesis)", "1H TER", "1H+1P TER", "1H TER (thesis)", "1H+1P TER (thesis)"]
-    rows = [[f"#{row['reference_set']}", row["reference_name"], _scored(row, "1H_bleu"),
-             _scored(row, "1H+1P_bleu"), f"{row['bleu_gain']:+.2f}",
-             number_text(row["1H_bleu_thesis"]), number_text(row["1H+1P_bleu_thesis"]),
-             _scored(row, "1H_ter"), _scored(row, "1H+1P_ter"), number_text(row["1H_ter_thesis"]),
-             number_text(row["1H+1P_ter_thesis"])]
+    header = ["set", "reference", *PAIRED_HEADER]
+    rows = [[f"#{row['reference_set']}", row["reference_name"], *_paired_texts(row)]
             for row in table.to_dict("records")]
     return _page(
         figure.title, header, rows,
