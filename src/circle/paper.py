@@ -423,6 +423,14 @@ def _plot_bars(groups: Sequence[str], series: Mapping[str, tuple[Sequence[float]
         figure.savefig(tmp, format="png", metadata={"Software": None})
 
 
+def _plot_paired(table: pd.DataFrame, groups: Sequence[str], path: str | os.PathLike,
+                 title: str) -> None:
+    """Test BLEU bars of 1H and 1H+1P per row of a :func:`_paired_cells` table."""
+    _plot_bars(groups, {label: (table[f"{label}_bleu_mean"].tolist(),
+                                table[f"{label}_bleu_sd"].tolist()) for label in ("1H", "1H+1P")},
+               path, title, "test BLEU (%)")
+
+
 def write_figure(figure: PaperFigure, evaluation_path: str | os.PathLike,
                  summary_path: str | os.PathLike, tune_path: str | os.PathLike,
                  markdown_path: str | os.PathLike, html_path: str | os.PathLike,
@@ -454,20 +462,16 @@ def write_figure(figure: PaperFigure, evaluation_path: str | os.PathLike,
         reference_names = json.loads(read_metadata(tune_path)["reference_names"])
         table = translator_table(summary, figure, reference_names)
         text = translator_markdown(table, figure, note)
-        series = {label: (table[f"{label}_bleu_mean"].tolist(),
-                          table[f"{label}_bleu_sd"].tolist()) for label in ("1H", "1H+1P")}
-        _plot_bars([f"#{n} {name}" for n, name in zip(table["reference_set"],
-                                                     table["reference_name"], strict=True)],
-                   series, png_path, figure.title, "test BLEU (%)")
+        _plot_paired(table, [f"#{n} {name}" for n, name in
+                             zip(table["reference_set"], table["reference_name"], strict=True)],
+                     png_path, figure.title)
     elif figure.key == "fig4_12":
         sizes = json.loads(read_metadata(tune_path)[TUNING_SETS])
         table = tuning_set_table(summary, figure, sizes)
         text = tuning_set_markdown(table, figure, note)
-        series = {label: (table[f"{label}_bleu_mean"].tolist(),
-                          table[f"{label}_bleu_sd"].tolist()) for label in ("1H", "1H+1P")}
-        _plot_bars([f"{name} ({size})" for name, size in zip(table["tuning_set"],
-                                                             table["segments"], strict=True)],
-                   series, png_path, figure.title, "test BLEU (%)")
+        _plot_paired(table, [f"{name} ({size})" for name, size in
+                             zip(table["tuning_set"], table["segments"], strict=True)],
+                     png_path, figure.title)
     elif figure.key == "fig5_14":
         labels = {c.reference_type: f"Untargeted, b = {c.bias:g}" for c in figure.conditions
                   if c.bias is not None}
