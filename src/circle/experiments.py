@@ -256,13 +256,14 @@ def select_segments(evalset_path: str | os.PathLike, max_segments: int | None,
     system's tune set (:mod:`circle.heldout`) is kept whole, its tuning sets with it.
     """
     table = read_table(evalset_path, EVALSET)
-    if max_segments is not None and TUNING_SETS not in read_metadata(evalset_path):
+    source_metadata = read_metadata(evalset_path)
+    if max_segments is not None and TUNING_SETS not in source_metadata:
         sizes = table.groupby("document", sort=False).size()
         kept = sizes.index[(sizes.cumsum() <= max_segments)]
         if len(kept) == 0:
             kept = sizes.index[:1]
         table = table[table["document"].isin(kept)]
-    metadata = {key: value for key, value in read_metadata(evalset_path).items()
+    metadata = {key: value for key, value in source_metadata.items()
                 if key in ("reference_names", TUNING_SETS)}
     metadata["max_segments"] = str(max_segments)
     write_table(table, out_path, EVALSET, provenance, metadata)

@@ -80,10 +80,10 @@ def hold_out_blocks(train_path: str | os.PathLike, alignment_path: str | os.Path
     base = read_table(tune_path, EVALSET)
     sizes = block_sizes(len(base), fractions)
     block = choose_block(train, sum(sizes), seed)
+    held = train["segment_id"].isin(block["segment_id"])
     # a segment elsewhere whose English is a block's would train on that block's reference
-    dropped = train["target"].isin(set(block["target"])) & ~train["segment_id"].isin(
-        block["segment_id"])
-    kept = train[~train["segment_id"].isin(block["segment_id"]) & ~dropped]
+    dropped = ~held & train["target"].isin(set(block["target"]))
+    kept = train[~held & ~dropped]
     alignment = read_table(alignment_path, ALIGNMENT)
     links = alignment[alignment["segment_id"].isin(kept["segment_id"])]
     if len(links) != len(kept):
