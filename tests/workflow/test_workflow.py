@@ -406,9 +406,29 @@ def check_paper_tables(directory: Path, config: Path) -> None:
                        fig6_2["gain_second_mean"])
     assert fig6_2.loc["targeted", "pre_tune_second_thesis"] == 21.7
     check_heldout_system(results)
+    check_stage_cost(directory)
     for key in ("fig4_8", "fig4_10", "fig4_12", "fig5_14", "fig6_2"):
         assert "Reading: " in (results / f"report/{key}.md").read_text()
         assert (results / f"report/{key}.png").read_bytes()[:4] == b"\x89PNG"
+
+
+def check_stage_cost(directory: Path) -> None:
+    """benchmarks/stage_cost.py sums the run's job benchmarks per stage: the config's tuning
+    runs and the figures' apart, targeted apart, the held-out system's in a table of its own."""
+    printed = subprocess.run([sys.executable, str(ROOT / "benchmarks/stage_cost.py"),
+                              str(directory), "--experiment", "tiny"],
+                             capture_output=True, text=True, check=True).stdout
+    main, heldout = printed.split("Its held-out system")
+    jobs = {name: int(count) for name, count in re.findall(
+        r"^\| (tune_translation \(.*?\)) \| (\d+) \|", main, re.MULTILINE)}
+    # conditions 1H, 2H, 1H+1P, 1H+2P and 1H+1T; the figures' runs: the _terbleu and _ref<n>
+    # pairs, the two _b0.5 runs of Fig. 5.14 and Fig. 5.4's targeted run
+    assert jobs == {"tune_translation (conditions, untargeted)": 4,
+                    "tune_translation (conditions, targeted)": 1,
+                    "tune_translation (figure runs, untargeted)": 8,
+                    "tune_translation (figure runs, targeted)": 1}
+    assert "| tune_translation (figure runs, untargeted) | 8 |" in heldout  # 1H, 1H+1P on T0-T3
+    assert "| extract_grammar | 1 |" in heldout
 
 
 def check_curves(directory: Path, config: Path) -> None:
