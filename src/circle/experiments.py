@@ -190,9 +190,14 @@ class Condition:
     @property
     def baseline(self) -> Condition:
         """What the condition is compared with: 1H with the same single reference, tuning set
-        and tuning metric (1H for every condition of Fig. 4.3 and 5.10)."""
-        return Condition(1, reference=self.reference, tuning_set=self.tuning_set,
-                         metric=self.metric)
+        and tuning metric (1H for every condition of Fig. 4.3 and 5.10). 1H itself on an
+        enlarged tuning set T<n> (n > 0) is compared with 1H on the base set T0: whether a
+        larger single-reference tuning set helps is the other question of Fig. 4.12."""
+        single = Condition(1, reference=self.reference, tuning_set=self.tuning_set,
+                           metric=self.metric)
+        if self == single and self.tuning_set:
+            return Condition(1, reference=self.reference, tuning_set=0, metric=self.metric)
+        return single
 
     @property
     def reference_type(self) -> str:

@@ -36,9 +36,11 @@ from circle.evaluate import corpus_bleu
 from circle.experiments import Condition, TuningRun
 from circle.heldout import TUNING_SETS
 from circle.report import (
+    BETTER,
     METRIC_LABELS,
     THESIS,
     THESIS_TABLES,
+    WORSE,
     Significance,
     ThesisTable,
     cell_text,
@@ -251,7 +253,8 @@ def tuning_set_table(summary: pd.DataFrame, figure: PaperFigure,
                      sizes: Sequence[int]) -> pd.DataFrame:
     """Fig. 4.11/4.12: per tuning set T<n> (Base = T0) of the held-out system, its segments
     (``sizes``) and the thesis's sentences, 1H_t<n> and 1H+1P_t<n> test BLEU and TER (mean, sd,
-    the 1H+1P mark against 1H_t<n>), the gain, and the thesis's numbers."""
+    the mark of 1H_t<n> against 1H_t0 and of 1H+1P_t<n> against 1H_t<n>), the gain, and the
+    thesis's numbers."""
     summary = summary.set_index("condition")
     return pd.DataFrame([
         {"tuning_set": "Base" if c.tuning_set == 0 else f"T{c.tuning_set}",
@@ -269,10 +272,14 @@ def tuning_set_reading(table: pd.DataFrame) -> str:
     gains = ", ".join(f"{row['tuning_set']} {row['bleu_gain']:+.2f}{row['1H+1P_bleu_mark']}"
                       for row in table.to_dict("records"))
     spread = ("" if math.isnan(first["1H_bleu_sd"]) else
-              f" (sd {first['1H_bleu_sd']:.2f} / {last['1H_bleu_sd']:.2f} over replicates)")
+              f"sd {first['1H_bleu_sd']:.2f} / {last['1H_bleu_sd']:.2f} over replicates, ")
+    versus_base = {BETTER: "significantly better than on Base",
+                   WORSE: "significantly worse than on Base"}.get(
+        last["1H_bleu_mark"], "not significantly different from Base")
     return (f"from Base ({first['segments']} segments) to {last['tuning_set']} "
             f"({last['segments']}), 1H goes {first['1H_bleu_mean']:.2f} → "
-            f"{last['1H_bleu_mean']:.2f} BLEU{spread} and 1H+1P {first['1H+1P_bleu_mean']:.2f} "
+            f"{last['1H_bleu_mean']:.2f} BLEU ({spread}{versus_base}) and 1H+1P "
+            f"{first['1H+1P_bleu_mean']:.2f} "
             f"→ {last['1H+1P_bleu_mean']:.2f}; 1H+1P − 1H per set: {gains} (thesis: 1H "
             f"{first['1H_bleu_thesis']:.2f} → {last['1H_bleu_thesis']:.2f}, not significant; "
             f"1H+1P gains {table['bleu_gain_thesis'].min():+.2f} to "
@@ -295,8 +302,8 @@ def tuning_set_markdown(table: pd.DataFrame, figure: PaperFigure, note: str) -> 
         "`figures.heldout_blocks`). 1H+1P adds the 1-best untargeted paraphrase of the single "
         "reference by the held-out system's own paraphraser. The thesis's numbers are for "
         "NIST MT03 enlarged from the Chinese-English training data, tested on MT04+05: a shape "
-        "to compare with. The 1H differences between tuning sets are not tested; compare them "
-        "with the replicates' sd.", note, tuning_set_reading(table))
+        "to compare with. The marks of 1H on T1–T3 are against 1H on Base, those of 1H+1P "
+        "against 1H on the same set.", note, tuning_set_reading(table))
 
 
 def _scored(row: Mapping, prefix: str) -> str:

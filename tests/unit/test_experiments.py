@@ -87,6 +87,8 @@ def test_bad_condition_names_are_refused(name):
      "paraphrase_b0.5"),
     ("3H", {"human": 3}, "1H", "human"),
     ("1H+1P_t2", {"paraphrases": 1, "tuning_set": 2}, "1H_t2", "paraphrase"),
+    ("1H_t2", {"paraphrases": 0, "tuning_set": 2}, "1H_t0", "human"),
+    ("1H_t0", {"paraphrases": 0, "tuning_set": 0}, "1H_t0", "human"),
     ("1H_t0_terbleu", {"tuning_set": 0, "metric": "terbleu"}, "1H_t0_terbleu", "human"),
     ("1H+2T_b0_w-1", {"targeted": True, "paraphraser": ParaphraserConfig(0.0, -1.0)}, "1H",
      "targeted"),

@@ -16,6 +16,8 @@ from circle.paper import (
     paper_figures,
     paper_tables_page,
     translator_table,
+    tuning_set_reading,
+    tuning_set_table,
 )
 
 CONDITIONS = ["1H", "2H", "1H+1P", "1H+2P", "1H+1T"]
@@ -88,6 +90,29 @@ def test_the_translator_table_pairs_each_reference_set_with_its_paraphrase():
     assert table["1H+1P_bleu_mark"].tolist() == ["*", "†"]
     assert table["1H_bleu_thesis"].tolist() == [37.56, 35.86]
     assert table["bleu_gain_thesis"].tolist() == pytest.approx([1.63, 2.08])
+
+
+def test_the_tuning_set_table_marks_1h_against_base_and_1h_1p_against_its_set():
+    figure = next(f for f in paper_figures(CONDITIONS, 1, "bleu", "bleu", [], [0.5, 0.5])
+                  if f.key == "fig4_12")
+    assert [c.baseline.name for c in figure.conditions] == [
+        "1H_t0", "1H_t0", "1H_t0", "1H_t1", "1H_t0", "1H_t2"]
+    summary = summary_rows({"1H_t0": (36.0, np.nan, None), "1H+1P_t0": (35.0, -1.0, True),
+                            "1H_t1": (36.3, 0.3, False), "1H+1P_t1": (35.9, -0.4, False),
+                            "1H_t2": (37.5, 1.5, True), "1H+1P_t2": (36.0, -1.5, True)})
+    table = tuning_set_table(summary, figure, [40, 60, 80])
+    assert table["tuning_set"].tolist() == ["Base", "T1", "T2"]
+    assert table["segments"].tolist() == [40, 60, 80]
+    assert table["1H_bleu_mark"].tolist() == ["", "", "*"]
+    assert table["1H+1P_bleu_mark"].tolist() == ["†", "", "†"]
+    assert table["bleu_gain"].tolist() == pytest.approx([-1.0, -0.4, -1.5])
+    reading = tuning_set_reading(table)
+    assert "1H goes 36.00 → 37.50 BLEU (sd 0.50 / 0.50 over replicates, significantly " \
+           "better than on Base)" in reading
+    assert "Base -1.00†, T1 -0.40, T2 -1.50†" in reading
+    summary.loc[summary["condition"] == "1H_t2", "bleu_significant"] = False
+    assert "not significantly different from Base" in tuning_set_reading(
+        tuning_set_table(summary, figure, [40, 60, 80]))
 
 
 def test_the_page_lists_figures_in_thesis_order_and_what_is_not_regenerated():

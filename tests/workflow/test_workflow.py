@@ -352,7 +352,7 @@ def check_heldout_system(results: Path) -> None:
     summary = read_table(heldout / "evaluation/conditions.parquet", CONDITION_SUMMARY)
     assert dict(zip(summary["condition"], summary["baseline_condition"].fillna("itself"),
                     strict=True)) == {
-        **{f"1H_t{n}": "itself" for n in range(4)},
+        "1H_t0": "itself", **{f"1H_t{n}": "1H_t0" for n in range(1, 4)},
         **{f"1H+1P_t{n}": f"1H_t{n}" for n in range(4)}}
     logs = {n: read_table(heldout / f"tune/1H_t{n}.rep0.parquet", TUNING_LOG) for n in (0, 3)}
     # iteration 1's new hypotheses: at most k = 10 for each of T0's 30 segments, more for T3's 82
