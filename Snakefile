@@ -50,7 +50,7 @@ if not (workflow.remote_exec or workflow.subprocess_exec):  # once, not in each 
 rule all:
     default_target: True
     input:
-        f"results/{EXPERIMENT}/config.yaml",
+        EFFECTIVE_CONFIG,
         rules.aligned_corpus.input,
         rules.language_models.input,
         rules.grammars.input,

@@ -104,6 +104,15 @@ def test_tiny_config_dry_run(tmp_path):
     assert "results/tiny/lm/5gram.binary" in result.stdout
 
 
+@pytest.mark.parametrize("target", ["paper_tables", "fig4_12", "fig5_4", "grid_search",
+                                    "reference_sparsity", "targeted_tuning"])
+def test_every_named_target_writes_the_effective_config(tmp_path, target):
+    result = snakemake("-n", "--configfile", str(tiny_config(tmp_path)), "--directory",
+                       str(tmp_path), target)
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert "output: results/tiny/config.yaml" in result.stdout
+
+
 def test_unknown_config_key_is_rejected_in_a_short_message(tmp_path):
     result = snakemake("-n", "--config", "alignmnet={}")
     assert result.returncode != 0

@@ -160,5 +160,6 @@ rule report_grid_search:
 rule grid_search:
     """Named target: the targeted paraphraser's configuration and the figures that show why."""
     input:
+        EFFECTIVE_CONFIG,
         f"results/{EXPERIMENT}/grid/chosen.parquet",
         f"results/{EXPERIMENT}/report/grid_search.md",

@@ -69,6 +69,7 @@ rule paper_tables:
     4.11/4.12, 5.3–5.8, 5.4, 5.10, 5.14, 6.2) and the page over them,
     results/<exp>/report/paper_tables.md."""
     input:
+        EFFECTIVE_CONFIG,
         f"results/{EXPERIMENT}/report/paper_tables.md",
 
 
@@ -76,6 +77,7 @@ rule fig4_12:
     """Named target: thesis Fig. 4.11/4.12, 1H and 1H+1P of the held-out system tuned on the
     tune set and on the sets enlarged by held-out training blocks (part of paper_tables)."""
     input:
+        EFFECTIVE_CONFIG,
         f"results/{EXPERIMENT}/report/fig4_12.md" if config["figures"]["heldout_blocks"] else [],
 
 

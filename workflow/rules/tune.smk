@@ -300,6 +300,7 @@ rule report_paraphraser:
 rule reference_sparsity:
     """Named target: the Fig. 4.3 experiment (every condition and replicate of the config)."""
     input:
+        EFFECTIVE_CONFIG,
         f"results/{EXPERIMENT}/report/fig4_3.md",
         f"results/{EXPERIMENT}/report/paraphraser-bias"
         f"{bias_name(config['tuning']['paraphraser_bias'])}.md",
@@ -309,6 +310,7 @@ rule targeted_tuning:
     """Named target: the Fig. 5.10 experiment (the config's 1H+kT conditions beside kH and
     1H+kP, every replicate) and its sample triples."""
     input:
+        EFFECTIVE_CONFIG,
         f"results/{EXPERIMENT}/report/fig5_10.md",
 
 
@@ -372,4 +374,5 @@ rule fig5_4:
     targeted.curves weights, tune and test BLEU per iteration (not part of the default target:
     two more targeted tuning runs)."""
     input:
+        EFFECTIVE_CONFIG,
         f"results/{EXPERIMENT}/report/fig5_4.md",
