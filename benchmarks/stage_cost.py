@@ -18,7 +18,7 @@ from __future__ import annotations
 import argparse
 import csv
 from collections import defaultdict
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 
 import yaml
@@ -37,16 +37,14 @@ class Stage:
     cpu: float = 0.0
     longest: float = 0.0
     peak_rss_mb: float = 0.0
-    names: list[str] = field(default_factory=list)
 
-    def add(self, name: str, row: dict[str, str]) -> None:
+    def add(self, row: dict[str, str]) -> None:
         wall = float(row["s"])
         self.jobs += 1
         self.wall += wall
         self.cpu += float(row["cpu_time"])
         self.longest = max(self.longest, wall)
         self.peak_rss_mb = max(self.peak_rss_mb, float(row["max_rss"]))
-        self.names.append(name)
 
 
 def last_row(path: Path) -> dict[str, str]:
@@ -78,7 +76,7 @@ def system_stages(directory: Path, conditions: set[str]) -> dict[str, Stage]:
         relative = path.relative_to(directory)
         if relative.parts[0] == HELDOUT:
             continue
-        stages[stage_of(relative, conditions)].add(str(relative), last_row(path))
+        stages[stage_of(relative, conditions)].add(last_row(path))
     return dict(stages)
 
 

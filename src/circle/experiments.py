@@ -16,7 +16,7 @@ import json
 import os
 import re
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any, NamedTuple
 
 import numpy as np
@@ -195,9 +195,7 @@ class Condition:
         larger single-reference tuning set helps is the other question of Fig. 4.12."""
         single = Condition(1, reference=self.reference, tuning_set=self.tuning_set,
                            metric=self.metric)
-        if self == single and self.tuning_set:
-            return Condition(1, reference=self.reference, tuning_set=0, metric=self.metric)
-        return single
+        return replace(single, tuning_set=0) if self == single and self.tuning_set else single
 
     @property
     def reference_type(self) -> str:

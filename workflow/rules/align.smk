@@ -26,6 +26,7 @@ rule align_corpus:
 rule aligned_corpus:
     """Named target: the tokenised training bitext and its (possibly frozen) alignment."""
     input:
+        EFFECTIVE_CONFIG,
         f"results/{EXPERIMENT}/tokenized/train.parquet",
         lambda wildcards: alignment_path(EXPERIMENT),
 

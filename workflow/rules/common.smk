@@ -39,11 +39,11 @@ if problems := config_problems(config):
 
 EXPERIMENT = config["experiment"]
 HELDOUT_SYSTEM = f"{EXPERIMENT}/heldout"
-# The experiment's effective configuration (written by effective_config): every named target that
-# ends in results writes it, so that no result is without the record of what ran.
-EFFECTIVE_CONFIG = f"results/{EXPERIMENT}/config.yaml"
 """The experiment's held-out system (circle.heldout, Fig. 4.11/4.12): built by the same rules
 under results/<experiment>/heldout/ from the tables the hold_out_blocks job writes."""
+EFFECTIVE_CONFIG = f"results/{EXPERIMENT}/config.yaml"
+"""The experiment's effective configuration (written by effective_config): an input of every
+named target that ends in results/, so that no result is without the record of what ran."""
 MAIN_SYSTEM = re.escape(EXPERIMENT)
 """Wildcard constraint of the rules that only the experiment's own system has (its corpus,
 tokenisation, alignment and set selection are the held-out system's hold_out_blocks job)."""

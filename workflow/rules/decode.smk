@@ -67,6 +67,7 @@ rule gather_nbest:
 rule untuned_translations:
     """Named target: the tune and test sets decoded with the config's untuned weights."""
     input:
+        EFFECTIVE_CONFIG,
         expand(
             f"results/{EXPERIMENT}/decode/untuned-translation/{{evalset}}.nbest.parquet",
             evalset=["tune", "test"],

@@ -194,6 +194,7 @@ rule grammars:
     """Named target: the bilingual grammar, its filtered tune/test parts, and every biased
     paraphrase grammar of the config."""
     input:
+        EFFECTIVE_CONFIG,
         f"results/{EXPERIMENT}/grammar/bilingual.parquet",
         expand(f"results/{EXPERIMENT}/grammar/filtered/{{evalset}}.parquet", evalset=["tune", "test"]),
         paraphrase_grammars(),
@@ -202,5 +203,6 @@ rule grammars:
 rule thrax_grammars:
     """Named target: the bilingual and biased paraphrase grammars as Joshua/Thrax text."""
     input:
+        EFFECTIVE_CONFIG,
         f"results/{EXPERIMENT}/grammar/bilingual.thrax.gz",
         [path.replace(".parquet", ".thrax.gz") for path in paraphrase_grammars()],

@@ -45,4 +45,5 @@ rule estimate_lm:
 rule language_models:
     """Named target: the decoding and reranking LMs of the experiment."""
     input:
+        EFFECTIVE_CONFIG,
         expand(f"results/{EXPERIMENT}/lm/{{order}}gram.binary", order=lm_orders()),
