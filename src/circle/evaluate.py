@@ -40,6 +40,9 @@ SIGNIFICANCE_LEVEL = 0.05
 SUMMARY_METRICS: tuple[str, ...] = ("bleu", "ter")
 _CHUNK = 200  # resamples or shuffles per matrix product
 _TIE = 1e-12  # score differences (fractions) this close count as equal: float sums of TER stats
+CLOSE_REPLICATES = 0.01
+"""Two tuning replicates whose test BLEU and TER (percent) both differ by less than this are
+*close*: the same output, or as good as (:func:`close_replicates`)."""
 
 
 @dataclass(frozen=True)
@@ -297,14 +300,32 @@ def check_tuning_log(log: pd.DataFrame, path: str | os.PathLike, run: str) -> No
             "test scores would be meaningless")
 
 
+def close_replicates(scores: np.ndarray, tolerance: float = CLOSE_REPLICATES) -> bool:
+    """Whether two of a condition's replicates scored alike: ``scores`` is (replicates,
+    metrics), e.g. test BLEU and TER in percent, and some pair differs by less than
+    ``tolerance`` in every metric.
+
+    The approximate randomisation test over replicates (Clark et al. 2011) treats them as
+    independent draws of the optimiser; two replicates that reached the same output add no
+    draw, so the cell's sd understates the optimiser's spread and its test is over-confident.
+    """
+    values = np.asarray(scores, dtype=np.float64)
+    if values.ndim != 2:
+        raise ValueError(f"scores of shape {values.shape}; expected (replicates, metrics)")
+    differences = np.abs(values[:, None, :] - values[None, :, :]).max(axis=2)
+    pairs = np.triu_indices(len(values), k=1)
+    return bool(np.any(differences[pairs] < tolerance))
+
+
 def condition_summary(evaluation: pd.DataFrame,
                       stats: Mapping[str, Mapping[tuple[str, int], np.ndarray]],
                       baseline: str | Mapping[str, str], shuffles: int = AR_SHUFFLES,
                       significance_level: float = SIGNIFICANCE_LEVEL, seed: int = 0
                       ) -> pd.DataFrame:
-    """Per condition: replicates, mean and sample standard deviation of BLEU and TER, and the
-    approximate randomisation test over all replicates against its baseline: ``baseline``, or
-    ``baseline[condition]`` for a mapping (:attr:`circle.experiments.Condition.baseline`).
+    """Per condition: replicates, mean and sample standard deviation of BLEU and TER, whether
+    two replicates scored alike (:func:`close_replicates`), and the approximate randomisation
+    test over all replicates against its baseline: ``baseline``, or ``baseline[condition]`` for
+    a mapping (:attr:`circle.experiments.Condition.baseline`).
 
     ``evaluation`` holds the :data:`~circle.schemas.EVALUATION` rows of one experiment;
     ``stats[metric][(condition, replicate)]`` the per-segment statistics of that run's test
@@ -344,6 +365,8 @@ def condition_summary(evaluation: pd.DataFrame,
                "human_references": int(first["human_references"]),
                "paraphrase_references": int(first["paraphrase_references"]),
                "references_used": int(first["references_used"]), "replicates": len(rows),
+               "close_replicates": close_replicates(
+                   rows[list(SUMMARY_METRICS)].to_numpy(dtype=np.float64)),
                "baseline_condition": None if condition == base else base,
                "significance_level": float(significance_level), "shuffles": int(shuffles),
                "shuffle_seed": int(seed)}

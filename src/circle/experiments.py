@@ -241,6 +241,54 @@ class TuningRun:
     def seed(self, base: int) -> int:
         return run_seed(base, self.name)
 
+    @property
+    def start(self) -> str:
+        """The weights the run starts from, as a weights file's name: the untuned weights, or
+        for 1H+kT the 1H-tuned weights of the same replicate (thesis §5.3: the decoder "whose
+        weights have been tuned with just the original human reference")."""
+        if self.condition.targeted:
+            return TuningRun(Condition(1), self.replicate).name
+        return UNTUNED_TRANSLATION
+
+    def tuning_settings(self, tuning: Mapping, seed: int) -> TuningSettings:
+        """The run's :class:`~circle.tune.loop.TuningSettings` from the config's ``tuning``
+        section and the run's ``seed``.
+
+        A run that starts from the untuned weights keeps ``tuning.replicate_pool``: its first
+        iteration also decodes that many perturbations of them drawn from its own seed and
+        optimises from the first (:mod:`circle.tune.loop`), so that the replicates of a
+        condition take different paths and sample the optimiser, as the test over replicates
+        assumes (Clark et al. 2011). The seed alone draws MERT's restarts, and when none beats
+        the continuing point a run is a function of its start: every replicate would be the
+        same run. The thesis reports single runs; this goes beyond it. A 1H+kT run starts from
+        its replicate's 1H weights (§5.3), which differ by construction, and draws none: each
+        perturbation would cost a targeted paraphrase of every new hypothesis."""
+        settings = TuningSettings.from_config(tuning, seed)
+        if self.start == UNTUNED_TRANSLATION:
+            return settings
+        return replace(settings, replicate_pool=0)
+
+
+UNTUNED_TRANSLATION = "untuned-translation"
+"""The weights file of the MT system's untuned weights (``weights/untuned-translation.txt``)."""
+
+RUN_KEYS: tuple[str, ...] = ("conditions", "replicates", "fan_out")
+"""Keys of the config's ``tuning`` section that name the runs or say how they are executed:
+no run's settings, so adding a condition or a replicate leaves every finished run as it is."""
+
+
+def tuning_params(tuning: Mapping, condition: Condition | None = None) -> dict[str, Any]:
+    """The config's ``tuning`` section as a tuning job's params: without :data:`RUN_KEYS`; for
+    an MT run (``condition``) with the condition's own tuning metric where it names one (Fig.
+    4.8) instead of ``tuning.metric``; for the paraphraser's run (None) without
+    ``replicate_pool``, which only MT runs draw (:meth:`TuningRun.tuning_settings`)."""
+    params = {key: value for key, value in tuning.items() if key not in RUN_KEYS}
+    if condition is None:
+        params.pop("replicate_pool", None)
+    elif condition.metric is not None:
+        params["metric"] = condition.metric
+    return params
+
 
 def run_seed(base: int, run: str) -> int:
     """The seed of tuning run ``run`` (e.g. ``1H.rep0``) derived from the config seed ``base``:
@@ -428,10 +476,10 @@ class ConditionTuning:
                                       job.input.paraphrase_grammars, job.input.lm,
                                       job.input.paraphraser_weights, job.input.reranking_lm,
                                       settings)
-        return cls(TuningRun.of(job.wildcards.condition, job.wildcards.replicate),
-                   job.input.evalset, job.input.grammar, job.input.lm, job.input.weights,
+        run = TuningRun.of(job.wildcards.condition, job.wildcards.replicate)
+        return cls(run, job.input.evalset, job.input.grammar, job.input.lm, job.input.weights,
                    job.input.get("paraphrases"), settings,
-                   TuningSettings.from_config(job.params.tuning, job.params.seed), targeted,
+                   run.tuning_settings(job.params.tuning, job.params.seed), targeted,
                    job.input.get("start_decode"))
 
     def __post_init__(self) -> None:

@@ -37,6 +37,7 @@ from circle.experiments import Condition, TuningRun
 from circle.heldout import TUNING_SETS
 from circle.report import (
     BETTER,
+    CLOSE_NOTE,
     METRIC_LABELS,
     THESIS,
     THESIS_TABLES,
@@ -50,6 +51,7 @@ from circle.report import (
     number_text,
     plot_references,
     reference_table,
+    replicate_flag,
     series_label,
     series_names,
     summary_test,
@@ -171,15 +173,16 @@ READING = "Reading: "
 
 
 def _summary_cell(summary: pd.DataFrame, condition: str, metric: str) -> dict:
-    """Mean, sd, replicates, p-value and significance mark of a condition from a
-    CONDITION_SUMMARY indexed by condition."""
+    """Mean, sd, replicates, p-value, significance mark and whether two replicates scored alike
+    (``close``) of a condition from a CONDITION_SUMMARY indexed by condition."""
     if condition not in summary.index:
-        return {"mean": np.nan, "sd": np.nan, "n": 0, "mark": "", "p_value": np.nan}
+        return {"mean": np.nan, "sd": np.nan, "n": 0, "mark": "", "p_value": np.nan, "close": False}
     row = summary.loc[condition]
     p_value, mark = summary_test(row, metric)
     return {"mean": float(row[f"{metric}_mean"]),
             "sd": np.nan if pd.isna(row[f"{metric}_sd"]) else float(row[f"{metric}_sd"]),
-            "n": int(row["replicates"]), "mark": mark, "p_value": p_value}
+            "n": int(row["replicates"]), "mark": mark, "p_value": p_value,
+            "close": bool(row["close_replicates"])}
 
 
 def metric_table(evaluation: pd.DataFrame, summary: pd.DataFrame, figure: PaperFigure
@@ -308,7 +311,7 @@ def tuning_set_markdown(table: pd.DataFrame, figure: PaperFigure, note: str) -> 
 
 def _scored(row: Mapping, prefix: str) -> str:
     return cell_text(row[f"{prefix}_mean"], row[f"{prefix}_sd"], int(row[f"{prefix}_n"]),
-                 row[f"{prefix}_mark"])
+                     row[f"{prefix}_mark"] + replicate_flag(row[f"{prefix}_close"]))
 
 
 def _markdown_rows(header: Sequence[str], rows: Sequence[Sequence[str]]) -> list[str]:
@@ -458,6 +461,8 @@ def write_figure(figure: PaperFigure, evaluation_path: str | os.PathLike,
                                 "and tuning metric)", float(summary["significance_level"].iloc[0]),
                                 int(summary["shuffles"].iloc[0]))
     note = significance.note(replicates)
+    if summary["close_replicates"].any():
+        note += f" {CLOSE_NOTE}"
     if figure.key == "fig4_8":
         table = metric_table(evaluation, summary, figure)
         text = metric_markdown(table, figure, note)

@@ -7,7 +7,8 @@ k = 1..4; per reference series (``human`` first, then each paraphrase kind, e.g.
 over tuning replicates, with the sample standard deviation when there are several (MERT is
 unstable; Clark et al. 2011). Given the :data:`~circle.schemas.CONDITION_SUMMARY` of the same
 runs, a cell also carries the approximate randomisation test over all replicates against the
-baseline: ``*`` significantly better, ``†`` significantly worse. Outputs are Markdown, CSV and
+baseline: ``*`` significantly better, ``†`` significantly worse; ``≡`` flags a cell two of whose
+replicates scored alike (:func:`circle.evaluate.close_replicates`). Outputs are Markdown, CSV and
 a PNG plot of BLEU against k. Each figure (:data:`THESIS_TABLES`) keeps its series and puts the
 thesis's published numbers beside ours (:func:`figure_table`); the thesis prints different numbers
 for the same conditions in Fig. 4.3 and Fig. 5.10, so each figure has its own.
@@ -29,6 +30,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from circle.evaluate import CLOSE_REPLICATES, close_replicates
 from circle.metrics import get_metric
 from circle.schemas import CONDITION_SUMMARY, EVALUATION, TUNING_LOG
 from circle.tables import atomic_path, read_table
@@ -41,6 +43,11 @@ SERIES_LABELS: dict[str, str] = {"human": "Human", "paraphrase": "Paraphrased",
 METRIC_LABELS: dict[str, str] = {"bleu": "BLEU", "ter": "TER"}
 DECIMALS = 2
 BETTER, WORSE = "*", "†"
+CLOSE = "≡"
+CLOSE_NOTE = (f"{CLOSE} two of the cell's tuning replicates scored within {CLOSE_REPLICATES:g} "
+              "BLEU and TER of each other (the same output, or as good as): its sd understates "
+              "the optimiser's spread and its test is over-confident.")
+"""The line under a table with a :data:`CLOSE` cell."""
 THESIS = "thesis"
 TABLE_TITLE = "Test-set scores per number of tuning references"
 
@@ -104,7 +111,14 @@ class Significance:
         return (f"n = {count} tuning replicate{'s' if high != 1 else ''} per cell; "
                 f"{BETTER} / {WORSE} significantly better / worse than {self.baseline}, "
                 "approximate randomisation over replicates (Clark et al. 2011), "
-                f"{self.shuffles:,} shuffles, p < {self.level:g}.")
+                f"{self.shuffles:,} shuffles, p < {self.level:g}. The test treats the replicates "
+                "as independent runs of the optimiser.")
+
+
+def replicate_flag(close) -> str:
+    """:data:`CLOSE` for a cell whose replicates scored alike, else nothing (also for a
+    missing value)."""
+    return CLOSE if close is not None and close is not pd.NA and bool(close) else ""
 
 
 def significance_mark(metric: str, significant, difference: float) -> str:
@@ -150,7 +164,9 @@ def reference_table(evaluation: pd.DataFrame, experiment: str | None = None,
                     conditions: pd.DataFrame | None = None) -> pd.DataFrame:
     """The Fig. 4.3 table: ``references``, ``label`` and, per series and metric (``bleu``,
     ``ter``), columns ``<series>_<metric>_mean``, ``_sd`` (ddof 1; NaN for one replicate)
-    and ``_n`` (replicates). Missing conditions are NaN.
+    and ``_n`` (replicates), and per series ``<series>_close`` (whether two of the cell's
+    replicates scored alike, :func:`~circle.evaluate.close_replicates`). Missing conditions are
+    NaN (``_close`` False).
 
     With ``conditions`` (the :data:`~circle.schemas.CONDITION_SUMMARY` of the same runs), also
     ``_p_value`` (approximate randomisation over replicates against the baseline; NaN for the
@@ -185,6 +201,9 @@ def reference_table(evaluation: pd.DataFrame, experiment: str | None = None,
     table["label"] = [f"{k} (1H+{k - 1})" for k in table["references"]]
     for name, rows in series.items():
         names = rows.groupby("references_used")["condition"].unique()
+        close = {k: close_replicates(cell[list(METRIC_LABELS)].to_numpy(dtype=float))
+                 for k, cell in rows.groupby("references_used")}
+        table[f"{name}_close"] = [close.get(k, False) for k in table["references"]]
         for metric in METRIC_LABELS:
             grouped = rows.groupby("references_used")[metric]
             table[f"{name}_{metric}_mean"] = table["references"].map(grouped.mean())
@@ -218,7 +237,8 @@ def figure_table(table: pd.DataFrame, thesis: ThesisTable,
     for name in series_names(table):  # in the table's order
         if name in wanted:
             kept += [c for c in table.columns
-                     if any(c.startswith(f"{name}_{metric}_") for metric in METRIC_LABELS)]
+                     if any(c.startswith(f"{name}_{metric}_") for metric in METRIC_LABELS)
+                     or c == f"{name}_close"]
     cut = table[kept].copy()
     for name, metrics in thesis.series.items():
         if f"{name}_bleu_mean" not in cut.columns:
@@ -226,6 +246,7 @@ def figure_table(table: pd.DataFrame, thesis: ThesisTable,
                 cut[f"{name}_{metric}_mean"] = np.nan
                 cut[f"{name}_{metric}_sd"] = np.nan
                 cut[f"{name}_{metric}_n"] = np.int64(0)
+            cut[f"{name}_close"] = False
         for metric, values in metrics.items():
             published = dict(enumerate(values, start=1))
             cut[f"{name}_{metric}_{THESIS}"] = cut["references"].map(published).astype(float)
@@ -265,9 +286,10 @@ def markdown_table(table: pd.DataFrame, labels: Mapping[str, str] | None = None,
             if published:
                 cells.append(number_text(row[f"{s}_{m}_{THESIS}"]))
             else:
-                cells.append(cell_text(row[f"{s}_{m}_mean"], row[f"{s}_{m}_sd"], row[f"{s}_{m}_n"],
-                                   row.get(f"{s}_{m}_mark", "") if significance is not None
-                                   else ""))
+                mark = row.get(f"{s}_{m}_mark", "") if significance is not None else ""
+                cells.append(cell_text(row[f"{s}_{m}_mean"], row[f"{s}_{m}_sd"],
+                                       row[f"{s}_{m}_n"],
+                                       mark + replicate_flag(row.get(f"{s}_close"))))
         lines.append("| " + " | ".join(cells) + " |")
     lines += ["", "BLEU and TER (lower is better) in percent on the test set; mean over tuning "
               "replicates ± sample standard deviation where a cell has more than one."]
@@ -279,6 +301,8 @@ def markdown_table(table: pd.DataFrame, labels: Mapping[str, str] | None = None,
         counts = sorted({int(n) for s in names for m in METRIC_LABELS
                          for n in table[f"{s}_{m}_n"] if n > 0})
         lines += ["", significance.note(counts)]
+    if any(table[f"{s}_close"].any() for s in names if f"{s}_close" in table):
+        lines += ["", CLOSE_NOTE]
     return "\n".join(lines) + "\n"
 
 

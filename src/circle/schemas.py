@@ -373,12 +373,15 @@ EVALUATION = _schema(
 
 CONDITION_SUMMARY = _schema(
     "condition_summary",
-    1,
+    2,
     "Test-set scores per tuning condition over its tuning replicates (Clark et al. 2011), one "
     "row per (experiment, condition), from the runs of an `evaluation` table: `replicates` runs, "
     "mean and sample standard deviation (null for one run) of their sacrebleu BLEU and TER "
     "(percent), and `<metric>_pooled`, the score of all replicates' outputs together (summed "
-    "statistics). Against `baseline_condition` (null for the baseline itself): "
+    "statistics); `close_replicates`: two of the replicates scored within 0.01 BLEU and TER "
+    "of each other (circle.evaluate.close_replicates: the same output or as good as, so the sd "
+    "and the test over replicates are over-confident for the row). Against "
+    "`baseline_condition` (null for the baseline itself): "
     "`<metric>_difference` = pooled score minus the baseline's (TER: negative is better), "
     "`<metric>_p_value` the two-sided approximate randomisation p-value over all replicates "
     "(circle.evaluate.approximate_randomisation; `shuffles` shuffles from `shuffle_seed`), and "
@@ -397,6 +400,7 @@ CONDITION_SUMMARY = _schema(
         pa.field("ter_mean", pa.float64(), nullable=False),
         pa.field("ter_sd", pa.float64()),
         pa.field("ter_pooled", pa.float64(), nullable=False),
+        pa.field("close_replicates", pa.bool_(), nullable=False),
         pa.field("baseline_condition", pa.string()),
         pa.field("bleu_difference", pa.float64()),
         pa.field("bleu_p_value", pa.float64()),

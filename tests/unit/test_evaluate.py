@@ -14,6 +14,7 @@ from circle.evaluate import (
     approximate_randomisation,
     bootstrap_p_value,
     check_tuning_log,
+    close_replicates,
     condition_summary,
     corpus_bleu,
     corpus_ter,
@@ -394,3 +395,10 @@ def test_condition_summary_level_and_replicates(tmp_path):
         condition_summary(unpaired, stats, "1H", shuffles=100)
     with pytest.raises(ValueError, match="baseline condition 4H"):
         condition_summary(evaluation, stats, "4H")
+
+
+def test_close_replicates_are_pairs_within_the_tolerance_in_every_metric():
+    assert close_replicates(np.array([[40.0, 50.0], [40.005, 49.995], [41.0, 49.0]]))
+    assert not close_replicates(np.array([[40.0, 50.0], [40.005, 50.5], [41.0, 49.0]]))
+    assert not close_replicates(np.array([[40.0, 50.0]]))  # one replicate: nothing to compare
+    assert close_replicates(np.array([[40.0, 50.0], [40.3, 50.0]]), tolerance=0.5)

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 import numpy as np
 import pandas as pd
 import pytest
@@ -15,6 +17,7 @@ from circle.paper import (
     metric_table,
     paper_figures,
     paper_tables_page,
+    translator_markdown,
     translator_table,
     tuning_set_reading,
     tuning_set_table,
@@ -45,12 +48,14 @@ def test_figures_without_their_variants_are_left_out():
     assert names(figures[0]) == ["1H", "1H+1P"]  # one metric: nothing to compare
 
 
-def summary_rows(cells: dict[str, tuple[float, float, bool | None]]) -> pd.DataFrame:
+def summary_rows(cells: dict[str, tuple[float, float, bool | None]],
+                 close: Sequence[str] = ()) -> pd.DataFrame:
     """A CONDITION_SUMMARY cut to what the tables read: per condition (BLEU mean, difference
-    to its baseline, significant)."""
+    to its baseline, significant); the conditions ``close`` have replicates that scored alike."""
     rows = []
     for condition, (bleu, difference, significant) in cells.items():
         rows.append({"condition": condition, "replicates": 3, "bleu_mean": bleu,
+                     "close_replicates": condition in close,
                      "bleu_sd": 0.5, "bleu_difference": difference,
                      "bleu_significant": significant,
                      "bleu_p_value": None if significant is None else 0.01,
@@ -83,8 +88,12 @@ def test_the_metric_table_puts_bleu_factors_and_the_thesis_beside_each_run():
 def test_the_translator_table_pairs_each_reference_set_with_its_paraphrase():
     figure = paper_figures(CONDITIONS, 2, "bleu", "bleu", [])[1]
     summary = summary_rows({"1H_ref1": (36.0, np.nan, None), "1H+1P_ref1": (37.5, 1.5, True),
-                            "1H_ref2": (38.0, np.nan, None), "1H+1P_ref2": (37.0, -1.0, True)})
+                            "1H_ref2": (38.0, np.nan, None), "1H+1P_ref2": (37.0, -1.0, True)},
+                           close=["1H+1P_ref2"])
     table = translator_table(summary, figure, ["web", "dar"])
+    assert table["1H+1P_bleu_close"].tolist() == [False, True]
+    text = translator_markdown(table, figure, "note")
+    assert "| 37.00 ± 0.50†≡ |" in text and "| 37.50 ± 0.50* |" in text
     assert table["reference_name"].tolist() == ["web", "dar"]
     assert table["bleu_gain"].tolist() == [1.5, -1.0]
     assert table["1H+1P_bleu_mark"].tolist() == ["*", "†"]

@@ -137,6 +137,25 @@ def test_experiments_must_be_chosen_and_replicates_unique():
         reference_table(pd.concat([frame, frame.iloc[:1]]))
 
 
+def test_a_cell_whose_replicates_scored_alike_is_flagged(tmp_path):
+    frame = evaluation()
+    twins = frame["condition"] == "2H"
+    frame.loc[twins & (frame["replicate"] == 1), ["bleu", "ter"]] = \
+        frame.loc[twins & (frame["replicate"] == 0), ["bleu", "ter"]].to_numpy()
+    table = write_report(frame, tmp_path / "t.md", tmp_path / "t.html", tmp_path / "t.csv",
+                         tmp_path / "t.png")
+    assert table["human_close"].tolist() == [False, True, False, False]  # 3H: one replicate
+    assert not table["paraphrase_close"].any()
+    text = (tmp_path / "t.md").read_text(encoding="utf-8")
+    row = next(line for line in text.splitlines() if line.startswith("| 2 (1H+1) |"))
+    flagged = [cell.strip().endswith("≡") for cell in row.strip("|").split("|")[1:]]
+    assert flagged == [True, True, False, False, False, False]  # human BLEU, TER only
+    assert "≡ two of the cell's tuning replicates scored within 0.01" in text
+    write_report(evaluation(), tmp_path / "u.md", tmp_path / "u.html", tmp_path / "u.csv",
+                 tmp_path / "u.png")
+    assert "≡" not in (tmp_path / "u.md").read_text(encoding="utf-8")
+
+
 def test_single_replicate_cells_have_no_deviation():
     frame = evaluation()
     frame = frame[frame["replicate"] == 0]

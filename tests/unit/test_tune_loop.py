@@ -17,7 +17,7 @@ import pytest
 from circle.decoder import DecoderSettings, Grammar, decode_corpus
 from circle.decoder.sets import RecordedDecode, write_nbest
 from circle.evaluate import corpus_bleu, corpus_ter
-from circle.experiments import run_seed
+from circle.experiments import TuningRun, run_seed, tuning_params
 from circle.lm import estimate_lm
 from circle.schemas import TUNING_CHECKPOINT, TUNING_LOG
 from circle.tables import read_metadata, read_table
@@ -172,6 +172,41 @@ def test_a_first_pool_from_perturbed_weights_holds_more_hypotheses(grammar, lm_p
     assert wide.log[0].decode_score == plain.log[0].decode_score  # scored at the start only
     assert set(zip(plain.pool.segment_ids, plain.pool.hypotheses, strict=True)) <= set(
         zip(wide.pool.segment_ids, wide.pool.hypotheses, strict=True))
+
+
+def _first_iteration(grammar, lm_path, run, replicate_pool):
+    tuning = {"restarts": 0, "max_iterations": 1, "replicate_pool": replicate_pool}
+    settings = run.tuning_settings(tuning, run.seed(13))
+    return tune(SENTENCES, REFERENCES, grammar, lm_path, BAD_WEIGHTS, DECODER, settings)
+
+
+def test_two_replicates_of_a_condition_tune_from_different_pools(grammar, lm_path):
+    # without restarts MERT is deterministic: the seed alone made the replicates one run
+    replicates = [TuningRun.of("1H", r) for r in (0, 1)]
+    alike = [_first_iteration(grammar, lm_path, run, 0) for run in replicates]
+    assert alike[0].log[0].weights == alike[1].log[0].weights
+    assert alike[0].weights == alike[1].weights
+    assert alike[0].pool.hypotheses == alike[1].pool.hypotheses
+    # each replicate's own perturbation of the start joins its first pool and is where its
+    # first optimisation continues from: different pools and paths, the same start decoded
+    own = [_first_iteration(grammar, lm_path, run, 1) for run in replicates]
+    pools = [set(zip(r.pool.segment_ids, r.pool.hypotheses, strict=True)) for r in own]
+    assert pools[0] != pools[1]
+    assert own[0].log[0].weights == own[1].log[0].weights == alike[0].log[0].weights
+    assert own[0].log[0].decode_score == alike[0].log[0].decode_score
+    assert own[0].log[1].weights != own[1].log[1].weights
+
+
+def test_a_targeted_run_draws_no_perturbations_of_its_start():
+    tuning = {"first_pool": 2, "replicate_pool": 1, "conditions": ["1H"]}
+    assert TuningRun.of("1H+1T", 0).start == "1H.rep0"
+    assert TuningRun.of("1H+1T", 0).tuning_settings(tuning, 5).replicate_pool == 0
+    assert TuningRun.of("2H", 0).start == "untuned-translation"
+    settings = TuningRun.of("2H", 0).tuning_settings(tuning, 5)
+    assert settings.replicate_pool == 1 and settings.first_pool == 2 and settings.seed == 5
+    assert "replicate_pool" not in tuning_params(tuning)  # the paraphraser's run
+    assert tuning_params(tuning, TuningRun.of("2H_ter", 0).condition) == {
+        "first_pool": 2, "replicate_pool": 1, "metric": "ter"}
 
 
 def test_every_condition_and_replicate_gets_its_own_seed():

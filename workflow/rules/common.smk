@@ -22,6 +22,7 @@ from circle.experiments import (
     reference_tag,
     run_seed,
     tagged_reference,
+    tuning_params,
 )
 from circle.paper import figure_runs, focus_runs, paper_figures
 from circle.paraphraser import ParaphraserConfig
@@ -163,15 +164,8 @@ def tuning_seed(run):
 
 
 def tuning_settings(condition=None):
-    """The config's tuning section without the keys that name the runs (conditions,
-    replicates) or say how they are run (fan_out): a tuning job's params, so that adding a
-    condition or a replicate leaves every finished run as it is; a ``condition`` with its own tuning metric (Fig. 4.8) overrides
-    tuning.metric."""
-    settings = {k: v for k, v in config["tuning"].items()
-                if k not in ("conditions", "replicates", "fan_out")}
-    if condition is not None and condition.metric is not None:
-        settings["metric"] = condition.metric
-    return settings
+    """A tuning job's params from the config's tuning section (circle.experiments.tuning_params)."""
+    return tuning_params(config["tuning"], condition)
 
 
 def max_paraphrases(targeted=False):
@@ -237,7 +231,7 @@ def tuning_inputs(wildcards):
         "evalset": f"results/{wildcards.experiment}/sets/tune.parquet",
         "grammar": f"results/{wildcards.experiment}/grammar/filtered/tune.parquet",
         "lm": decoding_lm(wildcards),
-        "weights": f"results/{wildcards.experiment}/weights/{start_weights(run)}.txt",
+        "weights": f"results/{wildcards.experiment}/weights/{run.start}.txt",
     }
     condition = run.condition
     if condition.targeted:
@@ -259,7 +253,7 @@ def fanned_out_tuning_inputs(wildcards):
     (shared by every run that starts there) for its first iteration."""
     inputs = tuning_inputs(wildcards)
     if not config["tuning"]["fan_out"]:
-        start = start_weights(TuningRun.of(wildcards.condition, wildcards.replicate))
+        start = TuningRun.of(wildcards.condition, wildcards.replicate).start
         inputs["start_decode"] = (f"results/{wildcards.experiment}/decode/{start}/"
                                   "tune.nbest.parquet")
     else:
@@ -279,22 +273,13 @@ def previous_iterations(wildcards):
     return [f"{directory}/iteration-{i:04d}.parquet" for i in range(1, int(wildcards.iteration))]
 
 
-def start_weights(run):
-    """The weights a tuning run starts from: untuned, or for 1H+kT the 1H-tuned weights of the
-    same replicate (thesis §5.3: the decoder "whose weights have been tuned with just the
-    original human reference")."""
-    if run.condition.targeted:
-        return TuningRun.of("1H", run.replicate).name
-    return "untuned-translation"
-
-
 def focus_inputs(wildcards):
     """Thesis Fig. 6.2's inputs: the tune-set n-best lists of the 2H, 1H+1P and 1H+1T runs'
     start and tuned weights, the untargeted paraphrases and the targeted paraphraser's parts."""
     runs = focus_runs(config["tuning"]["conditions"], config["tuning"]["replicates"])
     decode = f"results/{wildcards.experiment}/decode/{{}}/tune.nbest.parquet"
     return {
-        "starts": [decode.format(start_weights(run)) for run in runs],
+        "starts": [decode.format(run.start) for run in runs],
         "tuned": [decode.format(run.name) for run in runs],
         "paraphrases": untargeted_paraphrases(wildcards.experiment, Condition(1, 1)),
         **targeted_paraphraser_inputs(wildcards),

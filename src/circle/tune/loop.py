@@ -25,6 +25,11 @@ What the loop does as careful toolkits do (Moses ``mert-moses.pl``, Z-MERT):
   the start weights, so the first optimisation sees hypotheses from more than one point.
 * **Seeds**: one generator per iteration from ``TuningSettings.seed``; the pipeline derives a
   different seed per (condition, replicate).
+* **Replicates that differ by construction**: with ``replicate_pool`` > 0, iteration 1 also
+  decodes that many perturbations of the start drawn from the seed, and its optimisation
+  continues from the first of them instead of the start (Z-MERT's random initial points,
+  Zaidan 2009), so that runs with different seeds take different paths even when no MERT
+  restart beats the continuing point; the start itself is still decoded and scored first.
 * **No decode twice**: a run given ``recorded`` (:class:`~circle.decoder.sets.RecordedDecode`, the
   decode stage's n-best lists of the tune set) takes iteration 1's lists from it when it was
   decoded with the start weights, exactly: every run that starts from the same weights would
@@ -103,6 +108,7 @@ class TuningSettings:
     bounds: tuple[tuple[str, float | None, float | None], ...] = DEFAULT_BOUNDS
     first_pool: int = 0  # perturbed weight vectors also decoded in iteration 1
     first_pool_spread: float = 1.0  # their noise, in units of the mean |start weight|
+    replicate_pool: int = 0  # seeded start perturbations decoded in iteration 1 (module doc)
     mert: MertSettings = field(default_factory=MertSettings)
     pro: ProSettings = field(default_factory=ProSettings)
 
@@ -123,7 +129,7 @@ class TuningSettings:
                        in tuning.get("bounds", {p: [lo, hi] for p, lo, hi in DEFAULT_BOUNDS}
                                      ).items())
         simple = {k: tuning[k] for k in ("metric", "optimizer", "max_iterations", "first_pool",
-                                         "first_pool_spread") if k in tuning}
+                                         "first_pool_spread", "replicate_pool") if k in tuning}
         return cls(**simple, seed=seed, bounds=bounds, mert=pick(MertSettings, tuning),
                    pro=pick(ProSettings, tuning.get("pro")))
 
@@ -271,15 +277,33 @@ class TuningProblem:
 
     def decoded_vectors(self, iteration: int, weights: np.ndarray) -> list[np.ndarray]:
         """The weight vectors iteration ``iteration`` decodes: ``weights``, and in iteration 1
-        also ``settings.first_pool`` perturbations of the start weights."""
+        also ``settings.first_pool`` perturbations of the start weights, then the
+        :meth:`replicate_starts`."""
         vectors = [weights]
         if iteration == 1:
-            for vector in perturbed_weights(self.start[self.free], self.settings.first_pool,
-                                            self.settings.first_pool_spread, self.box,
-                                            self.settings.iteration_rng(0)):
-                perturbed = weights.copy()
-                perturbed[self.free] = vector
-                vectors.append(perturbed)
+            settings = self.settings
+            vectors += self._with_free(weights, perturbed_weights(
+                self.start[self.free], settings.first_pool, settings.first_pool_spread, self.box,
+                settings.iteration_rng(0)))
+            vectors += self.replicate_starts(weights)
+        return vectors
+
+    def replicate_starts(self, weights: np.ndarray) -> list[np.ndarray]:
+        """``settings.replicate_pool`` perturbations of the start weights (the free ones; the
+        fixed ones as in ``weights``), from a generator of the seed apart from the iterations'
+        and the first pool's: iteration 1 decodes them and continues its optimisation from the
+        first (module doc)."""
+        settings = self.settings
+        return self._with_free(weights, perturbed_weights(
+            self.start[self.free], settings.replicate_pool, settings.first_pool_spread, self.box,
+            np.random.default_rng([settings.seed, 0, 1])))
+
+    def _with_free(self, weights: np.ndarray, free_vectors: np.ndarray) -> list[np.ndarray]:
+        vectors = []
+        for vector in free_vectors:
+            full = weights.copy()
+            full[self.free] = vector
+            vectors.append(full)
         return vectors
 
     def run_arguments(self, sentences: Sequence[str],
@@ -303,7 +327,9 @@ class TuningProblem:
         elif iteration > settings.max_iterations:
             reason = f"reached {settings.max_iterations} optimisations (the last one decoded)"
         else:
-            new, pool_score = _optimise(pool.pool.flat(), self.metric, weights, self.free,
+            starts = self.replicate_starts(weights) if iteration == 1 else []
+            new, pool_score = _optimise(pool.pool.flat(), self.metric,
+                                        starts[0] if starts else weights, self.free,
                                         self.box, settings, settings.iteration_rng(iteration))
             if not _moved(weights[self.free], new[self.free], settings.epsilon):
                 reason = f"weights moved less than {settings.epsilon}"
