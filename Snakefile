@@ -58,6 +58,7 @@ rule all:
         rules.reference_sparsity.input,
         rules.grid_search.input,
         rules.targeted_tuning.input if targeted_conditions() else [],
+        rules.reference_quality.input if reference_count("tune") > 1 else [],
 
 
 onsuccess:

@@ -1,4 +1,4 @@
-"""Test-set evaluation: corpus BLEU and TER with sacrebleu, significance tests, tuning checks.
+"""Test-set evaluation: corpus BLEU, TER and chrF with sacrebleu, significance tests, tuning checks.
 
 Inputs are tokenised (and, by default, lowercased) already, so BLEU uses
 ``BLEU(tokenize="none")``: neither metric changes the tokens, and both agree with the tuning
@@ -27,7 +27,7 @@ from dataclasses import dataclass
 
 import numpy as np
 import pandas as pd
-from sacrebleu.metrics import BLEU, TER
+from sacrebleu.metrics import BLEU, CHRF, TER
 
 from circle.metrics import get_metric
 from circle.schemas import CONDITION_SUMMARY, EVALUATION
@@ -92,6 +92,16 @@ def corpus_bleu(hypotheses: Sequence[str], references: Sequence[Sequence[str]],
     precision = float(score.score) / score.bp if score.bp > 0 else 0.0
     return BleuScore(float(score.score), str(metric.get_signature()), precision,
                      float(score.bp))
+
+
+def corpus_chrf(hypotheses: Sequence[str], references: Sequence[Sequence[str]],
+                lowercased: bool = False) -> Score:
+    """sacrebleu corpus chrF (percent, Popović 2015: character 6-grams, beta 2) against all
+    references; ``lowercased`` as :func:`corpus_bleu`."""
+    _check(hypotheses, references)
+    metric = CHRF(lowercase=lowercased)
+    score = metric.corpus_score(list(hypotheses), reference_streams(references))
+    return Score(float(score.score), str(metric.get_signature()))
 
 
 def corpus_ter(hypotheses: Sequence[str], references: Sequence[Sequence[str]],

@@ -414,6 +414,41 @@ CONDITION_SUMMARY = _schema(
     ],
 )
 
+REFERENCE_QUALITY = _schema(
+    "reference_quality",
+    1,
+    "The quality of every set of extra tuning references (circle.reference_quality), one row "
+    "per candidate set: `candidate` (R, H<k>, P<k>, T<k>, MT untuned, MT 1H), its `kind`, "
+    "`rank` within the kind and the tuning `replicate` it depends on (null: none); scored on "
+    "`segments` tune segments against their held-out human references (`heldout_references` "
+    "per segment on average: all but R and, for a human candidate, itself): `bleu`, `chrf`, "
+    "`ter` in percent (sacrebleu); `length_ratio` = its words / R's; of the `added_ngrams` "
+    "(distinct 4-grams it has and R lacks) the `valid_share` in a held-out reference and the "
+    "`reachable_wrong_share` in none but in the untuned system's n-best list; `new_share` of "
+    "its 4-grams in neither R nor a lower rank of its kind; `first_bleu` its BLEU against rank "
+    "1 of its kind; `lm_decoding` / `lm_reranking` log10 probability per word (end of sentence "
+    "counted) under the decoder's and the reranker's language models.",
+    [
+        pa.field("candidate", pa.string(), nullable=False),
+        pa.field("kind", pa.string(), nullable=False),
+        pa.field("rank", pa.int32(), nullable=False),
+        pa.field("replicate", pa.int32()),
+        pa.field("segments", pa.int32(), nullable=False),
+        pa.field("heldout_references", pa.float64(), nullable=False),
+        pa.field("bleu", pa.float64(), nullable=False),
+        pa.field("chrf", pa.float64(), nullable=False),
+        pa.field("ter", pa.float64(), nullable=False),
+        pa.field("length_ratio", pa.float64(), nullable=False),
+        pa.field("added_ngrams", pa.int64(), nullable=False),
+        pa.field("valid_share", pa.float64()),
+        pa.field("reachable_wrong_share", pa.float64()),
+        pa.field("new_share", pa.float64()),
+        pa.field("first_bleu", pa.float64()),
+        pa.field("lm_decoding", pa.float64()),
+        pa.field("lm_reranking", pa.float64()),
+    ],
+)
+
 GRID_SAMPLE = _schema(
     "grid_sample",
     1,
@@ -573,7 +608,7 @@ ALL_SCHEMAS: dict[str, TableSchema] = {
                         PARAPHRASE_GRAMMAR_LEX, SELF_PARAPHRASE, PIVOT_RULES, PIVOT_SOURCES,
                         PIVOT_LOOKUP, TUNING_LOG, TUNING_CHECKPOINT,
                         TUNING_SHARD,
-                        EVALUATION, CONDITION_SUMMARY, GRID_SAMPLE, TARGETED_NBEST,
-                        REFERENCE_DISTANCES, TARGETING_WEIGHTS, GRID_POINTS, GRID_CHOICE,
-                        TARGETED_CACHE, ITERATION_SCORES)
+                        EVALUATION, CONDITION_SUMMARY, REFERENCE_QUALITY, GRID_SAMPLE,
+                        TARGETED_NBEST, REFERENCE_DISTANCES, TARGETING_WEIGHTS, GRID_POINTS,
+                        GRID_CHOICE, TARGETED_CACHE, ITERATION_SCORES)
 }

@@ -331,6 +331,31 @@ def grid_decoder_settings():
     return {**decoder_settings(), "k": config["grid_search"]["nbest"]}
 
 
+def reference_quality_inputs(wildcards):
+    """What the reference-quality table reads: the tune set, the untuned and every 1H replicate's
+    tune-set n-best lists, both LMs, the untargeted paraphrases of the config's largest 1H+kP
+    and, with 1H+kT conditions, the targeted paraphraser's parts and every 1H+kT run (whose
+    cache holds the targeted paraphrases)."""
+    results = f"results/{wildcards.experiment}"
+    inputs = {
+        "tune": f"{results}/sets/tune.parquet",
+        "untuned": f"{results}/decode/untuned-translation/tune.nbest.parquet",
+        "tuned": [f"{results}/decode/{TuningRun.of('1H', r).name}/tune.nbest.parquet"
+                  for r in range(config["tuning"]["replicates"])],
+        "lm": decoding_lm(wildcards),
+        "reranking_lm": f"{results}/lm/{config['lm']['reranking_order']}gram.binary",
+    }
+    if paraphrases := max_paraphrases():
+        inputs["paraphrases"] = untargeted_paraphrases(wildcards.experiment,
+                                                       Condition(1, paraphrases))
+    if targeted_conditions():
+        inputs.update(targeted_paraphraser_inputs(wildcards))
+        inputs["targeted_runs"] = [f"{results}/weights/{TuningRun.of(c, r).name}.txt"
+                                   for c in targeted_conditions()
+                                   for r in range(config["tuning"]["replicates"])]
+    return inputs
+
+
 def targeted_params(wildcards):
     """What a 1H+kT run's script needs besides its inputs (None for other conditions); a
     1H+kT_b<bias>_w<weight> run's configuration overrides the grid's choice."""

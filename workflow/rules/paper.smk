@@ -71,6 +71,7 @@ rule paper_tables:
     input:
         EFFECTIVE_CONFIG,
         f"results/{EXPERIMENT}/report/paper_tables.md",
+        rules.reference_quality.input if reference_count("tune") > 1 else [],
 
 
 rule fig4_12:

@@ -306,6 +306,42 @@ rule reference_sparsity:
         f"{bias_name(config['tuning']['paraphraser_bias'])}.md",
 
 
+rule reference_quality:
+    """Named target: the quality of every set of extra tuning references of the config's
+    conditions (circle.reference_quality)."""
+    input:
+        EFFECTIVE_CONFIG,
+        f"results/{EXPERIMENT}/report/reference_quality.md",
+
+
+rule report_reference_quality:
+    """R, the further human references, the untargeted and targeted paraphrases and the MT
+    output of the tune set, each against the held-out human references (circle.
+    reference_quality)."""
+    input:
+        unpack(reference_quality_inputs),
+    output:
+        table="results/{experiment}/evaluation/reference_quality.parquet",
+        markdown="results/{experiment}/report/reference_quality.md",
+        html=report(
+            "results/{experiment}/report/reference_quality.html",
+            caption="../report/reference_quality.rst",
+            category="Reference quality",
+        ),
+        csv="results/{experiment}/report/reference_quality.csv",
+    log:
+        "logs/{experiment}/report_reference_quality.log",
+    params:
+        replicates=lambda wildcards: list(range(config["tuning"]["replicates"])),
+        settings=decoder_settings(),
+        targeted=lambda wildcards: targeted_settings(wildcards) if targeted_conditions() else None,
+        lowercased=config["preprocess"]["lowercase"],
+    conda:
+        "../../envs/circle.yaml"
+    script:
+        "../scripts/report_reference_quality.py"
+
+
 rule targeted_tuning:
     """Named target: the Fig. 5.10 experiment (the config's 1H+kT conditions beside kH and
     1H+kP, every replicate) and its sample triples."""

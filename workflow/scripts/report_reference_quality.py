@@ -1,0 +1,22 @@
+from circle.decoder import DecoderSettings
+from circle.jobs import start_job
+from circle.reference_quality import quality_markdown, quality_of_run, write_reference_quality
+from circle.report import csv_text, write_page, write_text_atomically
+from circle.targeted import targeted_setup
+
+provenance = start_job(snakemake)
+targeted = None
+if snakemake.params.targeted is not None:
+    setup = targeted_setup(snakemake.params.targeted, snakemake.input.get("choice"),
+                           snakemake.input.paraphrase_grammars, snakemake.input.lm,
+                           snakemake.input.paraphraser_weights, snakemake.input.reranking_lm,
+                           DecoderSettings(**snakemake.params.settings))
+    targeted = (setup.cache().lists, setup.mode == "forest")
+table = quality_of_run(snakemake.input.tune, snakemake.input.untuned,
+                       dict(zip(snakemake.params.replicates, snakemake.input.tuned, strict=True)),
+                       snakemake.input.get("paraphrases"), targeted, snakemake.input.lm,
+                       snakemake.input.reranking_lm, snakemake.params.lowercased)
+write_reference_quality(table, snakemake.output.table, provenance)
+write_page(quality_markdown(table), snakemake.output.markdown, snakemake.output.html,
+           "Quality of the extra tuning references")
+write_text_atomically(csv_text(table), snakemake.output.csv)
