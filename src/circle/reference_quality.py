@@ -146,7 +146,8 @@ def reference_quality(tune: pd.DataFrame, sets: Sequence[CandidateSet],
     untuned system's n-best list of segment i, ``language_models`` kenlm models by column name
     (``decoding`` and ``reranking``: columns ``lm_decoding``, ``lm_reranking``, the log10
     probability per word; NaN without the model). Only segments with at least two
-    references count; a set is scored on those of them where it has a text."""
+    references count; a set is scored on those of them where it has a text and a held-out
+    reference (a human candidate needs three references), and left out if there are none."""
     ordered = ordered_references(tune)
     if len(reachable) != len(ordered):
         raise ValueError(f"{len(reachable)} reachable n-gram sets for {len(ordered)} segments")
@@ -162,13 +163,14 @@ def reference_quality(tune: pd.DataFrame, sets: Sequence[CandidateSet],
         if len(candidate.texts) != len(ordered):
             raise ValueError(f"candidate set {candidate.name}: {len(candidate.texts)} texts for "
                              f"{len(ordered)} segments")
-        segments = [i for i in usable if candidate.texts[i] is not None]
+        own = candidate.kind == "human"
+        heldout_of = {i: [ref for k, ref in enumerate(ordered[i][1:], start=2)
+                          if not (own and k == candidate.rank + 1)] for i in usable}
+        segments = [i for i in usable if candidate.texts[i] is not None and heldout_of[i]]
         if not segments:
             continue
         texts = [candidate.texts[i] for i in segments]
-        own = candidate.kind == "human"
-        heldout = [[ref for k, ref in enumerate(ordered[i][1:], start=2)
-                    if not (own and k == candidate.rank + 1)] for i in segments]
+        heldout = [heldout_of[i] for i in segments]
         added = valid = wrong_reachable = 0
         for i, text, refs in zip(segments, texts, heldout, strict=True):
             new = ngram_set(text) - single_ngrams[i]

@@ -133,3 +133,10 @@ def test_the_page_summarises_replicates_and_reads_the_comparison():
     assert "Reading: against the held-out human references, R scores" in page
     p1, mt = (table.set_index("candidate").loc[name, "bleu"] for name in ("P1", "MT untuned"))
     assert ("a worse translation than the system's own output" in page) == (p1 < mt)
+
+
+def test_a_human_candidate_needs_a_third_reference_to_be_scored_against():
+    tune = TUNE.assign(references=[[w, d] for w, d in zip(WEB, DARBY, strict=True)],
+                       ref_order=[[0, 1], [1, 0], [0, 1]])
+    table = reference_quality(tune, human_sets(tune), [set()] * 3)
+    assert table["candidate"].tolist() == ["R"]  # H2 would be scored against itself only

@@ -37,6 +37,7 @@ from circle.schemas import (
     GRID_SAMPLE,
     ITERATION_SCORES,
     PARAPHRASE_GRAMMAR,
+    REFERENCE_QUALITY,
     TARGETED_CACHE,
     TARGETED_NBEST,
     TARGETING_WEIGHTS,
@@ -249,6 +250,13 @@ def test_tiny_end_to_end_through_grammars_and_decoding(tmp_path):
     assert samples.count("\n- H: ") == 10 and samples.count("\n- P: ") == 10
     for figure in ("fig4_3", "fig5_10"):
         assert (results / f"report/{figure}.png").read_bytes()[:4] == b"\x89PNG"
+    quality = read_table(results / "evaluation/reference_quality.parquet", REFERENCE_QUALITY)
+    # two references per segment: the second is the held-out one, and no human candidate is
+    # left to score against anything but itself
+    assert quality["candidate"].tolist() == ["R", "P1", "P2", "MT untuned", "MT 1H", "T1"]
+    assert (quality["heldout_references"] == 1).all()
+    assert (quality["segments"] == len(tune)).all()
+    assert (quality["lm_decoding"] < 0).all() and (quality["lm_reranking"] < 0).all()
 
     check_curves(tmp_path, config)
     check_paper_tables(tmp_path, config)
@@ -276,7 +284,8 @@ def test_tiny_end_to_end_through_grammars_and_decoding(tmp_path):
     assert result.stdout.splitlines()[-1].startswith(
         "Tables: results/tiny/report/fig4_3.md, results/tiny/report/fig5_10.md, "
         "results/tiny/report/grid_search.md, results/tiny/report/paraphraser-bias0.md, "
-        "results/tiny/report/targeted_samples.md; their HTML, CSV and plots are beside them")
+        "results/tiny/report/reference_quality.md, results/tiny/report/targeted_samples.md; "
+        "their HTML, CSV and plots are beside them")
     check_report(tmp_path, config)
     check_fanned_out_tuning(tmp_path, results)
 
