@@ -38,6 +38,10 @@ AR_SHUFFLES = 10_000
 """MultEval's default number of shuffles (``--ar-shuffles``)."""
 SIGNIFICANCE_LEVEL = 0.05
 SUMMARY_METRICS: tuple[str, ...] = ("bleu", "ter")
+MATCHED_BLEU = "matched_bleu"
+"""BLEU at a common output length (:mod:`circle.length_matching`): summarised and tested over
+replicates like :data:`SUMMARY_METRICS`."""
+TESTED_METRICS: tuple[str, ...] = (*SUMMARY_METRICS, MATCHED_BLEU)
 _CHUNK = 200  # resamples or shuffles per matrix product
 _TIE = 1e-12  # score differences (fractions) this close count as equal: float sums of TER stats
 CLOSE_REPLICATES = 0.01
@@ -57,10 +61,12 @@ class Score:
 class BleuScore(Score):
     """Corpus BLEU with its two factors (Papineni et al. 2002; thesis Fig. 4.8/4.9):
     ``precision``, the geometric mean of the 1–4-gram precisions in percent, and
-    ``brevity_penalty``; ``value`` = their product."""
+    ``brevity_penalty``; ``value`` = their product; ``length_ratio`` the output's length over
+    the effective reference length (the closest reference's per segment, as the penalty uses)."""
 
     precision: float
     brevity_penalty: float
+    length_ratio: float
 
 
 def reference_streams(references: Sequence[Sequence[str]]) -> list[list[str | None]]:
@@ -91,7 +97,7 @@ def corpus_bleu(hypotheses: Sequence[str], references: Sequence[Sequence[str]],
     score = metric.corpus_score(list(hypotheses), reference_streams(references))
     precision = float(score.score) / score.bp if score.bp > 0 else 0.0
     return BleuScore(float(score.score), str(metric.get_signature()), precision,
-                     float(score.bp))
+                     float(score.bp), score.sys_len / score.ref_len if score.ref_len else 0.0)
 
 
 def corpus_chrf(hypotheses: Sequence[str], references: Sequence[Sequence[str]],
@@ -242,7 +248,7 @@ def evaluate_system(hypotheses: Sequence[str], references: Sequence[Sequence[str
     The keys are :data:`~circle.schemas.EVALUATION` columns: ``bleu``, ``ter``,
     ``bleu_signature``, ``ter_signature``, ``p_value_vs_baseline``, ``bootstrap_samples``,
     ``segments``, ``eval_references`` (the most references any segment has), and BLEU's
-    factors ``bleu_precision``, ``brevity_penalty`` (:class:`BleuScore`).
+    factors ``bleu_precision``, ``brevity_penalty`` and ``length_ratio`` (:class:`BleuScore`).
     ``ter_statistics`` (the hypotheses' :meth:`circle.metrics.Ter.stats`, if the caller has
     them) spares recomputing TER, the slow part: the score is the same as :func:`corpus_ter`'s.
     ``lowercased`` says that the text was lowercased (signatures ``case:lc``).
@@ -264,7 +270,8 @@ def evaluate_system(hypotheses: Sequence[str], references: Sequence[Sequence[str
             "ter_signature": ter.signature, "p_value_vs_baseline": p_value,
             "bootstrap_samples": None if baseline is None else samples,
             "segments": len(hypotheses), "eval_references": max(len(r) for r in references),
-            "bleu_precision": bleu.precision, "brevity_penalty": bleu.brevity_penalty}
+            "bleu_precision": bleu.precision, "brevity_penalty": bleu.brevity_penalty,
+            "length_ratio": bleu.length_ratio}
 
 
 def write_evaluation(rows: pd.DataFrame | Sequence[Mapping], path: str | os.PathLike,
@@ -310,6 +317,11 @@ def check_tuning_log(log: pd.DataFrame, path: str | os.PathLike, run: str) -> No
             "test scores would be meaningless")
 
 
+def tested_metric(metric: str):
+    """The tuning metric that scores a summary metric (``matched_bleu``: BLEU)."""
+    return get_metric("bleu" if metric == MATCHED_BLEU else metric)
+
+
 def close_replicates(scores: np.ndarray, tolerance: float = CLOSE_REPLICATES) -> bool:
     """Whether two of a condition's replicates scored alike: ``scores`` is (replicates,
     metrics), e.g. test BLEU and TER in percent, and some pair differs by less than
@@ -332,14 +344,16 @@ def condition_summary(evaluation: pd.DataFrame,
                       baseline: str | Mapping[str, str], shuffles: int = AR_SHUFFLES,
                       significance_level: float = SIGNIFICANCE_LEVEL, seed: int = 0
                       ) -> pd.DataFrame:
-    """Per condition: replicates, mean and sample standard deviation of BLEU and TER, whether
-    two replicates scored alike (:func:`close_replicates`), and the approximate randomisation
-    test over all replicates against its baseline: ``baseline``, or ``baseline[condition]`` for
-    a mapping (:attr:`circle.experiments.Condition.baseline`).
+    """Per condition: replicates, mean and sample standard deviation of BLEU, TER and BLEU at a
+    common length (:data:`TESTED_METRICS`), the mean length ratio, whether two replicates scored
+    alike (:func:`close_replicates`), and the approximate randomisation test over all
+    replicates against its baseline: ``baseline``, or ``baseline[condition]`` for a mapping
+    (:attr:`circle.experiments.Condition.baseline`).
 
     ``evaluation`` holds the :data:`~circle.schemas.EVALUATION` rows of one experiment;
     ``stats[metric][(condition, replicate)]`` the per-segment statistics of that run's test
-    output for each metric of :data:`SUMMARY_METRICS`. Rows follow the order in which
+    output for each metric of :data:`TESTED_METRICS` (``matched_bleu``: BLEU statistics of the
+    length-matched output). Rows follow the order in which
     conditions first appear; columns are those of :data:`~circle.schemas.CONDITION_SUMMARY`.
     Every comparison uses the same ``seed``. A condition must have the baseline's replicate
     numbers (the test pairs replicate r with replicate r).
@@ -361,8 +375,8 @@ def condition_summary(evaluation: pd.DataFrame,
         replicates = sorted(int(r) for r in rows["replicate"])
         if len(set(replicates)) != len(replicates):
             raise ValueError(f"condition {condition}: replicate numbers repeat: {replicates}")
-        for metric in SUMMARY_METRICS:
-            scorer = get_metric(metric)
+        for metric in TESTED_METRICS:
+            scorer = tested_metric(metric)
             stacked = np.stack([np.asarray(stats[metric][condition, r], dtype=np.float64)
                                 for r in replicates])
             score = 100.0 * float(scorer.value(stacked.reshape(-1, scorer.n_stats).sum(axis=0)))
@@ -375,12 +389,13 @@ def condition_summary(evaluation: pd.DataFrame,
                "human_references": int(first["human_references"]),
                "paraphrase_references": int(first["paraphrase_references"]),
                "references_used": int(first["references_used"]), "replicates": len(rows),
+               "length_ratio_mean": float(rows["length_ratio"].mean()),
                "close_replicates": close_replicates(
                    rows[list(SUMMARY_METRICS)].to_numpy(dtype=np.float64)),
                "baseline_condition": None if condition == base else base,
                "significance_level": float(significance_level), "shuffles": int(shuffles),
                "shuffle_seed": int(seed)}
-        for metric in SUMMARY_METRICS:
+        for metric in TESTED_METRICS:
             values = rows[metric].to_numpy(dtype=np.float64)
             replicates, stacked, score = pooled[condition, metric]
             row[f"{metric}_mean"] = float(values.mean())
@@ -395,7 +410,8 @@ def condition_summary(evaluation: pd.DataFrame,
                 raise ValueError(f"condition {condition} has replicates {replicates} but the "
                                  f"baseline {base} has {base_replicates}: the test pairs "
                                  "replicate r of one with replicate r of the other")
-            p_value = approximate_randomisation(base_stacked, stacked, metric, shuffles, seed)
+            p_value = approximate_randomisation(base_stacked, stacked, tested_metric(metric).name,
+                                                shuffles, seed)
             row.update({f"{metric}_difference": score - base_score,
                         f"{metric}_p_value": p_value,
                         f"{metric}_significant": p_value < significance_level})
@@ -407,6 +423,6 @@ def write_condition_summary(summary: pd.DataFrame, path: str | os.PathLike,
                             provenance: Mapping[str, str] | None = None) -> None:
     """Write a :func:`condition_summary` as :data:`~circle.schemas.CONDITION_SUMMARY`."""
     frame = summary.copy()
-    for metric in SUMMARY_METRICS:
+    for metric in TESTED_METRICS:
         frame[f"{metric}_significant"] = frame[f"{metric}_significant"].astype("boolean")
     write_table(frame, path, CONDITION_SUMMARY, provenance=provenance)

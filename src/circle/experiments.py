@@ -35,15 +35,18 @@ from circle.decoder.nbest import NBEST
 from circle.decoder.sets import RecordedDecode, write_nbest
 from circle.evaluate import (
     AR_SHUFFLES,
+    MATCHED_BLEU,
     SIGNIFICANCE_LEVEL,
     SUMMARY_METRICS,
     check_tuning_log,
     condition_summary,
+    corpus_bleu,
     evaluate_system,
     write_condition_summary,
     write_evaluation,
 )
 from circle.heldout import TUNING_SETS, tuning_set_rows
+from circle.length_matching import match_length, reference_length
 from circle.metrics import get_metric
 from circle.paraphraser import Paraphraser, ParaphraserConfig
 from circle.report import write_page
@@ -600,6 +603,25 @@ class _JobState(NamedTuple):
     saved: list[SavedIteration]
 
 
+def length_matched(nbest: pd.DataFrame, metadata: Mapping[str, str],
+                   segment_ids: Sequence[int], target: float,
+                   path: str | os.PathLike) -> tuple[float, list[str]]:
+    """A run's test output at a common length (:mod:`circle.length_matching`, a diagnostic):
+    the word-penalty shift and the re-ranked 1-best of each of ``segment_ids`` from its n-best
+    table (model scores, word counts = −``word_penalty``), nearest ``target`` words in all."""
+    position = json.loads(metadata["feature_names"]).index("word_penalty")
+    lists = dict(iter(nbest.sort_values(["segment_id", "rank"]).groupby("segment_id")))
+    missing = [s for s in segment_ids if s not in lists]
+    if missing:
+        raise ValueError(f"{path}: no n-best list for test segments {list(missing)[:5]}")
+    ordered = [lists[s] for s in segment_ids]
+    match = match_length([rows["score"].to_numpy() for rows in ordered],
+                         [[-features[position] for features in rows["features"]]
+                          for rows in ordered], target)
+    return match.delta, [rows["hypothesis"].iloc[choice]
+                         for rows, choice in zip(ordered, match.choices, strict=True)]
+
+
 def evaluate_runs(experiment: str, test_path: str | os.PathLike,
                   runs: Sequence[tuple[TuningRun, int, str, str]],
                   samples: int, seed: int, out_path: str | os.PathLike,
@@ -632,13 +654,19 @@ def evaluate_runs(experiment: str, test_path: str | os.PathLike,
             raise ValueError(f"the baseline condition {missing} is not among the evaluated runs")
     table = read_table(test_path, EVALSET)
     references = [list(refs) for refs in table["references"]]
-    outputs = {}
+    target = reference_length(references)
+    outputs, matched = {}, {}
     for run, _, nbest_path, _ in runs:
         nbest = read_table(nbest_path, NBEST)
         best = nbest[nbest["rank"] == 0].set_index("segment_id")["hypothesis"]
-        outputs[run.condition.name, run.replicate] = [best.get(s, "") for s in table["segment_id"]]
+        key = run.condition.name, run.replicate
+        outputs[key] = [best.get(s, "") for s in table["segment_id"]]
+        matched[key] = length_matched(nbest, read_metadata(nbest_path), table["segment_id"],
+                                      target, nbest_path)
     stats = {metric: {run: get_metric(metric).stats(hypotheses, references)
                       for run, hypotheses in outputs.items()} for metric in SUMMARY_METRICS}
+    stats[MATCHED_BLEU] = {run: get_metric("bleu").stats(hypotheses, references)
+                           for run, (_, hypotheses) in matched.items()}
     rows = []
     for run, tuning_seed, _, _ in runs:
         parsed, condition, replicate = run.condition, run.condition.name, run.replicate
@@ -647,6 +675,10 @@ def evaluate_runs(experiment: str, test_path: str | os.PathLike,
         log = logs[condition, replicate]
         row = evaluate_system(outputs[condition, replicate], references, base, samples,
                               seed + replicate, stats["ter"][condition, replicate], lowercased)
+        shift, hypotheses = matched[condition, replicate]
+        at_length = corpus_bleu(hypotheses, references, lowercased)
+        row.update(matched_bleu=at_length.value, matched_length_ratio=at_length.length_ratio,
+                   matched_shift=shift)
         row.update(experiment=experiment, condition=condition,
                    reference_type=parsed.reference_type, human_references=parsed.human,
                    paraphrase_references=parsed.paraphrases,

@@ -30,7 +30,13 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from circle.evaluate import CLOSE_REPLICATES, close_replicates
+from circle.evaluate import (
+    CLOSE_REPLICATES,
+    MATCHED_BLEU,
+    TESTED_METRICS,
+    close_replicates,
+    tested_metric,
+)
 from circle.metrics import get_metric
 from circle.schemas import CONDITION_SUMMARY, EVALUATION, TUNING_LOG
 from circle.tables import atomic_path, read_table
@@ -41,6 +47,8 @@ HUMAN = "human"
 SERIES_LABELS: dict[str, str] = {"human": "Human", "paraphrase": "Paraphrased",
                                  "targeted": "Targeted"}
 METRIC_LABELS: dict[str, str] = {"bleu": "BLEU", "ter": "TER"}
+LENGTH_LABELS: dict[str, str] = {"length_ratio": "length", MATCHED_BLEU: "BLEU at common length"}
+"""The columns of a reference table's length part (:func:`length_markdown`)."""
 DECIMALS = 2
 BETTER, WORSE = "*", "†"
 CLOSE = "≡"
@@ -127,7 +135,7 @@ def significance_mark(metric: str, significant, difference: float) -> str:
     if significant is None or significant is pd.NA or not bool(significant) \
             or difference is None or math.isnan(difference) or difference == 0:
         return ""
-    return BETTER if (difference > 0) == get_metric(metric).higher_is_better else WORSE
+    return BETTER if (difference > 0) == tested_metric(metric).higher_is_better else WORSE
 
 
 def summary_test(summary: pd.Series | None, metric: str) -> tuple[float, str]:
@@ -163,10 +171,11 @@ def _one_experiment(frame: pd.DataFrame, experiment: str | None) -> pd.DataFrame
 def reference_table(evaluation: pd.DataFrame, experiment: str | None = None,
                     conditions: pd.DataFrame | None = None) -> pd.DataFrame:
     """The Fig. 4.3 table: ``references``, ``label`` and, per series and metric (``bleu``,
-    ``ter``), columns ``<series>_<metric>_mean``, ``_sd`` (ddof 1; NaN for one replicate)
-    and ``_n`` (replicates), and per series ``<series>_close`` (whether two of the cell's
-    replicates scored alike, :func:`~circle.evaluate.close_replicates`). Missing conditions are
-    NaN (``_close`` False).
+    ``ter`` and, where the evaluation has them, the :data:`LENGTH_LABELS`), columns
+    ``<series>_<metric>_mean``, ``_sd`` (ddof 1; NaN for one replicate) and ``_n``
+    (replicates), and per series ``<series>_close`` (whether two of the cell's replicates
+    scored alike, :func:`~circle.evaluate.close_replicates`). Missing conditions are NaN
+    (``_close`` False).
 
     With ``conditions`` (the :data:`~circle.schemas.CONDITION_SUMMARY` of the same runs), also
     ``_p_value`` (approximate randomisation over replicates against the baseline; NaN for the
@@ -204,13 +213,13 @@ def reference_table(evaluation: pd.DataFrame, experiment: str | None = None,
         close = {k: close_replicates(cell[list(METRIC_LABELS)].to_numpy(dtype=float))
                  for k, cell in rows.groupby("references_used")}
         table[f"{name}_close"] = [close.get(k, False) for k in table["references"]]
-        for metric in METRIC_LABELS:
+        for metric in [m for m in (*METRIC_LABELS, *LENGTH_LABELS) if m in frame.columns]:
             grouped = rows.groupby("references_used")[metric]
             table[f"{name}_{metric}_mean"] = table["references"].map(grouped.mean())
             table[f"{name}_{metric}_sd"] = table["references"].map(grouped.std(ddof=1))
             table[f"{name}_{metric}_n"] = table["references"].map(grouped.count()) \
                 .fillna(0).astype(np.int64)
-            if conditions is None:
+            if conditions is None or metric not in TESTED_METRICS:
                 continue
             p_values, marks = [], []
             for k in table["references"]:
@@ -237,12 +246,14 @@ def figure_table(table: pd.DataFrame, thesis: ThesisTable,
     for name in series_names(table):  # in the table's order
         if name in wanted:
             kept += [c for c in table.columns
-                     if any(c.startswith(f"{name}_{metric}_") for metric in METRIC_LABELS)
+                     if any(c.startswith(f"{name}_{metric}_")
+                            for metric in (*METRIC_LABELS, *LENGTH_LABELS))
                      or c == f"{name}_close"]
     cut = table[kept].copy()
     for name, metrics in thesis.series.items():
         if f"{name}_bleu_mean" not in cut.columns:
-            for metric in METRIC_LABELS:
+            for metric in [m for m in (*METRIC_LABELS, *LENGTH_LABELS)
+                           if m in METRIC_LABELS or any(c.endswith(f"_{m}_mean") for c in kept)]:
                 cut[f"{name}_{metric}_mean"] = np.nan
                 cut[f"{name}_{metric}_sd"] = np.nan
                 cut[f"{name}_{metric}_n"] = np.int64(0)
@@ -255,7 +266,8 @@ def figure_table(table: pd.DataFrame, thesis: ThesisTable,
 
 def series_names(table: pd.DataFrame) -> list[str]:
     """The series of a :func:`reference_table`, in column order."""
-    return [c[:-len("_bleu_mean")] for c in table.columns if c.endswith("_bleu_mean")]
+    return [c[:-len("_bleu_mean")] for c in table.columns
+            if c.endswith("_bleu_mean") and not c.endswith(f"_{MATCHED_BLEU}_mean")]
 
 
 def cell_text(mean: float, sd: float, n: int, mark: str = "") -> str:
@@ -303,7 +315,35 @@ def markdown_table(table: pd.DataFrame, labels: Mapping[str, str] | None = None,
         lines += ["", significance.note(counts)]
     if any(table[f"{s}_close"].any() for s in names if f"{s}_close" in table):
         lines += ["", CLOSE_NOTE]
+    if all(f"{s}_{MATCHED_BLEU}_mean" in table.columns for s in names):
+        lines += ["", *length_markdown(table, labels, significance is not None)]
     return "\n".join(lines) + "\n"
+
+
+def length_markdown(table: pd.DataFrame, labels: Mapping[str, str] | None = None,
+                    marked: bool = False) -> list[str]:
+    """The length part of a reference table: per series, the output's length over the
+    effective reference length and BLEU at a common length (its marks with ``marked``)."""
+    names = series_names(table)
+    header = ["# tuning refs"] + [f"{series_label(s, labels)} {label}" for s in names
+                                  for label in LENGTH_LABELS.values()]
+    lines = ["| " + " | ".join(header) + " |",
+             "|" + "|".join([":---"] + ["---:"] * (len(header) - 1)) + "|"]
+    for row in table.to_dict("records"):
+        cells = [row["label"]]
+        for s in names:
+            ratio = row[f"{s}_length_ratio_mean"]
+            cells.append("–" if math.isnan(ratio) else f"{ratio:.3f}")
+            cells.append(cell_text(row[f"{s}_{MATCHED_BLEU}_mean"], row[f"{s}_{MATCHED_BLEU}_sd"],
+                                   row[f"{s}_{MATCHED_BLEU}_n"],
+                                   row.get(f"{s}_{MATCHED_BLEU}_mark", "") if marked else ""))
+        lines.append("| " + " | ".join(cells) + " |")
+    return ["Length: the output's length over the effective reference length (sacrebleu's; "
+            "below 1 the brevity penalty applies), mean over replicates. BLEU at common length: "
+            "each run's test n-best re-ranked with its word-penalty weight shifted so that its "
+            "output has the test references' mean length (circle.length_matching): a diagnostic "
+            "that separates length from quality, not the thesis's metric"
+            + (", marked against 1H at the same length." if marked else "."), "", *lines]
 
 
 def write_text_atomically(text: str, path: str | os.PathLike) -> None:

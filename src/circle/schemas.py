@@ -334,7 +334,7 @@ TUNING_SHARD = _schema(
 
 EVALUATION = _schema(
     "evaluation",
-    2,
+    3,
     "Test-set scores of tuned systems, one row per (experiment, condition, replicate) (thesis "
     "Fig. 4.2/4.3): `condition` is e.g. 1H, 2H, 1H+1P, 1H_ref2 (circle.experiments.Condition); "
     "`reference_type` says how the extra tuning references were made (`human`, or a paraphrase "
@@ -344,7 +344,11 @@ EVALUATION = _schema(
     "the 1–4-gram precisions, percent) times `brevity_penalty` is `bleu` (thesis Fig. 4.8/4.9); "
     "`p_value_vs_baseline` is the paired bootstrap (Koehn 2004) p-value of BLEU against "
     "`baseline_condition` (same replicate: 1H with the run's single reference and tuning "
-    "metric), null for the baseline itself.",
+    "metric), null for the baseline itself. `length_ratio` is the output's length over the "
+    "effective reference length (sacrebleu's, which the brevity penalty uses). A diagnostic "
+    "beyond the thesis (circle.length_matching): `matched_bleu` is BLEU of the run's test "
+    "n-best re-ranked with its word-penalty weight shifted by `matched_shift` so that the "
+    "output has the references' mean length, `matched_length_ratio` its length ratio.",
     [
         pa.field("experiment", pa.string(), nullable=False),
         pa.field("condition", pa.string(), nullable=False),
@@ -363,6 +367,10 @@ EVALUATION = _schema(
         pa.field("ter", pa.float64(), nullable=False),
         pa.field("bleu_precision", pa.float64(), nullable=False),
         pa.field("brevity_penalty", pa.float64(), nullable=False),
+        pa.field("length_ratio", pa.float64(), nullable=False),
+        pa.field("matched_bleu", pa.float64(), nullable=False),
+        pa.field("matched_length_ratio", pa.float64(), nullable=False),
+        pa.field("matched_shift", pa.float64(), nullable=False),
         pa.field("bleu_signature", pa.string(), nullable=False),
         pa.field("ter_signature", pa.string(), nullable=False),
         pa.field("baseline_condition", pa.string()),
@@ -378,7 +386,9 @@ CONDITION_SUMMARY = _schema(
     "row per (experiment, condition), from the runs of an `evaluation` table: `replicates` runs, "
     "mean and sample standard deviation (null for one run) of their sacrebleu BLEU and TER "
     "(percent), and `<metric>_pooled`, the score of all replicates' outputs together (summed "
-    "statistics); `close_replicates`: two of the replicates scored within 0.01 BLEU and TER "
+    "statistics); `length_ratio_mean` the replicates' mean output/reference length ratio; "
+    "`matched_bleu_*` the same for BLEU at a common length (circle.length_matching, a "
+    "diagnostic); `close_replicates`: two of the replicates scored within 0.01 BLEU and TER "
     "of each other (circle.evaluate.close_replicates: the same output or as good as, so the sd "
     "and the test over replicates are over-confident for the row). Against "
     "`baseline_condition` (null for the baseline itself): "
@@ -400,6 +410,10 @@ CONDITION_SUMMARY = _schema(
         pa.field("ter_mean", pa.float64(), nullable=False),
         pa.field("ter_sd", pa.float64()),
         pa.field("ter_pooled", pa.float64(), nullable=False),
+        pa.field("matched_bleu_mean", pa.float64(), nullable=False),
+        pa.field("matched_bleu_sd", pa.float64()),
+        pa.field("matched_bleu_pooled", pa.float64(), nullable=False),
+        pa.field("length_ratio_mean", pa.float64(), nullable=False),
         pa.field("close_replicates", pa.bool_(), nullable=False),
         pa.field("baseline_condition", pa.string()),
         pa.field("bleu_difference", pa.float64()),
@@ -408,6 +422,9 @@ CONDITION_SUMMARY = _schema(
         pa.field("ter_difference", pa.float64()),
         pa.field("ter_p_value", pa.float64()),
         pa.field("ter_significant", pa.bool_()),
+        pa.field("matched_bleu_difference", pa.float64()),
+        pa.field("matched_bleu_p_value", pa.float64()),
+        pa.field("matched_bleu_significant", pa.bool_()),
         pa.field("significance_level", pa.float64(), nullable=False),
         pa.field("shuffles", pa.int32(), nullable=False),
         pa.field("shuffle_seed", pa.int64(), nullable=False),

@@ -168,6 +168,7 @@ def test_evaluate_system_and_table_round_trip(tmp_path):
     assert base_scores["p_value_vs_baseline"] is None
     common = {"experiment": "default", "replicate": 0, "seed": 1, "tune_metric": "bleu",
               "tune_iterations": 5, "eval_set": "test", "reference_type": "human"}
+    common.update(matched_bleu=30.0, matched_length_ratio=1.0, matched_shift=0.1)
     rows = [{**common, **base_scores, "condition": "1H", "human_references": 1,
              "paraphrase_references": 0, "references_used": 1, "baseline_condition": None},
             {**common, **scores, "condition": "2H", "human_references": 2,
@@ -333,19 +334,25 @@ def summary_inputs(rates: dict[str, list[float]], n: int = 50):
     """EVALUATION-like rows and per-run statistics for conditions with these per-replicate
     degradation rates."""
     rng, references = corpus(20, n=n)
-    rows, stats, outputs = [], {"bleu": {}, "ter": {}}, {}
+    rows, stats, outputs = [], {"bleu": {}, "ter": {}, "matched_bleu": {}}, {}
     for condition, replicate_rates in rates.items():
         human = int(condition[0])
         for replicate, rate in enumerate(replicate_rates):
             system = [degrade(rng, refs[0], rate) for refs in references]
             outputs[condition, replicate] = system
-            for metric in stats:
+            # as if re-ranked to another length: every output loses its last word
+            shorter = [" ".join(h.split()[:-1]) for h in system]
+            for metric in ("bleu", "ter"):
                 stats[metric][condition, replicate] = get_metric(metric).stats(system, references)
+            stats["matched_bleu"][condition, replicate] = get_metric("bleu").stats(shorter,
+                                                                                 references)
+            bleu = corpus_bleu(system, references)
             rows.append({"experiment": "x", "condition": condition, "reference_type": "human",
                          "human_references": human, "paraphrase_references": 0,
                          "references_used": human, "replicate": replicate,
-                         "bleu": corpus_bleu(system, references).value,
-                         "ter": corpus_ter(system, references).value})
+                         "bleu": bleu.value, "ter": corpus_ter(system, references).value,
+                         "length_ratio": bleu.length_ratio,
+                         "matched_bleu": corpus_bleu(shorter, references).value})
     return pd.DataFrame(rows), stats, outputs, references
 
 
@@ -365,6 +372,8 @@ def test_condition_summary_counts_means_deviations_and_tests(tmp_path):
         everything = [h for r in range(3) for h in outputs[row.condition, r]]
         assert row.bleu_pooled == pytest.approx(corpus_bleu(everything, references * 3).value)
         assert row.ter_pooled == pytest.approx(corpus_ter(everything, references * 3).value)
+        assert row.matched_bleu_mean == pytest.approx(runs["matched_bleu"].mean())
+        assert row.length_ratio_mean == pytest.approx(runs["length_ratio"].mean())
     base, better, same = summary.iloc[0], summary.iloc[1], summary.iloc[2]
     assert pd.isna(base["baseline_condition"]) and pd.isna(base["bleu_p_value"])
     assert pd.isna(base["bleu_significant"]) and better["baseline_condition"] == "1H"
@@ -372,6 +381,11 @@ def test_condition_summary_counts_means_deviations_and_tests(tmp_path):
         np.stack([stats["bleu"]["1H", r] for r in range(3)]),
         np.stack([stats["bleu"]["2H", r] for r in range(3)]), "bleu", 500, 4)
     assert better["bleu_significant"] and better["bleu_difference"] > 0
+    assert better["matched_bleu_p_value"] == approximate_randomisation(
+        np.stack([stats["matched_bleu"]["1H", r] for r in range(3)]),
+        np.stack([stats["matched_bleu"]["2H", r] for r in range(3)]), "bleu", 500, 4)
+    assert better["matched_bleu_difference"] == pytest.approx(
+        better["matched_bleu_pooled"] - base["matched_bleu_pooled"])
     assert better["ter_significant"] and better["ter_difference"] < 0
     assert not same["bleu_significant"] and same["bleu_p_value"] > 0.05
     path = tmp_path / "conditions.parquet"

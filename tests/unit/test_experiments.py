@@ -3,6 +3,8 @@
 
 from __future__ import annotations
 
+import json
+
 import numpy as np
 import pandas as pd
 import pytest
@@ -192,11 +194,15 @@ def evaluation_inputs(tmp_path, scores=None):
     runs = []
     for (condition, replicate), hypotheses in OUTPUTS.items():
         run = TuningRun.of(condition, replicate)
-        nbest = pd.DataFrame({"segment_id": np.arange(1, 7), "target": None,
-                              "rank": np.zeros(6, dtype=np.int32), "hypothesis": hypotheses,
-                              "score": -1.0, "features": [[0.0, 1.0]] * 6})
+        # each 1-best and, second, the same with one word more
+        texts = [t for h in hypotheses for t in (h, f"{h} then")]
+        nbest = pd.DataFrame({"segment_id": np.repeat(np.arange(1, 7), 2), "target": None,
+                              "rank": np.tile(np.arange(2, dtype=np.int32), 6),
+                              "hypothesis": texts, "score": np.tile([-1.0, -2.0], 6),
+                              "features": [[-1.0, -float(len(t.split()))] for t in texts]})
         nbest_path = tmp_path / f"{run.name}.nbest.parquet"
-        write_table(nbest, nbest_path, NBEST)
+        write_table(nbest, nbest_path, NBEST,
+                    metadata={"feature_names": json.dumps(["lm", "word_penalty"])})
         log_path = tmp_path / f"{run.name}.parquet"
         run_scores = (scores or {}).get((condition, replicate), [0.1, 0.2, 0.15])
         write_table(tuning_log_frame(run_scores, int(np.argmax(run_scores)) + 1), log_path,
@@ -214,6 +220,17 @@ def test_evaluate_runs_writes_runs_and_the_condition_summary(tmp_path):
     assert results["condition"].tolist() == ["1H", "1H", "2H", "2H"]
     assert results["bleu"].tolist() == frame["bleu"].tolist()
     assert results.loc[2, "bleu"] == corpus_bleu(OUTPUTS["2H", 0], TEST_REFERENCES).value
+    # at the references' mean length: every second hypothesis crosses its 1-best at a shift
+    # of -1, so the output is all 1-bests or all seconds, whichever total is nearer
+    target = sum(np.mean([len(r.split()) for r in refs]) for refs in TEST_REFERENCES)
+    for row in results.itertuples():
+        shorter = OUTPUTS[row.condition, row.replicate]
+        longer = [f"{h} then" for h in shorter]
+        length = sum(len(h.split()) for h in shorter)
+        nearer = longer if abs(length + 6 - target) < abs(length - target) else shorter
+        assert (row.matched_shift < -1) == (nearer is longer)
+        assert row.matched_bleu == pytest.approx(corpus_bleu(nearer, TEST_REFERENCES).value)
+    assert results["matched_shift"].lt(-1).tolist() == [True, True, False, False]  # 1H short
     summary = read_table(conditions, CONDITION_SUMMARY)
     assert summary["condition"].tolist() == ["1H", "2H"]
     assert summary["replicates"].tolist() == [2, 2]

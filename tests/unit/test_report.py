@@ -3,6 +3,8 @@ significance marks from a CONDITION_SUMMARY, and the tuning curves from the tuni
 
 from __future__ import annotations
 
+import re
+
 import numpy as np
 import pandas as pd
 import pytest
@@ -43,6 +45,9 @@ def evaluation(seed: int = 0, experiment: str = "default") -> pd.DataFrame:
                 "eval_set": "test", "eval_references": 4, "segments": 1500,
                 "bleu": rng.uniform(20, 40), "ter": rng.uniform(40, 60),
                 "bleu_precision": rng.uniform(40, 42), "brevity_penalty": rng.uniform(0.9, 1),
+                "length_ratio": rng.uniform(0.9, 1.1), "matched_bleu": rng.uniform(20, 40),
+                "matched_length_ratio": rng.uniform(0.99, 1.01),
+                "matched_shift": rng.uniform(-0.5, 0.5),
                 "bleu_signature": "nrefs:4|case:mixed|eff:no|tok:none|smooth:exp|version:2.6.0",
                 "ter_signature": "nrefs:4|case:lc|tok:tercom|norm:no|punct:yes|asian:no",
                 "baseline_condition": None if condition == "1H" else "1H",
@@ -81,9 +86,10 @@ def test_cells_are_means_and_sample_deviations_of_the_replicates():
     assert table.loc[0, "paraphrase_bleu_mean"] == table.loc[0, "human_bleu_mean"]
 
 
-def parse_markdown(text: str) -> list[list[str]]:
-    rows = [line for line in text.splitlines() if line.startswith("|")]
-    return [[c.strip() for c in line.strip("|").split("|")] for line in rows]
+def parse_markdown(text: str, table: int = 0) -> list[list[str]]:
+    """The rows of the page's ``table``-th Markdown table."""
+    tables = re.findall(r"(?:^\|.*\n)+", text, flags=re.M)
+    return [[c.strip() for c in line.strip("|").split("|")] for line in tables[table].splitlines()]
 
 
 def test_markdown_and_csv_agree(tmp_path):
@@ -189,7 +195,9 @@ def summary(frame: pd.DataFrame, level: float = 0.05, shuffles: int = 10000) -> 
         row.update(replicates=len(runs), significance_level=level, shuffles=shuffles,
                    shuffle_seed=13, baseline_condition=None if condition == "1H" else "1H")
         values = SIGNIFICANCE.get(condition, (None, None, None, None))
-        for metric, p, difference in (("bleu", *values[:2]), ("ter", *values[2:])):
+        row.update(close_replicates=False, length_ratio_mean=runs["length_ratio"].mean())
+        for metric, p, difference in (("bleu", *values[:2]), ("ter", *values[2:]),
+                                      ("matched_bleu", *values[:2])):
             row.update({f"{metric}_mean": runs[metric].mean(), f"{metric}_sd": None,
                         f"{metric}_pooled": runs[metric].mean(),
                         f"{metric}_difference": difference, f"{metric}_p_value": p,
@@ -227,6 +235,23 @@ def test_cells_carry_significance_marks_and_the_test_is_named(tmp_path):
     assert csv["human_bleu_p_value"].tolist()[1:] == [0.001, 0.30, 0.01]
     assert np.isnan(csv["human_bleu_p_value"][0]) and csv["paraphrase_ter_p_value"][1] == 0.051
     assert csv["targeted_bleu_p_value"].isna().all()
+
+
+def test_the_length_table_shows_ratios_and_bleu_at_a_common_length(tmp_path):
+    frame = evaluation()
+    table = write_report(frame, tmp_path / "t.md", tmp_path / "t.html", tmp_path / "t.csv",
+                         tmp_path / "t.png", conditions=summary(frame))
+    text = (tmp_path / "t.md").read_text(encoding="utf-8")
+    rows = parse_markdown(text, 1)
+    assert rows[0] == ["# tuning refs", "Human length", "Human BLEU at common length",
+                       "Paraphrased length", "Paraphrased BLEU at common length",
+                       "Targeted length", "Targeted BLEU at common length"]
+    two = frame[frame["condition"] == "2H"]
+    assert rows[3][1] == f"{two['length_ratio'].mean():.3f}"
+    assert rows[3][2] == f"{two['matched_bleu'].mean():.2f} ± {two['matched_bleu'].std():.2f}*"
+    assert marks([row[4] for row in rows[2:]]) == ["", "*", "†", ""]
+    assert "not the thesis's metric, marked against 1H at the same length." in text
+    assert table["human_matched_bleu_mean"][1] == pytest.approx(two["matched_bleu"].mean())
 
 
 def test_level_and_replicate_count_come_from_the_summary(tmp_path):
@@ -359,4 +384,5 @@ def test_a_thesis_figure_shows_a_series_the_runs_lack_as_empty_cells():
 
 
 def series_of(table: pd.DataFrame) -> list[str]:
-    return [c[:-len("_bleu_mean")] for c in table.columns if c.endswith("_bleu_mean")]
+    return [c[:-len("_bleu_mean")] for c in table.columns
+            if c.endswith("_bleu_mean") and not c.endswith("_matched_bleu_mean")]
