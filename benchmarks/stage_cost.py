@@ -10,7 +10,8 @@ they are for: the config's conditions (``tuning.conditions`` of ``results/<exp>/
 or the runs only a paper figure needs, untargeted or targeted (1H+kT, thesis §5.3). Rules
 without a ``benchmark:`` (set selection, evaluation, reports) are not counted. Jobs run
 side by side on ``--cores``, so the summed walls exceed the run's elapsed wall; the sums are
-what a paper-scale extrapolation multiplies, stage by stage (docs/measurements.md "Running at paper scale").
+what a paper-scale extrapolation multiplies, stage by stage (docs/measurements.md "Running at
+paper scale").
 """
 
 from __future__ import annotations
