@@ -253,7 +253,7 @@ def test_tiny_end_to_end_through_grammars_and_decoding(tmp_path):
     quality = read_table(results / "evaluation/reference_quality.parquet", REFERENCE_QUALITY)
     # two references per segment: the second is the held-out one, and no human candidate is
     # left to score against anything but itself
-    assert quality["candidate"].tolist() == ["R", "P1", "P2", "MT untuned", "MT 1H", "T1"]
+    assert quality["candidate"].tolist() == ["R", "P1", "P2", "T1", "MT untuned", "MT 1H"]
     assert (quality["heldout_references"] == 1).all()
     assert (quality["segments"] == len(tune)).all()
     assert (quality["lm_decoding"] < 0).all() and (quality["lm_reranking"] < 0).all()
@@ -280,6 +280,15 @@ def test_tiny_end_to_end_through_grammars_and_decoding(tmp_path):
     assert jobs.count("tune_translation") == 5, jobs
     assert set(re.findall(r"replicate=(\d+)", planned.stdout)) == {"1"}
     assert "tune_paraphraser" not in jobs and "grid_row" not in jobs
+    # ... and the second replicate of 1H tunes from its own first pool: the same start decoded,
+    # another point optimised from
+    second = snakemake("--cores", "2", "--configfile", str(more), "--directory", str(tmp_path),
+                       "results/tiny/tune/1H.rep1.parquet")
+    assert second.returncode == 0, second.stdout + second.stderr
+    logs = [read_table(results / f"tune/1H.rep{r}.parquet", TUNING_LOG) for r in (0, 1)]
+    assert list(logs[0]["weights"].iloc[0]) == list(logs[1]["weights"].iloc[0])
+    assert logs[0]["decode_score"].iloc[0] == logs[1]["decode_score"].iloc[0]
+    assert list(logs[0]["weights"].iloc[1]) != list(logs[1]["weights"].iloc[1])
     assert "Shell command" not in result.stdout + result.stderr
     assert result.stdout.splitlines()[-1].startswith(
         "Tables: results/tiny/report/fig4_3.md, results/tiny/report/fig5_10.md, "
@@ -374,8 +383,10 @@ def check_heldout_system(results: Path) -> None:
         "1H_t0": "itself", **{f"1H_t{n}": "1H_t0" for n in range(1, 4)},
         **{f"1H+1P_t{n}": f"1H_t{n}" for n in range(4)}}
     logs = {n: read_table(heldout / f"tune/1H_t{n}.rep0.parquet", TUNING_LOG) for n in (0, 3)}
-    # iteration 1's new hypotheses: at most k = 10 for each of T0's 30 segments, more for T3's 82
-    assert logs[0]["new_hypotheses"].iloc[0] <= 10 * 30 < logs[3]["new_hypotheses"].iloc[0]
+    # iteration 1's new hypotheses: at most k = 10 from each of its two decodes (the start and
+    # the replicate's perturbation, tuning.replicate_pool) for each of T0's 30 segments, more
+    # for T3's 82
+    assert logs[0]["new_hypotheses"].iloc[0] <= 2 * 10 * 30 < logs[3]["new_hypotheses"].iloc[0]
     paraphrased = read_table(heldout / "paraphrase/untargeted-bias0/tune.nbest.parquet", NBEST)
     assert set(paraphrased["segment_id"]) == set(tune["segment_id"])
     fig4_12 = pd.read_csv(results / "report/fig4_12.csv")
