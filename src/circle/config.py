@@ -9,8 +9,9 @@ experiment ran with beside its results.
 
 from __future__ import annotations
 
+import fnmatch
 import os
-from collections.abc import Mapping, Sequence
+from collections.abc import Hashable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -18,9 +19,15 @@ import yaml
 
 from circle.align import aligner_name
 from circle.corpus.prepare import reference_names
-from circle.decoder.model import Model, finite_weight
+from circle.decoder.model import DECODER_FEATURES, Model, finite_weight
 from circle.experiments import Condition
-from circle.schemas import ALIGNMENT, GRAMMAR, PARAPHRASE_GRAMMAR, PARAPHRASE_GRAMMAR_LEX
+from circle.schemas import (
+    ALIGNMENT,
+    GRAMMAR,
+    PARAPHRASE_GRAMMAR,
+    PARAPHRASE_GRAMMAR_LEX,
+    TableSchema,
+)
 from circle.tables import SchemaError, atomic_path, read_metadata
 
 BASELINE_CONDITION = "1H"
@@ -46,11 +53,12 @@ def schema_problem(error: Exception) -> str:
 
 def config_problems(config: Mapping[str, Any]) -> list[str]:
     """Every problem of a schema-valid configuration (defaults filled in) that would stop a
-    job later: see :func:`condition_problems`, :func:`weight_problems` and
-    :func:`grid_problems`. The frozen alignment is checked by the jobs that replay it
-    (:func:`frozen_alignment_problems`), so that the job rebuilding it can run while it is
-    broken."""
-    return condition_problems(config) + weight_problems(config) + grid_problems(config)
+    job later: see :func:`condition_problems`, :func:`weight_problems`,
+    :func:`bounds_problems` and :func:`grid_problems`. The frozen alignment is checked by the
+    jobs that replay it (:func:`frozen_alignment_problems`), so that the job rebuilding it can
+    run while it is broken."""
+    return (condition_problems(config) + weight_problems(config) + bounds_problems(config)
+            + grid_problems(config))
 
 
 def condition_problems(config: Mapping[str, Any]) -> list[str]:
@@ -65,12 +73,25 @@ def condition_problems(config: Mapping[str, Any]) -> list[str]:
                 else f"corpus.files.{evalset}.references")
 
     conditions = config["tuning"]["conditions"]
+    biases = [float(b) for b in config["paraphrase"]["biases"]]
     problems = []
     if BASELINE_CONDITION not in conditions:
         problems.append(f"tuning.conditions {conditions} lacks {BASELINE_CONDITION}, the "
                         "baseline every condition is compared with")
     for name in conditions:
-        condition = Condition.parse(name)
+        try:
+            condition = Condition.parse(name)
+        except ValueError as error:
+            problems.append(f"tuning.conditions: {error}")
+            continue
+        if condition.tuning_set is not None:
+            problems.append(f"tuning.conditions: {name}: _t<n> names a tuning set of the "
+                            "held-out system, whose runs `snakemake paper_tables` adds itself")
+        bias = (condition.bias if condition.paraphraser is None
+                else condition.paraphraser.bias)
+        if bias is not None and bias not in biases:
+            problems.append(f"tuning.conditions: {name}: bias {bias:g} is not one of "
+                            f"paraphrase.biases {biases}")
         needed = max(condition.human, condition.reference or 0)
         if needed > counts["tune"]:
             problems.append(f"tuning.conditions: {name} needs {needed} references but the tune "
@@ -83,10 +104,8 @@ def condition_problems(config: Mapping[str, Any]) -> list[str]:
 
 def weight_problems(config: Mapping[str, Any]) -> list[str]:
     """The untuned weights must be finite and name exactly the features of their grammar."""
-    paraphrase = (PARAPHRASE_GRAMMAR_LEX if config["paraphrase"]["lexical_feature"]
-                  else PARAPHRASE_GRAMMAR)
     problems = []
-    for model, schema in (("translation", GRAMMAR), ("paraphrase", paraphrase)):
+    for model, schema in grammar_schemas(config).items():
         key = f"decoder.{model}_weights"
         weights = config["decoder"][f"{model}_weights"]
         try:
@@ -95,6 +114,32 @@ def weight_problems(config: Mapping[str, Any]) -> list[str]:
             Model(schema.features, weights)
         except ValueError as error:
             problems.append(f"{key}: {error}")
+    return problems
+
+
+def grammar_schemas(config: Mapping[str, Any]) -> dict[str, TableSchema]:
+    """The grammar schema of the translation model and of the paraphraser."""
+    paraphrase = (PARAPHRASE_GRAMMAR_LEX if config["paraphrase"]["lexical_feature"]
+                  else PARAPHRASE_GRAMMAR)
+    return {"translation": GRAMMAR, "paraphrase": paraphrase}
+
+
+def bounds_problems(config: Mapping[str, Any]) -> list[str]:
+    """Each ``tuning.bounds`` pattern must match a feature of the models tuning bounds (a
+    misspelt pattern would leave its features unbounded) and its interval [lower, upper] must
+    contain 0 (tuning starts from weights that may be 0, and MERT's line searches pass through
+    it)."""
+    features = sorted({name for schema in grammar_schemas(config).values()
+                       for name in schema.features + DECODER_FEATURES})
+    problems = []
+    for pattern, (low, high) in config["tuning"]["bounds"].items():
+        key = f"tuning.bounds.{pattern}"
+        if not any(fnmatch.fnmatchcase(name, pattern) for name in features):
+            problems.append(f"{key}: the pattern matches no feature; the features are "
+                            f"{features}")
+        if (low is not None and low > 0) or (high is not None and high < 0):
+            problems.append(f"{key}: [{low}, {high}] is not an interval [lower, upper] that "
+                            "contains 0")
     return problems
 
 
@@ -123,6 +168,45 @@ def grid_problems(config: Mapping[str, Any]) -> list[str]:
     if untargeted in [float(b) for b in config.get("figures", {}).get("untargeted_biases", [])]:
         problems.append(f"figures.untargeted_biases repeats tuning.paraphraser_bias "
                         f"{untargeted}, the untargeted curve Fig. 5.14 already shows")
+    return problems
+
+
+class _DuplicateKeyLoader(yaml.SafeLoader):
+    """A YAML loader that records every key given twice in one mapping (``problems``), which
+    YAML loaders (Snakemake's included) otherwise resolve silently by keeping the last."""
+
+    def __init__(self, stream, path: str):
+        super().__init__(stream)
+        self.path = path
+        self.problems: list[str] = []
+
+    def construct_mapping(self, node, deep=False):
+        seen = set()
+        for key_node, _ in node.value:
+            key = self.construct_object(key_node, deep=True)
+            if not isinstance(key, Hashable):
+                continue
+            if key in seen:
+                self.problems.append(f"{self.path}:{key_node.start_mark.line + 1}: key "
+                                     f"'{key}' given twice in one mapping")
+            seen.add(key)
+        return super().construct_mapping(node, deep)
+
+
+def duplicate_key_problems(paths: Sequence[str | os.PathLike]) -> list[str]:
+    """Every key given twice in one mapping of the config files ``paths``, as
+    ``path:line: ...``; files that YAML cannot read are left to Snakemake's own error."""
+    problems = []
+    for path in paths:
+        with open(path, encoding="utf-8") as handle:
+            loader = _DuplicateKeyLoader(handle, str(path))
+            try:
+                loader.get_single_data()
+            except yaml.YAMLError:
+                continue
+            finally:
+                loader.dispose()
+        problems += loader.problems
     return problems
 
 

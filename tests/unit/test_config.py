@@ -7,9 +7,15 @@ from pathlib import Path
 
 import pytest
 import yaml
+from snakemake.exceptions import WorkflowError
 from snakemake.utils import validate
 
-from circle.config import config_problems, frozen_alignment_problems
+from circle.config import (
+    config_problems,
+    duplicate_key_problems,
+    frozen_alignment_problems,
+    schema_problem,
+)
 
 ROOT = Path(__file__).resolve().parents[2]
 SCHEMA = ROOT / "workflow" / "schemas" / "config.schema.yaml"
@@ -72,11 +78,54 @@ TRANSLATION = {"log_p_e_given_f": 0.2, "log_p_f_given_e": 0.2, "log_lex_e_given_
      "decoder.translation_weights: weights do not fit the features"),
     ("paraphrase.lexical_feature", True,
      "decoder.paraphrase_weights: weights do not fit the features"),
+    ("tuning.bounds", {"lgo_*": [0, None], "lm": [0, None]},
+     "tuning.bounds.lgo_*: the pattern matches no feature; the features are ['glue', 'lm', "
+     "'log_lex_e_given_f'"),
+    ("tuning.bounds", {"log_*": [1, 0]},
+     "tuning.bounds.log_*: [1, 0] is not an interval [lower, upper] that contains 0"),
+    ("tuning.bounds", {"log_*": [None, -1]},
+     "tuning.bounds.log_*: [None, -1] is not an interval [lower, upper] that contains 0"),
+    ("tuning.conditions", ["1H", "1H+1P_b0.3"],
+     "tuning.conditions: 1H+1P_b0.3: bias 0.3 is not one of paraphrase.biases [0.0, 0.5]"),
+    ("tuning.conditions", ["1H", "1H+1P_b0.50"],
+     "tuning.conditions: tuning condition '1H+1P_b0.50' is spelt '1H+1P_b0.5'"),
+    ("tuning.conditions", ["1H", "1H_t1"],
+     "tuning.conditions: 1H_t1: _t<n> names a tuning set of the held-out system"),
+    ("tuning.conditions", ["1H", "2H+1P"],
+     "tuning.conditions: unknown tuning condition '2H+1P'"),
 ], ids=["no-1H", "7H-of-2", "paratune-1-ref", "nan-weight", "inf-weight", "misspelt-weight",
-        "lexical-feature-unweighted"])
+        "lexical-feature-unweighted", "bounds-typo", "bounds-inverted", "bounds-without-0",
+        "bias-not-built", "non-canonical-condition", "heldout-tuning-set", "unknown-condition"])
 def test_each_infeasible_config_is_named(dotted, value, problem):
     problems = checked(with_change(tiny(), dotted, value))
     assert len(problems) == 1 and problems[0].startswith(problem)
+
+
+def test_the_condition_suffixes_the_config_readme_names_are_accepted():
+    conditions = ["1H", "2H", "1H+1P_b0.5", "1H_ref1", "1H+1P_ref2", "1H_terbleu",
+                  "1H+1P_b0.5_ref1_ter", "1H+1T_b0.5_w-1"]
+    assert checked(with_change(tiny(), "tuning.conditions", conditions)) == []
+
+
+@pytest.mark.parametrize("dotted, value, problem", [
+    ("experiment", "tiny\n", "config experiment: 'tiny\\n' does not match"),
+    ("seed", -5, "config seed: -5 is less than the minimum of 0"),
+], ids=["experiment-trailing-newline", "negative-seed"])
+def test_a_schema_violation_names_its_key(dotted, value, problem):
+    with pytest.raises(WorkflowError) as error:
+        validate(with_change(tiny(), dotted, value), schema=str(SCHEMA))
+    assert schema_problem(error.value).startswith(problem)
+
+
+def test_a_key_given_twice_is_named_with_its_file_and_line(tmp_path):
+    path = tmp_path / "config.yaml"
+    path.write_text("experiment: tiny\nseed: 1\ntuning:\n  restarts: 2\n  restarts: 3\n"
+                    "seed: 2\n")
+    assert sorted(duplicate_key_problems([path])) == [
+        f"{path}:5: key 'restarts' given twice in one mapping",
+        f"{path}:6: key 'seed' given twice in one mapping"]
+    assert duplicate_key_problems([ROOT / "config" / name
+                                   for name in ("config.yaml", "paper.yaml")]) == []
 
 
 def test_a_misspelt_weight_is_named_with_the_one_it_replaces():

@@ -155,3 +155,13 @@ def test_a_truncated_grammar_is_removed_and_rebuilt_by_a_plain_rerun(tiny_run, t
         in output and "removed it, so that this run rebuilds it" in output
     assert "rule extract_grammar:" in output and "Traceback" not in output
     pd.testing.assert_frame_equal(read_table(grammar, GRAMMAR), table)
+
+
+def test_a_config_key_given_twice_is_refused_when_the_workflow_is_built(tmp_path):
+    config = tiny_config(tmp_path)
+    config.write_text(config.read_text() + "seed: 14\n")
+    result = snakemake("-n", "--configfile", str(config), "--directory", str(tmp_path))
+    output = result.stdout + result.stderr
+    assert result.returncode != 0 and "Traceback" not in output
+    line = config.read_text().splitlines().index("seed: 14") + 1
+    assert f"{config}:{line}: key 'seed' given twice in one mapping" in output

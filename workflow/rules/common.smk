@@ -10,6 +10,7 @@ from snakemake.utils import validate
 from circle.config import (
     ConfigError,
     config_problems,
+    duplicate_key_problems,
     frozen_alignment_problems,
     schema_problem,
 )
@@ -31,6 +32,8 @@ from circle.tables import config_hash
 from circle.tune.checkpoint import ended
 
 
+if problems := duplicate_key_problems(workflow.configfiles):
+    raise ConfigError(problems)
 try:
     validate(config, schema="../schemas/config.schema.yaml")
 except WorkflowError as error:
