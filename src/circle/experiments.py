@@ -306,17 +306,20 @@ def select_segments(evalset_path: str | os.PathLike, max_segments: int | None,
                     provenance: Mapping[str, str] | None = None) -> int:
     """Keep the first whole documents of a set, up to ``max_segments`` segments (None: all).
 
-    Whole documents keep the per-document single-reference simulation intact; a held-out
-    system's tune set (:mod:`circle.heldout`) is kept whole, its tuning sets with it.
+    Whole documents keep the per-document single-reference simulation intact; a limit below the
+    first document's size is refused, as it would keep nothing. A held-out system's tune set
+    (:mod:`circle.heldout`) is kept whole, its tuning sets with it.
     """
     table = read_table(evalset_path, EVALSET)
     source_metadata = read_metadata(evalset_path)
     if max_segments is not None and TUNING_SETS not in source_metadata:
         sizes = table.groupby("document", sort=False).size()
-        kept = sizes.index[(sizes.cumsum() <= max_segments)]
-        if len(kept) == 0:
-            kept = sizes.index[:1]
-        table = table[table["document"].isin(kept)]
+        if sizes.iloc[0] > max_segments:
+            raise ValueError(
+                f"{evalset_path}: its first document '{sizes.index[0]}' has {sizes.iloc[0]} "
+                f"segments, more than the sets.max_segments limit {max_segments} of this set; "
+                "only whole documents are kept: raise the limit or set it to null")
+        table = table[table["document"].isin(sizes.index[sizes.cumsum() <= max_segments])]
     metadata = {key: value for key, value in source_metadata.items()
                 if key in ("reference_names", TUNING_SETS)}
     metadata["max_segments"] = str(max_segments)

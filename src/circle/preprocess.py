@@ -3,12 +3,14 @@ detokenisation of its output.
 
 The Moses tokeniser (sacremoses) with its default escaping, so that ``[``, ``]`` and ``|`` become
 ``&#91;``, ``&#93;`` and ``&#124;`` and can never be mistaken for the grammar's ``[X,1]``
-nonterminals or ``|||`` separators (the convention of Moses, Joshua and cdec).
+nonterminals or ``|||`` separators (the convention of Moses, Joshua and cdec). Text is brought
+to Unicode NFC first, so that a decomposed accent (NFD) reads as the letter it belongs to.
 :func:`detokenize` undoes the escaping and the tokenisation, not the lowercasing.
 """
 
 from __future__ import annotations
 
+import unicodedata
 from collections.abc import Mapping
 from functools import cache
 from pathlib import Path
@@ -26,7 +28,9 @@ def _tokenizer(lang: str) -> MosesTokenizer:
 
 
 def normalize(text: str, lang: str, lowercase: bool = True) -> str:
-    """Tokenise one sentence (space-separated tokens) and lowercase it."""
+    """Bring one sentence to Unicode NFC (a decomposed accent would be a token of its own),
+    tokenise it (space-separated tokens) and lowercase it."""
+    text = unicodedata.normalize("NFC", text)
     tokens = _tokenizer(lang).tokenize(text, escape=True, return_str=True)
     return tokens.lower() if lowercase else tokens
 

@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 import numpy as np
 import pandas as pd
@@ -28,6 +29,8 @@ from circle.report import write_report
 from circle.schemas import CONDITION_SUMMARY, EVALSET, EVALUATION, TUNING_LOG
 from circle.tables import read_metadata, read_table, write_table
 from circle.tune.loop import single_references
+
+TINY = Path(__file__).resolve().parents[1] / "data" / "tiny"
 
 
 def evalset() -> pd.DataFrame:
@@ -147,7 +150,27 @@ def test_select_segments_keeps_whole_documents(tmp_path):
     assert list(read_table(out, EVALSET)["document"]) == ["a", "a"]
     assert select_segments(path, 4, out) == 4
     assert select_segments(path, None, out) == 5
-    assert select_segments(path, 1, out) == 2  # at least the first document
+    with pytest.raises(ValueError, match=f"{path}: its first document 'a' has 2 segments, "
+                       "more than the sets.max_segments limit 1 of this set"):
+        select_segments(path, 1, out)
+
+
+def test_a_limit_below_the_tiny_tune_sets_first_document_is_refused(tmp_path):
+    documents = (TINY / "tune.docs.txt").read_text().splitlines()
+    first = documents.count(documents[0])
+    assert first > 1
+    table = pd.DataFrame({
+        "segment_id": range(len(documents)), "document": documents,
+        "source": (TINY / "tune.es.txt").read_text().splitlines(),
+        "references": [[line] for line in
+                       (TINY / "tune.ref0.txt").read_text().splitlines()],
+        "ref_order": [[0]] * len(documents)})
+    path = tmp_path / "tune.parquet"
+    write_table(table, path, EVALSET)
+    assert select_segments(path, first, tmp_path / "out.parquet") == first
+    with pytest.raises(ValueError, match=f"has {first} segments, more than the "
+                       f"sets.max_segments limit {first - 1}"):
+        select_segments(path, first - 1, tmp_path / "out.parquet")
 
 
 # --- test evaluation of the tuning runs (evaluate_runs) ----------------------------------------

@@ -1,6 +1,7 @@
 """The corpus validator on each kind of bad input: every problem names file and line."""
 
 import codecs
+import unicodedata
 from pathlib import Path
 
 import pyarrow as pa
@@ -101,3 +102,71 @@ def test_problems_are_capped_per_file_with_a_count_of_the_rest(tmp_path):
     assert problems == [*expected[:MAX_PROBLEMS_PER_FILE],
                         f"{path}: {len(expected) - MAX_PROBLEMS_PER_FILE} more problem(s) "
                         "not shown"]
+
+
+def tiny_with_line(tmp_path: Path, name: str, number: int, line: str) -> Path:
+    """The tiny corpus file ``name`` with line ``number`` (1-based) replaced by ``line``."""
+    lines = (TINY / name).read_text(encoding="utf-8").splitlines()
+    lines[number - 1] = line
+    return write(tmp_path / name, ("\n".join(lines) + "\n").encode())
+
+
+@pytest.mark.parametrize("line, problem", [
+    ("el\x00principio", ":3: NUL byte at byte 2 of the line; is the file UTF-16"),
+    ("\u200b\u200e", ":3: only invisible characters (format, control or space characters)"),
+    ("\u2066\u2069\u00a0", ":3: only invisible characters"),
+    ("en el\u2028principio", ":3: line break inside the line (a segment is one line)"),
+], ids=["nul", "zero-width", "bidi", "line-separator"])
+def test_a_line_that_would_be_read_wrong_is_refused(tmp_path, line, problem):
+    path = tiny_with_line(tmp_path, "tune.es.txt", 3, line)
+    with pytest.raises(CorpusError) as caught:
+        read_parallel([path, TINY / "tune.ref0.txt"], 2000)
+    [found] = caught.value.problems
+    assert found.startswith(f"{path}{problem}")
+
+
+def test_a_utf16_file_without_byte_order_mark_is_named_as_such(tmp_path):
+    text = (TINY / "tune.ref0.txt").read_text(encoding="utf-8")
+    path = write(tmp_path / "utf16.txt", text.encode("utf-16-le"))
+    lines, problems = read_lines(path, 2000)
+    assert len(problems) == MAX_PROBLEMS_PER_FILE + 1
+    assert all("is the file UTF-16 (it must be UTF-8)?" in p for p in problems[:-1])
+    assert problems[0].startswith(f"{path}:1: NUL byte at byte 1 of the line")
+
+
+def parquet_text(tmp_path: Path, values) -> Path:
+    path = tmp_path / "text.parquet"
+    pq.write_table(pa.table({"text": values}), path)
+    return path
+
+
+def test_a_parquet_cell_with_a_line_break_is_refused(tmp_path):
+    lines = (TINY / "tune.ref0.txt").read_text(encoding="utf-8").splitlines()
+    path = parquet_text(tmp_path, [lines[0] + "\n" + lines[1], *lines[2:]])
+    assert read_lines(path, 2000)[1] == [
+        f"{path}:1: line break inside the line (a segment is one line)"]
+
+
+def test_a_parquet_text_column_of_integers_is_refused(tmp_path):
+    path = parquet_text(tmp_path, list(range(5)))
+    assert read_lines(path, 2000) == ([], [
+        f"{path}: Parquet column 'text' holds int64, not strings"])
+
+
+def test_empty_files_are_named_instead_of_failing_later(tmp_path):
+    source = write(tmp_path / "tune.es.txt", b"")
+    with pytest.raises(CorpusError) as caught:
+        read_parallel([source, TINY / "tune.ref0.txt", TINY / "tune.ref1.txt"], 2000)
+    assert caught.value.problems == [
+        f"{source}: file is empty; every corpus file needs at least one line"]
+    references = [write(tmp_path / f"ref{i}.txt", b"") for i in range(2)]
+    with pytest.raises(CorpusError) as caught:
+        read_parallel([source, *references], 2000)
+    assert len(caught.value.problems) == 3
+
+
+def test_decomposed_accents_tokenise_as_their_composed_letters():
+    line = (TINY / "tune.es.txt").read_text(encoding="utf-8").splitlines()[0]
+    decomposed = unicodedata.normalize("NFD", line)
+    assert decomposed != line
+    assert normalize(decomposed, "es") == normalize(line, "es")

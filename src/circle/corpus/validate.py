@@ -7,9 +7,11 @@ at most :data:`MAX_PROBLEMS_PER_FILE` per file.
 
 from __future__ import annotations
 
+import unicodedata
 from collections.abc import Iterable, Sequence
 from pathlib import Path
 
+import pyarrow as pa
 import pyarrow.parquet as pq
 
 from circle.preprocess import has_tokens
@@ -18,6 +20,7 @@ from circle.tables import SchemaError, parquet_errors
 MAX_PROBLEMS_PER_FILE = 10
 PARQUET_TEXT_COLUMN = "text"
 BYTE_ORDER_MARK = "\ufeff"
+UTF16_HINT = "; is the file UTF-16 (it must be UTF-8)?"
 
 
 class CorpusError(ValueError):
@@ -32,9 +35,13 @@ def read_lines(path: str | Path, max_chars: int) -> tuple[list[str], list[str]]:
     """Read one sentence per line from a text or Parquet file; return (lines, problems).
 
     Text files must be UTF-8 (a byte-order mark at the start is dropped); Parquet files must have
-    a string column named ``text``. Lines are stripped of the trailing newline only. Problems:
-    missing file, invalid UTF-8, empty or whitespace-only line, line longer than ``max_chars``
-    characters, line that tokenises to nothing (only control characters).
+    a string column named ``text``, a row per line. Lines are stripped of the trailing newline
+    only; the tokeniser brings them to Unicode NFC (:func:`circle.preprocess.normalize`).
+    Problems: missing or empty file, invalid UTF-8, a NUL byte (UTF-16 read as UTF-8), empty or
+    whitespace-only line, line longer than ``max_chars`` characters, a line break inside a line
+    (a Parquet cell holds one segment), line that tokenises to nothing (only control
+    characters) or holds only invisible characters (format characters such as zero-width
+    spaces and bidi marks, controls, spaces).
     """
     path = Path(path)
     if not path.is_file():
@@ -44,28 +51,48 @@ def read_lines(path: str | Path, max_chars: int) -> tuple[list[str], list[str]]:
     else:
         with path.open("rb") as handle:
             lines, problems = decode_lines(handle, path)
+    if not lines and not problems:
+        problems.append(f"{path}: file is empty; every corpus file needs at least one line")
     for number, line in enumerate(lines, start=1):
         if line is None or not line.strip():
             problems.append(f"{path}:{number}: empty or whitespace-only line")
         elif len(line) > max_chars:
             problems.append(f"{path}:{number}: line has {len(line)} characters, more than the "
                             f"limit of {max_chars} (validation.max_line_chars)")
+        elif "\0" in line:
+            problems.append(f"{path}:{number}: NUL character at character "
+                            f"{line.index(chr(0)) + 1} of the line")
+        elif len(line.splitlines()) > 1:
+            problems.append(f"{path}:{number}: line break inside the line (a segment is one "
+                            "line)")
         elif not has_tokens(line):
             problems.append(f"{path}:{number}: no token left after tokenisation (the line holds "
                             "only control characters)")
+        elif all(unicodedata.category(char)[0] in "CZ" for char in line):
+            problems.append(f"{path}:{number}: only invisible characters (format, control or "
+                            "space characters)")
     return lines, limit_problems(path, problems)
 
 
 def decode_lines(raw_lines: Iterable[bytes], path: str | Path) -> tuple[list[str], list[str]]:
     """UTF-8 lines of ``path`` without their line ends (and without a byte-order mark at the
-    start); return (lines, problems), a problem per line that is not UTF-8."""
+    start); return (lines, problems), a problem per line that is not UTF-8 or holds a NUL byte
+    (which the tokeniser would delete, gluing two words: a UTF-16 file has one per ASCII
+    character)."""
     lines, problems = [], []
     for number, raw in enumerate(raw_lines, start=1):
         try:
-            lines.append(raw.decode("utf-8").rstrip("\r\n"))
+            line = raw.decode("utf-8").rstrip("\r\n")
         except UnicodeDecodeError as error:
-            problems.append(f"{path}:{number}: invalid UTF-8 at byte {error.start} of the line")
-            lines.append("<invalid>")
+            problems.append(f"{path}:{number}: invalid UTF-8 at byte {error.start} of the line"
+                            f"{UTF16_HINT if 0 in raw else ''}")
+            line = "<invalid>"
+        else:
+            if 0 in raw:
+                problems.append(f"{path}:{number}: NUL byte at byte {raw.index(0)} of the line"
+                                f"{UTF16_HINT}")
+                line = "<invalid>"
+        lines.append(line)
     if lines and lines[0].startswith(BYTE_ORDER_MARK):
         lines[0] = lines[0][len(BYTE_ORDER_MARK):]
     return lines, problems
@@ -88,7 +115,11 @@ def _read_parquet_lines(path: Path) -> tuple[list[str], list[str]]:
     if PARQUET_TEXT_COLUMN not in table.column_names:
         return [], [f"{path}: Parquet file has no '{PARQUET_TEXT_COLUMN}' column "
                     f"(columns: {table.column_names})"]
-    return table.column(PARQUET_TEXT_COLUMN).to_pylist(), []
+    column = table.column(PARQUET_TEXT_COLUMN)
+    if not (pa.types.is_string(column.type) or pa.types.is_large_string(column.type)):
+        return [], [f"{path}: Parquet column '{PARQUET_TEXT_COLUMN}' holds {column.type}, not "
+                    "strings"]
+    return column.to_pylist(), []
 
 
 def read_parallel(paths: Sequence[str | Path], max_chars: int) -> list[list[str]]:
