@@ -43,6 +43,17 @@ def positive_int(text: str) -> int:
     return value
 
 
+def search_size(text: str) -> int:
+    """argparse type: a decoder search size, from 1 to
+    :data:`circle.decoder.model.MAX_SEARCH_SIZE`."""
+    from circle.decoder.model import MAX_SEARCH_SIZE
+
+    value = positive_int(text)
+    if value > MAX_SEARCH_SIZE:
+        raise argparse.ArgumentTypeError(f"must be at most {MAX_SEARCH_SIZE}, not '{text}'")
+    return value
+
+
 def _in_results(args: argparse.Namespace, given: str | None, relative: str) -> str:
     """``given`` if the user gave it, else ``relative`` inside the ``--results`` directory."""
     return given if given is not None else str(Path(args.results) / relative)
@@ -100,6 +111,9 @@ def _decode_lines(args: argparse.Namespace, lines: list[str]) -> None:
 
 def _decode(args: argparse.Namespace) -> None:
     name = args.input or "<stdin>"
+    if args.input and not Path(args.input).is_file():
+        raise FileNotFoundError(f"{args.input}: not a file (--input names a text file, one "
+                                "sentence per line)")
     stream = open(args.input, "rb") if args.input else sys.stdin.buffer  # noqa: SIM115
     with stream:
         lines, problems = decode_lines(stream, name)
@@ -134,9 +148,9 @@ def _decoder_arguments(sub: argparse.ArgumentParser, grammar_help: str, weights_
     sub.add_argument("--grammar", required=required, help=grammar_help)
     sub.add_argument("--lm", help=f"KenLM binary model (default: RESULTS/{DECODING_LM})")
     sub.add_argument("--weights", required=required, help=weights_help)
-    sub.add_argument("-k", type=positive_int, default=1,
+    sub.add_argument("-k", type=search_size, default=1,
                      help="n-best size; >1 prints Moses n-best lines")
-    sub.add_argument("--pop-limit", type=positive_int, default=100,
+    sub.add_argument("--pop-limit", type=search_size, default=100,
                      help="cube-pruning pops per chart cell (default: %(default)s)")
     sub.add_argument("--workers", type=positive_int, default=1,
                      help="decoding processes (default: %(default)s)")

@@ -42,6 +42,16 @@ def test_counts_below_one_are_refused_with_a_message(args):
                      result.stderr)
 
 
+@pytest.mark.parametrize("args", [
+    ["decode", "--grammar", "g", "--weights", "w", "-k", "1000000000"],
+    ["paraphrase", "--pop-limit", "10001", "the house"],
+])
+def test_search_sizes_that_would_exhaust_the_memory_are_refused_with_a_message(args):
+    result = circle(*args)
+    assert result.returncode == 2 and "Traceback" not in result.stderr
+    assert re.search(r"error: argument \S+: must be at most 10000, not '", result.stderr)
+
+
 def test_info_shows_rows_columns_with_types_and_provenance(tmp_path):
     path = tmp_path / "train.parquet"
     table = tiny_bitext()

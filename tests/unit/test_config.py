@@ -16,6 +16,7 @@ from circle.config import (
     frozen_alignment_problems,
     schema_problem,
 )
+from circle.decoder.model import MAX_SEARCH_SIZE, DecoderSettings
 
 ROOT = Path(__file__).resolve().parents[2]
 SCHEMA = ROOT / "workflow" / "schemas" / "config.schema.yaml"
@@ -263,3 +264,12 @@ def test_a_table_of_another_schema_as_frozen_alignment_is_named():
     [problem] = frozen_alignment_problems(alignment_options(str(bible)))
     assert problem.startswith(f"alignment.frozen: {bible} is not an 'alignment' table "
                               "(schema 'verses')")
+
+
+def test_the_schema_bounds_the_search_sizes_as_the_decoder_does():
+    schema = yaml.safe_load(SCHEMA.read_text())["properties"]
+    sizes = [schema["decoder"]["properties"][key] for key in ("k", "pop_limit", "options_limit")]
+    sizes += [schema[section]["properties"]["nbest"] for section in ("grid_search", "targeted")]
+    assert [size["maximum"] for size in sizes] == [MAX_SEARCH_SIZE] * 5
+    with pytest.raises(ValueError, match="decoder setting k must be ≤ 10000, got 10001"):
+        DecoderSettings(k=MAX_SEARCH_SIZE + 1)

@@ -86,7 +86,12 @@ DECODE_CASES: dict[str, tuple[str, Broken, str]] = {
                    ": language model does not exist"),
     "text-as-lm": ("--lm", lambda run, tmp: TINY / "train.en.txt", ": not a KenLM model ("),
     "latin1-input": ("--input", latin1, ":1: invalid UTF-8 at byte 19 of the line"),
+    "nbest-as-grammar": ("--grammar", lambda run, tmp: run / NBEST,
+                         ": table schema 'nbest' is not a grammar schema"),
+    "directory-as-input": ("--input", lambda run, tmp: tmp,
+                           ": not a file (--input names a text file, one sentence per line)"),
 }
+NBEST = "results/tiny/decode/untuned-translation/test.nbest.parquet"
 
 
 @pytest.mark.parametrize("case", DECODE_CASES)

@@ -25,7 +25,8 @@ import pyarrow.compute as pc
 
 from circle.decoder.model import DECODER_FEATURES
 from circle.resources import parquet_rows
-from circle.tables import TableSchema, read_batches, read_metadata, schema_by_name
+from circle.schemas import ALL_SCHEMAS, TableSchema
+from circle.tables import read_batches, read_metadata
 
 NT = "[X]"
 """The trie symbol of a source nonterminal (terminals never contain ``[``)."""
@@ -334,9 +335,12 @@ class _Symbols:
 
 
 def _grammar_schema(path: str | os.PathLike) -> TableSchema:
-    schema = schema_by_name(read_metadata(path).get("schema", ""))
-    if not schema.features:
-        raise GrammarError(f"{path}: table schema '{schema.name}' is not a grammar schema")
+    name = read_metadata(path).get("schema", "")
+    schema = ALL_SCHEMAS.get(name)
+    if schema is None or not schema.features:
+        grammars = sorted(known for known, schema in ALL_SCHEMAS.items() if schema.features)
+        raise GrammarError(f"{path}: table schema '{name}' is not a grammar schema "
+                           f"{grammars}")
     return schema
 
 
