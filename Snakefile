@@ -42,9 +42,13 @@ include: "workflow/rules/grid.smk"
 include: "workflow/rules/paper.smk"
 
 
-if not (workflow.remote_exec or workflow.subprocess_exec):  # once, not in each cluster job
-    for problem in remove_unreadable_tables(f"results/{EXPERIMENT}"):
-        logger.warning(f"{problem}; removed it, so that this run rebuilds it")
+# Once, not in each cluster job: the jobs of unreadable tables are forced (as --forcerun would),
+# so that this run rebuilds them and every output made from them, even when those are up to date.
+if not (workflow.remote_exec or workflow.subprocess_exec):
+    unreadable = remove_unreadable_tables(f"results/{EXPERIMENT}")
+    for problem in unreadable.values():
+        logger.warning(f"{problem}, so that this run rebuilds it and what was made from it")
+    workflow.dag_settings.forcerun = {*workflow.dag_settings.forcerun, *unreadable}
 
 
 rule all:

@@ -58,14 +58,16 @@ def parquet_errors(path: str | os.PathLike) -> Iterator[None]:
         raise SchemaError(f"{path}: not a readable Parquet file ({error})") from None
 
 
-def remove_unreadable_tables(directory: str | os.PathLike) -> list[str]:
+def remove_unreadable_tables(directory: str | os.PathLike) -> dict[str, str]:
     """Remove the Parquet files under ``directory`` whose footer cannot be read (truncated,
-    overwritten, not Parquet) and return their problems, ``path: not a readable Parquet file
-    (...)``, so that the workflow rebuilds them. Only footers are read, so this is fast; hidden
-    files (a running job's temporaries) are left alone. Every table is written atomically, so an
-    unreadable one was damaged after its job finished, not caught while being written."""
+    overwritten, not Parquet) and return each one's path and problem, ``path: not a readable
+    Parquet file (...); removed it`` (or, on a read-only tree, why it could not be removed), for
+    the workflow to rebuild them (the Snakefile forces their jobs, so that the outputs made from
+    them are rebuilt too). Only footers are read, so this is fast; hidden files (a running
+    job's temporaries) are left alone. Every table is written atomically, so an unreadable one
+    was damaged after its job finished, not caught while being written."""
     directory = Path(directory)
-    problems = []
+    problems = {}
     for path in sorted(directory.rglob("*.parquet")):
         if any(part.startswith(".") for part in path.relative_to(directory).parts):
             continue
@@ -73,8 +75,11 @@ def remove_unreadable_tables(directory: str | os.PathLike) -> list[str]:
             with parquet_errors(path):
                 pq.read_metadata(path)
         except SchemaError as error:
-            path.unlink()
-            problems.append(str(error))
+            try:
+                path.unlink()
+                problems[str(path)] = f"{error}; removed it"
+            except OSError as failure:
+                problems[str(path)] = f"{error}; could not remove it ({failure.strerror})"
     return problems
 
 
@@ -218,6 +223,20 @@ def read_batches(path: str | os.PathLike, schema: TableSchema, columns: list[str
     with parquet_errors(path):
         yield from pq.ParquetFile(path, page_checksum_verification=True).iter_batches(
             batch_size=rows, columns=columns)
+
+
+def verify_checksums(path: str | os.PathLike) -> None:
+    """Read every page of ``path`` once, verifying its CRC-32 checksum as :func:`read_table`
+    does, for a table that another reader (DuckDB, which does not verify them) then reads:
+    a damaged page raises :class:`SchemaError` naming the file instead of becoming data."""
+    with parquet_errors(path):
+        for _ in pq.ParquetFile(path, page_checksum_verification=True).iter_batches(
+                batch_size=VERIFY_BATCH_ROWS):
+            pass
+
+
+VERIFY_BATCH_ROWS = 1 << 16
+"""Rows :func:`verify_checksums` holds at a time."""
 
 
 def _check_schema(path: str | os.PathLike, schema: TableSchema) -> None:

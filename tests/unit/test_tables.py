@@ -1,5 +1,7 @@
 """Schema round trips, provenance and the checks of the table module."""
 
+import errno
+import os
 import re
 from pathlib import Path
 
@@ -9,7 +11,8 @@ import pyarrow.parquet as pq
 import pytest
 
 from circle.decoder.nbest import NBEST
-from circle.schemas import ALL_SCHEMAS, BITEXT, EVALSET
+from circle.grammar.filter import filter_grammar
+from circle.schemas import ALL_SCHEMAS, BITEXT, EVALSET, GRAMMAR, TableSchema
 from circle.tables import (
     SchemaError,
     atomic_path,
@@ -119,13 +122,30 @@ def test_unreadable_tables_are_removed_and_named_and_only_they(tmp_path):
     for path in (truncated, temporary, scratch):
         path.write_bytes(path.read_bytes()[:-100])
     empty.write_bytes(b"")
-    assert remove_unreadable_tables(tmp_path) == [
-        f"{empty}: not a readable Parquet file (Parquet file size is 0 bytes)",
-        f"{truncated}: not a readable Parquet file (Parquet magic bytes not found in footer. "
-        "Either the file is corrupted or this is not a parquet file.)"]
+    assert remove_unreadable_tables(tmp_path) == {
+        str(empty): f"{empty}: not a readable Parquet file (Parquet file size is 0 bytes); "
+                    "removed it",
+        str(truncated): f"{truncated}: not a readable Parquet file (Parquet magic bytes not "
+                        "found in footer. Either the file is corrupted or this is not a parquet "
+                        "file.); removed it"}
     assert not empty.exists() and not truncated.exists()
     assert good.exists() and temporary.exists() and scratch.exists()
-    assert remove_unreadable_tables(tmp_path) == []
+    assert remove_unreadable_tables(tmp_path) == {}
+
+
+def test_an_unreadable_table_on_a_read_only_tree_is_named_not_fatal(tmp_path, monkeypatch):
+    truncated = tmp_path / "grammar" / "bilingual.parquet"
+    truncated.parent.mkdir()
+    write_table(tiny_bitext(), truncated, BITEXT)
+    truncated.write_bytes(truncated.read_bytes()[:-100])
+
+    def read_only(path, missing_ok=False):
+        raise OSError(errno.EROFS, os.strerror(errno.EROFS), str(path))
+
+    monkeypatch.setattr(Path, "unlink", read_only)
+    [problem] = remove_unreadable_tables(tmp_path).values()
+    assert problem.startswith(f"{truncated}: not a readable Parquet file (")
+    assert problem.endswith("; could not remove it (Read-only file system)")
 
 
 def test_a_flipped_bit_in_a_data_page_is_refused_naming_the_file(tmp_path):
@@ -135,16 +155,40 @@ def test_a_flipped_bit_in_a_data_page_is_refused_naming_the_file(tmp_path):
     write_table(pd.DataFrame({"segment_id": range(len(hypotheses)), "target": None, "rank": 0,
                               "hypothesis": hypotheses, "score": scores,
                               "features": [[s] for s in scores]}), path, NBEST)
-    column = pq.ParquetFile(path).metadata.row_group(0).column(NBEST.arrow.names.index("score"))
-    start = column.dictionary_page_offset or column.data_page_offset
-    data = bytearray(path.read_bytes())
-    data[start + column.total_compressed_size // 2] ^= 0x10
-    path.write_bytes(bytes(data))
+    flip_a_bit(path, NBEST, "score")
     damaged = pq.read_table(path)["score"].to_numpy()  # unchecked, the damage goes unseen
     assert (damaged != scores).sum() == 1
-    with pytest.raises(SchemaError, match=re.escape(f"{path}: not a readable Parquet file (")
-                       + ".*CRC checksum verification failed"):
+    with pytest.raises(SchemaError, match=checksum_error(path)):
         read_table(path, NBEST)
+
+
+def flip_a_bit(path: Path, schema: TableSchema, column: str) -> None:
+    """Flip one bit in the middle of ``column``'s pages of the table at ``path``."""
+    chunk = pq.ParquetFile(path).metadata.row_group(0).column(schema.arrow.names.index(column))
+    start = chunk.dictionary_page_offset or chunk.data_page_offset
+    data = bytearray(path.read_bytes())
+    data[start + chunk.total_compressed_size // 2] ^= 0x10
+    path.write_bytes(bytes(data))
+
+
+def checksum_error(path: Path) -> str:
+    return (re.escape(f"{path}: not a readable Parquet file (")
+            + ".*CRC checksum verification failed")
+
+
+def test_duckdb_reads_no_table_whose_checksums_fail(tmp_path):
+    """A grammar of the tiny bitext's sentence pairs as rules, with a flipped bit in a feature."""
+    bitext = tiny_bitext()
+    features = np.random.default_rng(0).normal(size=(len(bitext), 5))  # incompressible pages
+    path = tmp_path / "bilingual.parquet"
+    write_table(pd.DataFrame({"lhs": "[X]", "source": bitext["source"],
+                              "target": bitext["target"],
+                              **dict(zip(GRAMMAR.arrow.names[3:], features.T, strict=True))}),
+                path, GRAMMAR)
+    filter_grammar(path, list(bitext["source"][:3]), tmp_path / "filtered.parquet")
+    flip_a_bit(path, GRAMMAR, "log_p_f_given_e")
+    with pytest.raises(SchemaError, match=checksum_error(path)):
+        filter_grammar(path, list(bitext["source"][:3]), tmp_path / "filtered.parquet")
 
 
 def test_a_write_removes_the_temporaries_a_killed_write_of_its_output_left(tmp_path):

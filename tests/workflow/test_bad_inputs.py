@@ -170,3 +170,17 @@ def test_a_config_key_given_twice_is_refused_when_the_workflow_is_built(tmp_path
     assert result.returncode != 0 and "Traceback" not in output
     line = config.read_text().splitlines().index("seed: 14") + 1
     assert f"{config}:{line}: key 'seed' given twice in one mapping" in output
+
+
+def test_the_outputs_made_from_a_removed_table_are_rebuilt_with_it(tiny_run, tmp_path):
+    run = tmp_path / "run"
+    shutil.copytree(tiny_run, run, symlinks=True)
+    grammar = run / "results/tiny/grammar/bilingual.parquet"
+    grammar.write_bytes(grammar.read_bytes()[:-100])
+    result = snakemake("-n", "--configfile", str(run / "config.yaml"), "--directory", str(run),
+                       "results/tiny/grammar/filtered/test.parquet")
+    output = result.stdout + result.stderr
+    assert result.returncode == 0, output
+    assert "removed it, so that this run rebuilds it and what was made from it" in output
+    assert "Nothing to be done" not in output
+    assert "rule extract_grammar:" in output and "rule filter_grammar:" in output

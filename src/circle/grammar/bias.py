@@ -31,9 +31,9 @@ import duckdb
 from circle.grammar.io import (
     GrammarInputError,
     carried_metadata,
+    checked_parquet,
     connect,
     grammar_schema,
-    sql_string,
     write_relation,
 )
 from circle.schemas import PARAPHRASE_GRAMMAR, PARAPHRASE_GRAMMAR_LEX, SELF_PARAPHRASE
@@ -73,15 +73,14 @@ def _biased_rules(con: duckdb.DuckDBPyConnection, paraphrase_parts: Sequence[str
                   self_paraphrase_path: str | os.PathLike, bias: float
                   ) -> duckdb.DuckDBPyRelation:
     """The rules of the grammar with bias ``bias``, identity rules included, sorted."""
-    files = ", ".join(sql_string(part) for part in paraphrase_parts)
     con.execute(f"""
-        CREATE TEMP VIEW rules AS SELECT * FROM read_parquet([{files}])
+        CREATE TEMP VIEW rules AS SELECT * FROM {checked_parquet(paraphrase_parts)}
         WHERE source <> target""")
     if bias == 0.0:
         return con.sql("SELECT * FROM rules ORDER BY source, target")
     con.execute(f"""
         CREATE TEMP VIEW phrases AS
-        SELECT * FROM read_parquet({sql_string(self_paraphrase_path)})""")
+        SELECT * FROM {checked_parquet(self_paraphrase_path)}""")
     scale = math.log1p(-bias)
     unmatched = con.execute("""
         SELECT count(*), any_value(source || ' -> ' || target) FROM rules r

@@ -54,8 +54,8 @@ from circle.align import AlignmentError, parse_links
 from circle.grammar.io import (
     GrammarInputError,
     RelationWriter,
+    checked_parquet,
     connect,
-    sql_string,
     write_relation,
 )
 from circle.grammar.lexical import (
@@ -430,14 +430,13 @@ def merge_counts(count_paths: Sequence[str | os.PathLike], out_path: str | os.Pa
                                     f", but {count_paths[0]} with {metadata['limits']}")
     if not sum(parquet_rows(path) for path in count_paths):
         raise GrammarInputError(f"{out_path}: no rule could be extracted (no aligned sentences)")
-    files = "[" + ", ".join(sql_string(str(path)) for path in count_paths) + "]"
     with scratch_directory(out_path) as spill:
         con = connect(threads, memory_limit, spill)
         con.execute(f"""
             CREATE TEMP TABLE merged AS
             SELECT source, target, canonical(target) AS english, sum(count::{DECIMAL}) AS count,
                    max(lex_ef) AS lex_ef, max(lex_fe) AS lex_fe
-            FROM read_parquet({files}) GROUP BY source, target""")
+            FROM {checked_parquet(count_paths)} GROUP BY source, target""")
         relation = con.sql(f"""
             WITH source_totals AS (SELECT source, sum(count) AS total FROM merged GROUP BY source),
                  english_totals AS (SELECT english, sum(count) AS total FROM merged

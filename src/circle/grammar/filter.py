@@ -20,7 +20,13 @@ from dataclasses import dataclass
 import duckdb
 import pyarrow as pa
 
-from circle.grammar.io import carried_metadata, connect, grammar_schema, sql_string, write_relation
+from circle.grammar.io import (
+    carried_metadata,
+    checked_parquet,
+    connect,
+    grammar_schema,
+    write_relation,
+)
 from circle.schemas import GRAMMAR, PARAPHRASE_GRAMMAR, PARAPHRASE_GRAMMAR_LEX
 from circle.tables import scratch_directory
 
@@ -152,7 +158,7 @@ def filter_grammar(grammar_path: str | os.PathLike, sentences: Iterable[str],
     metadata["filter_span_limit"] = str(span_limit)
     with scratch_directory(out_path) as spill:
         con = connect(threads, memory_limit, spill)
-        grammar = f"read_parquet({sql_string(grammar_path)})"
+        grammar = checked_parquet(grammar_path)
         kept = matching_phrases(con, f"SELECT source AS phrase FROM {grammar}", sentences,
                                 span_limit)
         con.register("kept", kept)

@@ -3,14 +3,15 @@
 Grammar tables can hold tens of millions of rules, so the stages compute on them with DuckDB over
 the Parquet files (out of core, with a memory limit and a spill directory) instead of loading them
 with :func:`circle.tables.read_table`; :func:`grammar_schema` performs the same name/version check
-first. Results are streamed to Parquet by :func:`write_relation`, which writes exactly what
-:func:`circle.tables.write_table` would.
+first, and DuckDB reads tables only through :func:`checked_parquet`, which verifies their page
+checksums as ``read_table`` does. Results are streamed to Parquet by :func:`write_relation`,
+which writes exactly what :func:`circle.tables.write_table` would.
 """
 
 from __future__ import annotations
 
 import os
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 import duckdb
@@ -25,6 +26,7 @@ from circle.tables import (
     atomic_path,
     read_metadata,
     schema_by_name,
+    verify_checksums,
 )
 
 
@@ -152,6 +154,15 @@ class RelationWriter:
     def __exit__(self, *exc_info) -> bool | None:
         self._writer.close()
         return self._atomic.__exit__(*exc_info)
+
+
+def checked_parquet(paths: str | os.PathLike | Sequence[str | os.PathLike]) -> str:
+    """DuckDB's ``read_parquet`` of the pipeline table(s) ``paths``, once every page's
+    checksum has been verified (:func:`circle.tables.verify_checksums`)."""
+    paths = [paths] if isinstance(paths, str | os.PathLike) else list(paths)
+    for path in paths:
+        verify_checksums(path)
+    return f"read_parquet([{', '.join(sql_string(path) for path in paths)}])"
 
 
 def sql_string(text: str | os.PathLike) -> str:

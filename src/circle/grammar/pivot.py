@@ -104,6 +104,7 @@ from circle.grammar.io import (
     GrammarInputError,
     RelationWriter,
     carried_metadata,
+    checked_parquet,
     connect,
     grammar_schema,
     sql_string,
@@ -331,8 +332,8 @@ def pivot_part(work: PivotWork, job: int, out_path: str | os.PathLike,
     with scratch_directory(out_path) as spill:
         con = connect(threads, memory_limit, spill)
         con.execute(f"""
-            CREATE TEMP TABLE rules AS SELECT * FROM read_parquet({sql_string(work.rules)});
-            CREATE TEMP TABLE lookup AS SELECT * FROM read_parquet({sql_string(work.lookup)})""")
+            CREATE TEMP TABLE rules AS SELECT * FROM {checked_parquet(work.rules)};
+            CREATE TEMP TABLE lookup AS SELECT * FROM {checked_parquet(work.lookup)}""")
         con.execute("CREATE TEMP TABLE totals AS SELECT ?::DOUBLE AS pairs",
                     [float(read_metadata(work.lookup)["total_pairs"])])
         con.register("job_sources", mine[["e"]])
@@ -399,8 +400,8 @@ def _load_bilingual(con: duckdb.DuckDBPyConnection, grammar_path: str | os.PathL
     The rules are never sorted or windowed as a whole: the (e, f) counts are ranked only for the
     English sides with more than ``top_pivots`` foreign sides (few), and the statistics of f are
     kept only where f has more than one kept rule (for the others they are the rule's own)."""
-    lhs = con.execute(f"SELECT DISTINCT lhs FROM read_parquet({sql_string(grammar_path)})"
-                      ).fetchall()
+    grammar = checked_parquet(grammar_path)
+    lhs = con.execute(f"SELECT DISTINCT lhs FROM {grammar}").fetchall()
     if lhs != [(LHS,)]:
         raise GrammarInputError(f"{grammar_path}: pivoting needs a Hiero grammar whose only "
                                 f"left-hand side is {LHS}, found {sorted(x for x, in lhs)}")
@@ -409,7 +410,7 @@ def _load_bilingual(con: duckdb.DuckDBPyConnection, grammar_path: str | os.PathL
         SELECT source AS f, canonical(target) AS e, is_swapped(target) AS swapped,
                count AS c, exp(log_p_e_given_f) AS p_e_f, exp(log_p_f_given_e) AS p_f_e,
                exp(log_lex_e_given_f) AS lex_e_f, exp(log_lex_f_given_e) AS lex_f_e
-        FROM read_parquet({sql_string(grammar_path)})""")
+        FROM {grammar}""")
     passes = (f"c >= {min_count} AND p_e_f >= {min_probability} "
               f"AND p_f_e >= {min_probability}")
     con.execute(f"""
