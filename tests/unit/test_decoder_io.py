@@ -9,6 +9,10 @@ import math
 import os
 import re
 import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
 
 import numpy as np
 import pandas as pd
@@ -422,3 +426,44 @@ def test_a_worker_that_dies_fails_the_call(grammar_path, lm_path):
     with DecoderPool(grammar_path, lm_path, WEIGHTS, DecoderSettings(k=1), workers=2) as pool:
         with pytest.raises(RuntimeError, match=r"decoder worker \d+ died \(exit code 3\)"):
             pool.map(_worker_of, ["la casa", "die"])
+
+
+ORPHAN_SCRIPT = """
+import os, signal, sys
+import pandas as pd
+from circle.decoder.corpus import DecoderPool
+from circle.decoder.grammar import Grammar
+grammar = Grammar.from_frame(pd.DataFrame([("X", "la casa", "the house", -0.2)],
+                                          columns=["lhs", "source", "target", "f"]), ["f"])
+weights = {"f": 1.0, "lm": 1.0, "word_penalty": 0.0, "phrase_penalty": 0.0, "glue": 0.0,
+           "oov": -1.0}
+pool = DecoderPool(grammar, sys.argv[1], weights, workers=2)
+print(" ".join(str(worker.process.pid) for worker in pool._workers), flush=True)
+os.kill(os.getpid(), signal.SIGKILL)
+"""
+
+
+def alive(pid: int) -> bool:
+    """Whether ``pid`` runs (a zombie, dead but not yet reaped by init, does not)."""
+    try:
+        return Path(f"/proc/{pid}/stat").read_text().split(") ")[1][0] != "Z"
+    except FileNotFoundError:
+        return False
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="PR_SET_PDEATHSIG is Linux's")
+def test_the_workers_die_with_a_killed_parent(lm_path, tmp_path):
+    output = tmp_path / "workers.txt"
+    with output.open("w") as stdout:  # a file, not a pipe the workers would hold open
+        result = subprocess.run([sys.executable, "-c", ORPHAN_SCRIPT, str(lm_path)],
+                                stdout=stdout, stderr=subprocess.PIPE, text=True, timeout=60)
+    assert result.returncode == -signal.SIGKILL, result.stderr
+    workers = [int(pid) for pid in output.read_text().split()]
+    assert len(workers) == 2
+    deadline = time.monotonic() + 10
+    while any(alive(pid) for pid in workers) and time.monotonic() < deadline:
+        time.sleep(0.1)
+    orphans = [pid for pid in workers if alive(pid)]
+    for pid in orphans:
+        os.kill(pid, signal.SIGKILL)
+    assert orphans == []

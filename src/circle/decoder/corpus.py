@@ -25,6 +25,7 @@ from circle.decoder.lm import LanguageModel
 from circle.decoder.model import DecoderSettings, read_weights
 from circle.decoder.nbest import Hypothesis
 from circle.decoder.search import Decoder
+from circle.jobs import die_with_parent
 from circle.progress import progress
 
 logger = logging.getLogger(__name__)
@@ -49,10 +50,12 @@ def _decode_task(decoder: Decoder, task: Task, k: int) -> list[tuple[int, list[H
     return [(position, decoder.decode(plan, target, k)) for position, target in jobs]
 
 
-def _serve(connection: Connection, decoder_args: tuple) -> None:
+def _serve(connection: Connection, decoder_args: tuple, parent: int) -> None:
     """A worker's loop: make the decoder, then answer each ``(number, function, task)`` message
     with ``(number, True, function(decoder, task))``, or ``(number, False, error)``, until None.
-    An error making the decoder is the answer to every task."""
+    An error making the decoder is the answer to every task. The worker dies with ``parent``
+    (:func:`circle.jobs.die_with_parent`)."""
+    die_with_parent(parent)
     try:
         decoder: Decoder | None = _make_decoder(*decoder_args)
         failure: BaseException | None = None
@@ -74,7 +77,8 @@ class _Worker:
 
     def __init__(self, context: multiprocessing.context.BaseContext, decoder_args: tuple):
         self.connection, theirs = context.Pipe()
-        self.process = context.Process(target=_serve, args=(theirs, decoder_args), daemon=True)
+        self.process = context.Process(target=_serve, args=(theirs, decoder_args, os.getpid()),
+                                       daemon=True)
         self.process.start()
         theirs.close()
         self.busy = 0  # tasks sent and not yet answered

@@ -66,6 +66,7 @@ from circle.grammar.lexical import (
     table_from_frame,
     word_factors,
 )
+from circle.jobs import die_with_parent
 from circle.progress import progress
 from circle.resources import parquet_rows
 from circle.schemas import ALIGNED_BITEXT, ALIGNMENT, BITEXT, GRAMMAR, LEXICAL, RULE_COUNTS
@@ -484,7 +485,7 @@ def extract_grammar(bitext_path: str | os.PathLike, alignment_path: str | os.Pat
             # script wrapper refers to the injected `snakemake` object and fails
             context = multiprocessing.get_context(
                 "fork" if "fork" in multiprocessing.get_all_start_methods() else None)
-            with context.Pool(workers) as pool:
+            with context.Pool(workers, die_with_parent, (os.getpid(),)) as pool:
                 results = pool.map(_count_task, tasks, chunksize=1)
         else:
             results = list(map(_count_task, tasks))
