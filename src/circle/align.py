@@ -14,6 +14,7 @@ Symmetrisation heuristics follow Koehn, Och & Marcu (2003) and the Moses ``symal
 
 from __future__ import annotations
 
+import hashlib
 import logging
 import shutil
 from collections.abc import Iterable, Mapping, Sequence
@@ -24,7 +25,7 @@ import pandas as pd
 
 from circle.external import run_tool
 from circle.schemas import ALIGNMENT, BITEXT
-from circle.tables import atomic_path, read_table, scratch_directory, write_table
+from circle.tables import atomic_path, read_metadata, read_table, scratch_directory, write_table
 
 logger = logging.getLogger(__name__)
 Link = tuple[int, int]
@@ -174,6 +175,40 @@ def aligner_name(model: int) -> str:
     return f"eflomal model {model}"
 
 
+BITEXT_DIGEST = "bitext_digest"
+"""The ALIGNMENT table metadata key of :func:`bitext_digest` of the bitext it was made for."""
+
+REFREEZE_HINT = ("rebuild it with `snakemake refreeze_alignment`, or set alignment.frozen: null "
+                 "to run eflomal")
+
+
+def bitext_digest(bitext: pd.DataFrame) -> str:
+    """SHA-256 of a tokenised bitext's ``segment_id``, ``source`` and ``target``, in segment
+    order: what an alignment's links are links of."""
+    rows = bitext.sort_values("segment_id")
+    text = "".join(f"{segment}\t{source}\t{target}\n" for segment, source, target in zip(
+        rows["segment_id"], rows["source"], rows["target"], strict=True))
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+
+def check_bitext_digest(alignment_path: str | Path, bitext: pd.DataFrame,
+                        bitext_path: str | Path) -> None:
+    """An alignment table is replayed only onto the bitext it was made for: raise
+    :class:`AlignmentError` when its :data:`BITEXT_DIGEST` is another bitext's. A table made
+    before alignments recorded the digest is checked only segment by segment (links against
+    sentence lengths), with a warning."""
+    made_for = read_metadata(alignment_path).get(BITEXT_DIGEST)
+    if made_for is None:
+        logger.warning("%s records no digest of the bitext it was made for (made before "
+                       "alignment tables recorded one): its links are checked only against the "
+                       "sentence lengths of %s; `snakemake refreeze_alignment` makes one that "
+                       "records it", alignment_path, bitext_path)
+    elif made_for != bitext_digest(bitext):
+        raise AlignmentError(f"{alignment_path}: made for another training bitext than "
+                             f"{bitext_path} (bitext digest {made_for[:12]}…, this bitext's "
+                             f"{bitext_digest(bitext)[:12]}…); {REFREEZE_HINT}")
+
+
 def align_table(bitext_path: str | Path, out_path: str | Path, samplers: int, model: int,
                 symmetrization: str, log_path: str | Path | None,
                 provenance: Mapping[str, str]) -> AlignmentStats:
@@ -192,7 +227,8 @@ def align_table(bitext_path: str | Path, out_path: str | Path, samplers: int, mo
     logger.info("alignment (%s): %s", symmetrization, stats.describe())
     write_table(table, out_path, ALIGNMENT, provenance,
                 metadata={"symmetrization": symmetrization, "aligner": aligner_name(model),
-                          "stochastic": "eflomal has no seed; links vary between runs"})
+                          "stochastic": "eflomal has no seed; links vary between runs",
+                          BITEXT_DIGEST: bitext_digest(bitext)})
     return stats
 
 

@@ -17,7 +17,7 @@ from typing import Any
 
 import yaml
 
-from circle.align import aligner_name
+from circle.align import REFREEZE_HINT, aligner_name
 from circle.corpus.prepare import reference_names
 from circle.decoder.model import DECODER_FEATURES, Model, finite_weight
 from circle.experiments import Condition
@@ -208,10 +208,6 @@ def duplicate_key_problems(paths: Sequence[str | os.PathLike]) -> list[str]:
                 loader.dispose()
         problems += loader.problems
     return problems
-
-
-REFREEZE_HINT = ("rebuild it with `snakemake refreeze_alignment`, or set alignment.frozen: null "
-                 "to run eflomal")
 
 
 def frozen_alignment_problems(config: Mapping[str, Any]) -> list[str]:

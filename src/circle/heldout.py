@@ -29,6 +29,7 @@ from collections.abc import Mapping, Sequence
 import numpy as np
 import pandas as pd
 
+from circle.align import BITEXT_DIGEST, bitext_digest, check_bitext_digest
 from circle.schemas import ALIGNMENT, BITEXT, EVALSET
 from circle.tables import read_metadata, read_table, write_table
 from circle.tune.loop import single_references
@@ -84,6 +85,7 @@ def hold_out_blocks(train_path: str | os.PathLike, alignment_path: str | os.Path
     # a segment elsewhere whose English is a block's would train on that block's reference
     dropped = ~held & train["target"].isin(set(block["target"]))
     kept = train[~held & ~dropped]
+    check_bitext_digest(alignment_path, train, train_path)
     alignment = read_table(alignment_path, ALIGNMENT)
     links = alignment[alignment["segment_id"].isin(kept["segment_id"])]
     if len(links) != len(kept):
@@ -104,8 +106,8 @@ def hold_out_blocks(train_path: str | os.PathLike, alignment_path: str | os.Path
                 {"held_out_segments": json.dumps([int(s) for s in block["segment_id"]]),
                  "dropped_duplicates": str(int(dropped.sum()))})
     write_table(links, outputs["alignment"], ALIGNMENT, provenance,
-                {key: alignment_meta[key] for key in ("symmetrization", "aligner")
-                 if key in alignment_meta})
+                {**{key: alignment_meta[key] for key in ("symmetrization", "aligner")
+                    if key in alignment_meta}, BITEXT_DIGEST: bitext_digest(kept)})
     write_table(tune, outputs["tune"], EVALSET, provenance,
                 {"reference_names": json.dumps([HELDOUT_REFERENCE]),
                  TUNING_SETS: json.dumps(counts)})

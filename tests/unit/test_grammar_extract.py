@@ -6,23 +6,28 @@ import itertools
 import logging
 import math
 import random
+import re
 from collections import defaultdict
+from pathlib import Path
 
 import pandas as pd
 import pytest
 
+from circle.align import BITEXT_DIGEST, AlignmentError, bitext_digest
 from circle.grammar.extract import (
     ExtractionLimits,
     count_part,
     count_rules,
     extract_grammar,
     initial_phrases,
+    load_aligned_bitext,
     merge_counts,
     sentence_rules,
     split_for_counting,
 )
 from circle.grammar.io import GrammarInputError
 from circle.grammar.lexical import lexical_frame, lexical_table, table_from_frame, word_factors
+from circle.preprocess import tokenize_bitext
 from circle.schemas import ALIGNED_BITEXT, ALIGNMENT, BITEXT, GRAMMAR, LEXICAL
 from circle.tables import read_table, write_table
 
@@ -379,3 +384,39 @@ def test_segment_mismatch_is_reported(tmp_path):
 def test_limits_are_validated():
     with pytest.raises(ValueError, match="max_source_symbols"):
         ExtractionLimits(max_source_symbols=0)
+
+
+TINY = Path(__file__).resolve().parents[1] / "data" / "tiny"
+
+
+def tiny_aligned(tmp_path: Path, digest: bool) -> tuple[Path, Path, pd.DataFrame]:
+    """The tiny training bitext, tokenised as the tiny config does, and its frozen alignment,
+    with or without the digest of the bitext that alignments made now record."""
+    source, target = ((TINY / f"train.{side}.txt").read_text(encoding="utf-8").splitlines()
+                      for side in ("es", "en"))
+    bitext = tokenize_bitext(pd.DataFrame({"segment_id": range(len(source)), "document": "train",
+                                           "source": source, "target": target}), "es", "en")
+    write_table(bitext, tmp_path / "train.parquet", BITEXT)
+    alignment = tmp_path / "alignment.parquet"
+    write_table(read_table(TINY / "alignment.parquet", ALIGNMENT), alignment, ALIGNMENT,
+                metadata={BITEXT_DIGEST: bitext_digest(bitext)} if digest else None)
+    return tmp_path / "train.parquet", alignment, bitext
+
+
+def test_a_frozen_alignment_is_replayed_only_onto_the_bitext_it_was_made_for(tmp_path):
+    bitext_path, alignment, bitext = tiny_aligned(tmp_path, digest=True)
+    assert len(load_aligned_bitext(bitext_path, alignment)) == len(bitext)
+    changed = bitext.copy()
+    changed.loc[7, "target"] = changed.loc[8, "target"]  # one training line replaced
+    write_table(changed, bitext_path, BITEXT)
+    with pytest.raises(AlignmentError, match=re.escape(
+            f"{alignment}: made for another training bitext than {bitext_path} (bitext digest ")
+            + ".*rebuild it with `snakemake refreeze_alignment`"):
+        load_aligned_bitext(bitext_path, alignment)
+
+
+def test_an_alignment_that_records_no_digest_is_replayed_with_a_warning(tmp_path, caplog):
+    bitext_path, alignment, bitext = tiny_aligned(tmp_path, digest=False)
+    with caplog.at_level(logging.WARNING):
+        assert len(load_aligned_bitext(bitext_path, alignment)) == len(bitext)
+    assert f"{alignment} records no digest of the bitext it was made for" in caplog.text

@@ -6,8 +6,10 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
+from circle.align import BITEXT_DIGEST, bitext_digest
 from circle.corpus.prepare import file_tables
 from circle.experiments import Condition, select_segments
+from circle.grammar.extract import load_aligned_bitext
 from circle.heldout import (
     TUNING_SETS,
     block_sizes,
@@ -78,6 +80,9 @@ def test_the_held_out_block_leaves_training_and_enlarges_the_tune_set(tmp_path):
     links = read_table(outputs["alignment"], ALIGNMENT)
     assert links["segment_id"].tolist() == kept["segment_id"].tolist()
     assert read_metadata(outputs["alignment"])["aligner"] == "eflomal model 3"
+    # the held-out links are replayed onto the held-out bitext, which their digest names
+    assert read_metadata(outputs["alignment"])[BITEXT_DIGEST] == bitext_digest(kept)
+    load_aligned_bitext(outputs["train"], outputs["alignment"])
     # Base: each segment's single reference; then the block, its training English the reference
     assert [refs.tolist() for refs in tune["references"][:30]] == \
         [[single] for single in single_references(base)]

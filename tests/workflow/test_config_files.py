@@ -10,6 +10,10 @@ import pytest
 import yaml
 from test_workflow import ROOT, snakemake, tiny_config
 
+from circle.align import BITEXT_DIGEST, bitext_digest
+from circle.schemas import BITEXT
+from circle.tables import read_metadata, read_table
+
 pytestmark = pytest.mark.workflow
 
 FROZEN = "resources/alignment/bible-es-kjv.parquet"
@@ -106,6 +110,8 @@ def test_refreeze_alignment_writes_eflomals_alignment_as_the_frozen_one(tmp_path
                        "refreeze_alignment")
     assert result.returncode == 0, result.stdout + result.stderr
     assert frozen.read_bytes() == (tmp_path / "results/tiny/align/eflomal.parquet").read_bytes()
+    bitext = read_table(tmp_path / "results/tiny/tokenized/train.parquet", BITEXT)
+    assert read_metadata(frozen)[BITEXT_DIGEST] == bitext_digest(bitext)
     plan = snakemake("-n", "--configfile", str(config), "--directory", str(tmp_path),
                      "results/tiny/grammar/bilingual.parquet")
     assert plan.returncode == 0, plan.stdout + plan.stderr

@@ -50,7 +50,7 @@ from typing import Any
 import pandas as pd
 import pyarrow as pa
 
-from circle.align import AlignmentError, parse_links
+from circle.align import AlignmentError, check_bitext_digest, parse_links
 from circle.grammar.io import (
     GrammarInputError,
     RelationWriter,
@@ -338,10 +338,13 @@ def load_aligned_bitext(bitext_path: str | os.PathLike, alignment_path: str | os
     """The bitext's rows with their symmetrised links (``ALIGNED_BITEXT`` columns), in segment
     order, checked.
 
-    Raises :class:`GrammarInputError` naming the file and segment when the two tables do not
-    hold the same segments or a link does not fit its sentence pair.
+    Raises :class:`~circle.align.AlignmentError` when the alignment was made for another
+    bitext (:func:`circle.align.check_bitext_digest`), :class:`GrammarInputError` naming the
+    file and segment when the two tables do not hold the same segments or a link does not fit
+    its sentence pair.
     """
     bitext = read_table(bitext_path, BITEXT, columns=["segment_id", "source", "target"])
+    check_bitext_digest(alignment_path, bitext, bitext_path)
     alignment = read_table(alignment_path, ALIGNMENT, columns=["segment_id", "links"])
     for path, frame in ((bitext_path, bitext), (alignment_path, alignment)):
         duplicated = frame["segment_id"][frame["segment_id"].duplicated()]
