@@ -1,8 +1,18 @@
 """Corpus preparation: the seeded reference-order simulation and user-file corpora."""
 
-import pytest
+from pathlib import Path
 
-from circle.corpus.prepare import file_tables, reference_order
+import pytest
+import yaml
+
+from circle.corpus.prepare import (
+    EVAL_SETS,
+    bible_tables,
+    file_tables,
+    overlap_problems,
+    prepare_corpus,
+    reference_order,
+)
 from circle.corpus.validate import CorpusError
 
 DOCS = ["a", "a", "b", "c", "b", "a"]
@@ -58,3 +68,59 @@ def test_problems_of_every_set_are_reported_together(tmp_path):
         file_tables(files, 100, seed=1)
     text = str(caught.value)
     assert "train.en: has 1 lines but" in text and "test.ref1: has 1 lines but" in text
+
+
+TINY = Path(__file__).resolve().parents[1] / "data" / "tiny"
+ROOT = TINY.parents[2]
+
+
+def tiny_corpus(directory: Path, test_line: str | None = None) -> dict:
+    """The tiny config's corpus, with line 5 of the test source replaced by ``test_line``."""
+    config = yaml.safe_load((TINY / "config.yaml").read_text())["corpus"]
+    for spec in config["files"].values():
+        for key, value in spec.items():
+            spec[key] = ([str(TINY / v) for v in value] if isinstance(value, list)
+                         else str(TINY / value))
+    if test_line is not None:
+        lines = (TINY / "test.es.txt").read_text(encoding="utf-8").splitlines()
+        lines[4] = test_line
+        config["files"]["test"]["source"] = str(directory / "test.es.txt")
+        (directory / "test.es.txt").write_text("\n".join(lines) + "\n", encoding="utf-8")
+    return config
+
+
+def prepared(directory: Path, corpus: dict, overlap: str = "error") -> None:
+    outputs = {name: directory / f"{name}.parquet" for name in ("train", *EVAL_SETS)}
+    prepare_corpus(corpus, 2000, 13, outputs, {}, overlap)
+
+
+def test_the_shipped_corpora_have_no_overlapping_sets(tmp_path):
+    prepared(tmp_path, tiny_corpus(tmp_path))
+    config = yaml.safe_load((ROOT / "config" / "config.yaml").read_text())
+    bible = {"kind": "bible", "bible": {"table": str(ROOT / "resources/bible/bible.parquet"),
+                                        "source": "es", "train_target": "kjv",
+                                        "references": config["corpus"]["bible"]["references"]}}
+    tables = bible_tables(bible["bible"]["table"], "es", "kjv",
+                          bible["bible"]["references"], 13)
+    assert overlap_problems(tables, bible) == []
+
+
+@pytest.mark.parametrize("other, line, found", [
+    ("train", 10, "train.es.txt:10"), ("tune", 3, "tune.es.txt:3")])
+def test_a_test_sentence_seen_in_training_or_tuning_is_refused(tmp_path, other, line, found):
+    seen = (TINY / f"{other}.es.txt").read_text(encoding="utf-8").splitlines()[line - 1]
+    changed = "  " + seen.upper().replace(",", " , ") + " "  # the same words, written otherwise
+    corpus = tiny_corpus(tmp_path, changed)
+    with pytest.raises(CorpusError) as caught:
+        prepared(tmp_path, corpus)
+    assert caught.value.problems == [
+        f"{tmp_path / 'test.es.txt'}:5: 1 test source(s) also in the {other} set (first: this "
+        f"line, as {TINY / found})", "set validation.overlap: warn to run anyway"]
+    assert not (tmp_path / "train.parquet").exists()
+
+
+def test_overlapping_sets_are_only_logged_with_overlap_warn(tmp_path, caplog):
+    seen = (TINY / "train.es.txt").read_text(encoding="utf-8").splitlines()[9]
+    prepared(tmp_path, tiny_corpus(tmp_path, seen), overlap="warn")
+    assert f"{tmp_path / 'test.es.txt'}:5: 1 test source(s) also in the train set" in caplog.text
+    assert (tmp_path / "test.parquet").exists()

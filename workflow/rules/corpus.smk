@@ -36,6 +36,7 @@ rule prepare_corpus:
         corpus=config["corpus"],
         max_line_chars=config["validation"]["max_line_chars"],
         seed=config["seed"],
+        overlap=config["validation"]["overlap"],
     wildcard_constraints:
         experiment=MAIN_SYSTEM,
     conda:

@@ -10,6 +10,9 @@ of the reference indices (``ref_order``): condition kH uses the first k indices.
 from __future__ import annotations
 
 import json
+import logging
+import re
+import unicodedata
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
@@ -22,6 +25,8 @@ from circle.schemas import BITEXT, EVALSET, VERSES
 from circle.tables import read_table, write_table
 
 EVAL_SETS = ("tune", "test", "paratune")
+
+logger = logging.getLogger(__name__)
 
 
 def reference_order(documents: Sequence[str], n_refs: int, seed: int,
@@ -118,15 +123,64 @@ def reference_names(corpus: Mapping[str, Any]) -> dict[str, list[str]]:
             for name in EVAL_SETS}
 
 
+OVERLAP_ACTIONS = ("error", "warn")
+"""What :func:`prepare_corpus` does when sets overlap (config ``validation.overlap``)."""
+
+
+def overlap_key(text: str) -> str:
+    """The form in which two sources count as the same sentence: NFC, case-folded, its words
+    only (punctuation and spacing dropped)."""
+    return " ".join(re.findall(r"\w+", unicodedata.normalize("NFC", text).casefold()))
+
+
+def overlap_problems(tables: Mapping[str, pd.DataFrame], corpus: Mapping[str, Any]
+                     ) -> list[str]:
+    """Each evaluation-set segment whose source (:func:`overlap_key`) is also a training
+    source or a source of an earlier evaluation set: tuning or testing on a sentence the
+    system was trained on, or tuning on a test sentence, scores what it has seen. One line
+    per set pair, with the count and the first such segment."""
+    def where(name: str, segment: int) -> str:
+        if corpus["kind"] == "bible":
+            return f"{corpus['bible']['table']} ({name} segment {segment})"
+        return f"{corpus['files'][name]['source']}:{segment + 1}"
+
+    seen = {"train": dict(zip(map(overlap_key, tables["train"]["source"]),
+                              tables["train"]["segment_id"], strict=True))}
+    problems = []
+    for name in EVAL_SETS:
+        keys = list(map(overlap_key, tables[name]["source"]))
+        for other, sources in seen.items():
+            shared = [(segment, key) for segment, key
+                      in zip(tables[name]["segment_id"], keys, strict=True) if key in sources]
+            if shared:
+                segment, key = shared[0]
+                problems.append(
+                    f"{where(name, segment)}: {len(shared)} {name} source(s) also in the "
+                    f"{other} set (first: this line, as {where(other, sources[key])})")
+        seen[name] = dict(zip(keys, tables[name]["segment_id"], strict=False))
+    return problems
+
+
 def prepare_corpus(corpus: Mapping[str, Any], max_line_chars: int, seed: int,
-                   outputs: Mapping[str, str | Path], provenance: Mapping[str, str]) -> None:
-    """Build and write the train table and the evaluation-set tables named in ``outputs``."""
+                   outputs: Mapping[str, str | Path], provenance: Mapping[str, str],
+                   overlap: str = "error") -> None:
+    """Build and write the train table and the evaluation-set tables named in ``outputs``.
+    Evaluation sets that overlap the training bitext or each other
+    (:func:`overlap_problems`) are refused (``overlap`` "error") or logged as warnings
+    ("warn")."""
+    if overlap not in OVERLAP_ACTIONS:
+        raise ValueError(f"overlap must be one of {OVERLAP_ACTIONS}, not {overlap!r}")
     if corpus["kind"] == "bible":
         bible = corpus["bible"]
         tables = bible_tables(bible["table"], bible["source"], bible["train_target"],
                               bible["references"], seed)
     else:
         tables = file_tables(corpus["files"], max_line_chars, seed)
+    if problems := overlap_problems(tables, corpus):
+        if overlap == "error":
+            raise CorpusError([*problems, "set validation.overlap: warn to run anyway"])
+        for problem in problems:
+            logger.warning("%s", problem)
     names = reference_names(corpus)
     for name, path in outputs.items():
         if name == "train":
