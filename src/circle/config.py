@@ -125,18 +125,23 @@ def grammar_schemas(config: Mapping[str, Any]) -> dict[str, TableSchema]:
 
 
 def bounds_problems(config: Mapping[str, Any]) -> list[str]:
-    """Each ``tuning.bounds`` pattern must match a feature of the models tuning bounds (a
-    misspelt pattern would leave its features unbounded) and its interval [lower, upper] must
-    contain 0 (tuning starts from weights that may be 0, and MERT's line searches pass through
-    it)."""
+    """Each ``tuning.bounds`` pattern must match a feature of the models tuning bounds that
+    no earlier pattern matches (the first matching pattern wins; a misspelt pattern would leave
+    its features unbounded) and its interval [lower, upper] must contain 0 (tuning starts from
+    weights that may be 0, and MERT's line searches pass through it)."""
     features = sorted({name for schema in grammar_schemas(config).values()
                        for name in schema.features + DECODER_FEATURES})
-    problems = []
+    problems, bounded = [], set()
     for pattern, (low, high) in config["tuning"]["bounds"].items():
         key = f"tuning.bounds.{pattern}"
-        if not any(fnmatch.fnmatchcase(name, pattern) for name in features):
+        matched = {name for name in features if fnmatch.fnmatchcase(name, pattern)}
+        if not matched:
             problems.append(f"{key}: the pattern matches no feature; the features are "
                             f"{features}")
+        elif matched <= bounded:
+            problems.append(f"{key}: every feature the pattern matches, {sorted(matched)}, is "
+                            "bounded by an earlier pattern (the first matching one wins)")
+        bounded |= matched
         if (low is not None and low > 0) or (high is not None and high < 0):
             problems.append(f"{key}: [{low}, {high}] is not an interval [lower, upper] that "
                             "contains 0")

@@ -82,6 +82,9 @@ TRANSLATION = {"log_p_e_given_f": 0.2, "log_p_f_given_e": 0.2, "log_lex_e_given_
     ("tuning.bounds", {"lgo_*": [0, None], "lm": [0, None]},
      "tuning.bounds.lgo_*: the pattern matches no feature; the features are ['glue', 'lm', "
      "'log_lex_e_given_f'"),
+    ("tuning.bounds", {"log_*": [0, None], "log_p_e_given_f": [-1, 1]},
+     "tuning.bounds.log_p_e_given_f: every feature the pattern matches, ['log_p_e_given_f'], "
+     "is bounded by an earlier pattern (the first matching one wins)"),
     ("tuning.bounds", {"log_*": [1, 0]},
      "tuning.bounds.log_*: [1, 0] is not an interval [lower, upper] that contains 0"),
     ("tuning.bounds", {"log_*": [None, -1]},
@@ -95,8 +98,9 @@ TRANSLATION = {"log_p_e_given_f": 0.2, "log_p_f_given_e": 0.2, "log_lex_e_given_
     ("tuning.conditions", ["1H", "2H+1P"],
      "tuning.conditions: unknown tuning condition '2H+1P'"),
 ], ids=["no-1H", "7H-of-2", "paratune-1-ref", "nan-weight", "inf-weight", "misspelt-weight",
-        "lexical-feature-unweighted", "bounds-typo", "bounds-inverted", "bounds-without-0",
-        "bias-not-built", "non-canonical-condition", "heldout-tuning-set", "unknown-condition"])
+        "lexical-feature-unweighted", "bounds-typo", "bounds-shadowed", "bounds-inverted",
+        "bounds-without-0", "bias-not-built", "non-canonical-condition", "heldout-tuning-set",
+        "unknown-condition"])
 def test_each_infeasible_config_is_named(dotted, value, problem):
     problems = checked(with_change(tiny(), dotted, value))
     assert len(problems) == 1 and problems[0].startswith(problem)
