@@ -16,7 +16,7 @@ from circle.config import (
     frozen_alignment_problems,
     schema_problem,
 )
-from circle.decoder.model import MAX_SEARCH_SIZE, DecoderSettings
+from circle.decoder.model import MAX_SEARCH_SIZE
 
 ROOT = Path(__file__).resolve().parents[2]
 SCHEMA = ROOT / "workflow" / "schemas" / "config.schema.yaml"
@@ -275,5 +275,7 @@ def test_the_schema_bounds_the_search_sizes_as_the_decoder_does():
     sizes = [schema["decoder"]["properties"][key] for key in ("k", "pop_limit", "options_limit")]
     sizes += [schema[section]["properties"]["nbest"] for section in ("grid_search", "targeted")]
     assert [size["maximum"] for size in sizes] == [MAX_SEARCH_SIZE] * 5
-    with pytest.raises(ValueError, match="decoder setting k must be ≤ 10000, got 10001"):
-        DecoderSettings(k=MAX_SEARCH_SIZE + 1)
+    problem = "config decoder.k: 1000000000 is greater than the maximum of 10000"
+    with pytest.raises(WorkflowError) as error:
+        validate(with_change(tiny(), "decoder.k", 10**9), schema=str(SCHEMA))
+    assert schema_problem(error.value) == problem

@@ -41,9 +41,12 @@ OPTIONAL_WEIGHTS: dict[str, float] = {"target": 0.0}
 """Weights that may be left out of a weight file, with the value they then take."""
 
 MAX_SEARCH_SIZE = 10_000
-"""The largest n-best size, pop limit and options limit: a chart cell holds up to this many
-items, so a mistyped size would exhaust the memory instead of searching better (Moses and
-Joshua use n-best lists of 100 to 1000; the thesis's largest is 300)."""
+"""The largest n-best size, pop limit and options limit a user may ask for (the config schema
+and the circle command's options): the k-best extraction enumerates derivations until it has
+k distinct ones and cube pruning keeps up to the pop limit per cell, so a mistyped size would
+exhaust the memory instead of searching better (Moses and Joshua use n-best lists of 100 to
+1000; the thesis's largest is 300). :class:`DecoderSettings` itself takes any size, for the
+exhaustive searches of the tests."""
 
 ENGINES: tuple[str, ...] = ("cython", "python")
 """Implementations of the search loop (:attr:`DecoderSettings.engine`)."""
@@ -74,10 +77,6 @@ class DecoderSettings:
         for name in ("pop_limit", "span_limit", "options_limit", "k"):
             if getattr(self, name) < 1:
                 raise ValueError(f"decoder setting {name} must be ≥ 1, got {getattr(self, name)}")
-        for name in ("pop_limit", "options_limit", "k"):
-            if getattr(self, name) > MAX_SEARCH_SIZE:
-                raise ValueError(f"decoder setting {name} must be ≤ {MAX_SEARCH_SIZE}, got "
-                                 f"{getattr(self, name)}")
         if self.engine not in ENGINES:
             raise ValueError(f"decoder engine must be one of {ENGINES}, got {self.engine!r}")
 
