@@ -42,23 +42,13 @@ include: "workflow/rules/grid.smk"
 include: "workflow/rules/paper.smk"
 
 
-# Once, not in each cluster job. The jobs of the unreadable tables are forced, as --forcerun
-# would, so that this run rebuilds them and the outputs made from them: Snakemake would not
-# rebuild a missing table whose dependent outputs are up to date. The DAG settings are set only
-# after this file is read, so they are amended when the DAG is prepared.
+# Once, not in each cluster job: the jobs of the unreadable tables are forced (force_rebuild),
+# as Snakemake would not rebuild a missing table whose dependent outputs are up to date.
 if not (workflow.remote_exec or workflow.subprocess_exec):
     unreadable = remove_unreadable_tables(f"results/{EXPERIMENT}")
     for problem in unreadable.values():
         logger.warning(f"{problem}, so that this run rebuilds it and what was made from it")
-    if unreadable:
-        prepare_dag = workflow._prepare_dag
-
-        def force_unreadable(*args, **kwargs):
-            settings = workflow.dag_settings
-            settings.forcerun = {*settings.forcerun, *unreadable}
-            return prepare_dag(*args, **kwargs)
-
-        workflow._prepare_dag = force_unreadable
+    force_rebuild(unreadable)
 
 
 rule all:

@@ -72,6 +72,22 @@ wildcard_constraints:
     grammar_table=r"grammar/bilingual|paraphrase/bias(?:0|0?\.\d+)",
 
 
+def force_rebuild(paths):
+    """Force the jobs of the files ``paths`` in this run, as --forcerun would, so that the
+    outputs made from them are rebuilt too. Snakemake sets the run's DAG settings only after the
+    Snakefile is read, so they are amended when it prepares the DAG."""
+    if not paths:
+        return
+    prepare_dag = workflow._prepare_dag
+
+    def prepare_with_forced(*args, **kwargs):
+        settings = workflow.dag_settings
+        settings.forcerun = {*settings.forcerun, *paths}
+        return prepare_dag(*args, **kwargs)
+
+    workflow._prepare_dag = prepare_with_forced
+
+
 def memory_mb(wildcards, input, threads, rulename):
     """The job's memory request from its rule's model (circle.resources.MEMORY), at the job's
     final thread count and, where the model asks, the training pairs (for the split of the
