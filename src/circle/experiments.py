@@ -5,7 +5,8 @@ Conditions name the reference set the MT system is tuned with (thesis §4.3, Fig
 simulated single reference), ``1H+kP`` is the single reference plus the k-best untargeted
 paraphrases of it by the tuned paraphraser (§4.3.2). The paraphraser itself is tuned by MERT on
 the paraphraser-tuning set, where per document one human translation is the input and the
-others are its references (§3.2.3).
+others are its references (§3.2.3). ``1H+1X_<extra>`` adds one fixed extra reference of known
+quality per segment (:mod:`circle.dose_response`, beyond the thesis).
 """
 
 from __future__ import annotations
@@ -50,7 +51,7 @@ from circle.length_matching import match_length, reference_length
 from circle.metrics import get_metric
 from circle.paraphraser import Paraphraser, ParaphraserConfig
 from circle.report import write_page
-from circle.schemas import EVALSET, TUNING_LOG
+from circle.schemas import EVALSET, EXTRA_REFERENCE, TUNING_LOG
 from circle.tables import read_metadata, read_table, write_table
 from circle.targeted import TargetedReferences, TargetedSetup, targeted_setup
 from circle.tune import fanout
@@ -68,19 +69,27 @@ from circle.tune.loop import (
 )
 
 _NUMBER = r"\d+(?:\.\d+)?"
-CONDITION_PATTERN = (rf"(?:\d+H|1H\+\d+[PT])(?:_b{_NUMBER}(?:_w-{_NUMBER})?)?(?:_ref\d+)?"
-                     r"(?:_t\d+)?(?:_(?:bleu|ter|terbleu))?")
-"""Tuning condition names (the Snakemake wildcard constraint): ``kH``, ``1H+kP`` or ``1H+kT``
-(the thesis's 1H+kP′, targeted), then optional parts in this order: ``_b<bias>`` the untargeted
+EXTRA_PATTERN = r"kjv|mt|shuffle|noise\d+"
+"""Names of the fixed extra references of the dose-response conditions ``1H+1X_<extra>``
+(:mod:`circle.dose_response`; the Snakemake wildcard constraint of ``{extra}``): ``kjv`` the
+verse in the King James Version, ``mt`` the untuned system's 1-best, ``noise<p>`` the second
+human reference with p % of its words replaced by random tune-set words, ``shuffle`` its words
+in a random order."""
+_CONDITION = re.compile(
+    rf"^(?:(?P<human>\d+)H|1H\+(?P<paraphrases>\d+)(?P<kind>[PT])"
+    rf"|1H\+1X_(?P<extra>{EXTRA_PATTERN}))"
+    rf"(?:_b(?P<bias>{_NUMBER})(?:_w(?P<weight>-{_NUMBER}))?)?(?:_ref(?P<reference>\d+))?"
+    r"(?:_t(?P<tuning_set>\d+))?(?:_(?P<metric>bleu|ter|terbleu))?$")
+CONDITION_PATTERN = re.sub(r"\(\?P<\w+>", "(?:", _CONDITION.pattern)[1:-1]
+"""Tuning condition names (the Snakemake wildcard constraint; the parser's regular expression
+without its group names, so that the two cannot disagree): ``kH``, ``1H+kP`` or ``1H+kT``
+(the thesis's 1H+kP′, targeted) or ``1H+1X_<extra>`` (one fixed extra reference,
+:data:`EXTRA_PATTERN`), then optional parts in this order: ``_b<bias>`` the untargeted
 paraphraser's self-paraphrase bias (1H+kP, Fig. 5.14) or, with ``_w<weight>``, a 1H+kT run's own
 targeted paraphraser (Fig. 5.4); ``_ref<n>`` the tune set's n-th reference set as every segment's
 single reference (1H, 1H+kP; Fig. 4.10); ``_t<n>`` the tuning set T<n> of a held-out system's
 tune set, its base set and first n held-out training blocks (1H, 1H+kP; Fig. 4.11/4.12);
 ``_<metric>`` the tuning metric (Fig. 4.8/4.9)."""
-_CONDITION = re.compile(
-    rf"^(?:(?P<human>\d+)H|1H\+(?P<paraphrases>\d+)(?P<kind>[PT]))"
-    rf"(?:_b(?P<bias>{_NUMBER})(?:_w(?P<weight>-{_NUMBER}))?)?(?:_ref(?P<reference>\d+))?"
-    r"(?:_t(?P<tuning_set>\d+))?(?:_(?P<metric>bleu|ter|terbleu))?$")
 
 TUNING_FIXED: tuple[str, ...] = ("target", "oov")
 """Weights MERT leaves at their initial values in these experiments: the targeting feature
@@ -112,6 +121,9 @@ class Condition:
     first n held-out training blocks (Fig. 4.11/4.12, :mod:`circle.heldout`); None: every row."""
     metric: str | None = None
     """The tuning metric (Fig. 4.8/4.9); None: tuning.metric."""
+    extra: str | None = None
+    """``1H+1X_<extra>``: the one fixed extra reference per segment added to the single
+    reference (:data:`EXTRA_PATTERN`, :mod:`circle.dose_response`); None: none."""
 
     def __post_init__(self) -> None:
         problem = None
@@ -132,6 +144,14 @@ class Condition:
             problem = "_ref<n> (n >= 1) names the single reference of 1H or 1H+kP"
         elif self.tuning_set is not None and (self.human != 1 or self.targeted):
             problem = "_t<n> names the tuning set of 1H or 1H+kP"
+        elif self.extra is not None and (
+                not re.fullmatch(EXTRA_PATTERN, self.extra) or self.human != 1
+                or self.paraphrases or self.targeted or self.bias is not None
+                or self.reference is not None or self.tuning_set is not None):
+            problem = "1H+1X_<extra> adds one extra reference of a known kind to 1H alone"
+        elif self.extra is not None and self.extra.startswith("noise") \
+                and not 0 < int(self.extra[len("noise"):]) <= 100:
+            problem = "noise<p> replaces p % of the words, 0 < p <= 100"
         elif self.metric is not None:
             get_metric(self.metric)
         if problem:
@@ -139,7 +159,9 @@ class Condition:
 
     @property
     def name(self) -> str:
-        if not self.paraphrases:
+        if self.extra is not None:
+            name = f"1H+1X_{self.extra}"
+        elif not self.paraphrases:
             name = f"{self.human}H"
         else:
             name = f"1H+{self.paraphrases}{'T' if self.targeted else 'P'}"
@@ -159,8 +181,8 @@ class Condition:
         refused with the canonical one, so that one run never has two names."""
         match = _CONDITION.match(name)
         if not match:
-            raise ValueError(f"unknown tuning condition '{name}': use kH (k >= 1), 1H+kP or "
-                             "1H+kT, optionally followed by _b<bias> (1H+kP), "
+            raise ValueError(f"unknown tuning condition '{name}': use kH (k >= 1), 1H+kP, "
+                             "1H+kT or 1H+1X_<extra>, optionally followed by _b<bias> (1H+kP), "
                              "_b<bias>_w<weight> (1H+kT), _ref<n>, _t<n> and _bleu, _ter or "
                              "_terbleu")
         parts = match.groupdict()
@@ -177,7 +199,7 @@ class Condition:
             targeted=targeted, paraphraser=paraphraser, bias=bias,
             reference=None if parts["reference"] is None else int(parts["reference"]),
             tuning_set=None if parts["tuning_set"] is None else int(parts["tuning_set"]),
-            metric=parts["metric"])
+            metric=parts["metric"], extra=parts["extra"])
         if condition.name != name:
             raise ValueError(f"tuning condition '{name}' is spelt '{condition.name}'")
         return condition
@@ -195,15 +217,25 @@ class Condition:
         """What the condition is compared with: 1H with the same single reference, tuning set
         and tuning metric (1H for every condition of Fig. 4.3 and 5.10). 1H itself on an
         enlarged tuning set T<n> (n > 0) is compared with 1H on the base set T0: whether a
-        larger single-reference tuning set helps is the other question of Fig. 4.12."""
+        larger single-reference tuning set helps is the other question of Fig. 4.12. A 1H+1X
+        condition is compared with 1H (the dose-response, :mod:`circle.dose_response`)."""
         single = Condition(1, reference=self.reference, tuning_set=self.tuning_set,
                            metric=self.metric)
         return replace(single, tuning_set=0) if self == single and self.tuning_set else single
 
     @property
+    def added_references(self) -> int:
+        """How many references are added to the human ones: k paraphrases, or a 1H+1X
+        condition's one extra reference (the evaluation table's ``paraphrase_references``)."""
+        return self.paraphrases + (self.extra is not None)
+
+    @property
     def reference_type(self) -> str:
         """The kind of the added references: ``human``, ``paraphrase`` (untargeted),
-        ``paraphrase_b<bias>`` (untargeted at its own bias) or ``targeted``."""
+        ``paraphrase_b<bias>`` (untargeted at its own bias), ``targeted`` or
+        ``extra_<extra>`` (1H+1X)."""
+        if self.extra is not None:
+            return f"extra_{self.extra}"
         if self.targeted:
             return "targeted"
         if not self.paraphrases:
@@ -430,9 +462,22 @@ def paraphraser_report(log_path: str | os.PathLike, nbest_path: str | os.PathLik
 
 
 def condition_references(table: pd.DataFrame, condition: Condition,
-                         paraphrases: pd.DataFrame | None) -> list[list[str]]:
+                         paraphrases: pd.DataFrame | None,
+                         extra: pd.DataFrame | None = None) -> list[list[str]]:
     """Each tune segment's reference set under ``condition`` (for 1H+kT the single reference:
-    the targeted paraphrases are per hypothesis, :class:`circle.targeted.TargetedReferences`)."""
+    the targeted paraphrases are per hypothesis, :class:`circle.targeted.TargetedReferences`;
+    for 1H+1X the single reference and the segment's row of ``extra``, an
+    :data:`~circle.schemas.EXTRA_REFERENCE` table)."""
+    if condition.extra is not None:
+        if extra is None:
+            raise ValueError(f"condition {condition.name} needs its extra reference table")
+        by_segment = dict(zip(extra["segment_id"], extra["reference"], strict=True))
+        missing = [s for s in table["segment_id"] if s not in by_segment]
+        if missing:
+            raise ValueError(f"condition {condition.name}: no extra reference for segments "
+                             f"{missing[:5]}")
+        return [[single, by_segment[segment]] for single, segment
+                in zip(single_references(table), table["segment_id"], strict=True)]
     if condition.reference is None:
         references = ordered_references(table, condition.human)
     else:
@@ -468,6 +513,8 @@ class ConditionTuning:
     tuning: TuningSettings
     targeted: TargetedSetup | None = None
     start_decode_path: str | os.PathLike | None = None
+    extra_path: str | os.PathLike | None = None
+    """1H+1X: the :data:`~circle.schemas.EXTRA_REFERENCE` table of the extra references."""
 
     @classmethod
     def from_job(cls, job: Any) -> ConditionTuning:
@@ -486,7 +533,7 @@ class ConditionTuning:
         return cls(run, job.input.evalset, job.input.grammar, job.input.lm, job.input.weights,
                    job.input.get("paraphrases"), settings,
                    run.tuning_settings(job.params.tuning, job.params.seed), targeted,
-                   job.input.get("start_decode"))
+                   job.input.get("start_decode"), job.input.get("extra"))
 
     def __post_init__(self) -> None:
         if self.run.condition.targeted and self.targeted is None:
@@ -501,8 +548,10 @@ class ConditionTuning:
                        else read_table(self.paraphrases_path, NBEST))
         recorded = (None if self.start_decode_path is None
                     else RecordedDecode.read(self.start_decode_path, table["segment_id"].tolist()))
+        extra = (None if self.extra_path is None
+                 else read_table(self.extra_path, EXTRA_REFERENCE))
         return (list(table["source"]),
-                condition_references(table, self.run.condition, paraphrases), recorded)
+                condition_references(table, self.run.condition, paraphrases, extra), recorded)
 
     def _problem(self, feature_names: Sequence[str]) -> TuningProblem:
         return TuningProblem(feature_names, read_weights(self.weights_path), self.tuning,
@@ -684,8 +733,8 @@ def evaluate_runs(experiment: str, test_path: str | os.PathLike,
                    matched_shift=shift)
         row.update(experiment=experiment, condition=condition,
                    reference_type=parsed.reference_type, human_references=parsed.human,
-                   paraphrase_references=parsed.paraphrases,
-                   references_used=parsed.human + parsed.paraphrases, replicate=replicate,
+                   paraphrase_references=parsed.added_references,
+                   references_used=parsed.human + parsed.added_references, replicate=replicate,
                    seed=tuning_seed, tune_metric=str(log["metric"].iloc[0]),
                    tune_iterations=len(log), eval_set="test",
                    baseline_condition=None if base is None else baseline)

@@ -338,10 +338,12 @@ EVALUATION = _schema(
     "Test-set scores of tuned systems, one row per (experiment, condition, replicate) (thesis "
     "Fig. 4.2/4.3): `condition` is e.g. 1H, 2H, 1H+1P, 1H_ref2 (circle.experiments.Condition); "
     "`reference_type` says how the extra tuning references were made (`human`, or a paraphrase "
-    "kind such as `paraphrase`, `paraphrase_b0.25`, `targeted`); `references_used` = "
-    "`human_references` + `paraphrase_references`. `bleu` and `ter` are sacrebleu corpus scores "
-    "in percent against all `eval_references` references; `bleu_precision` (geometric mean of "
-    "the 1–4-gram precisions, percent) times `brevity_penalty` is `bleu` (thesis Fig. 4.8/4.9); "
+    "kind such as `paraphrase`, `paraphrase_b0.25`, `targeted`, or `extra_<extra>` for a "
+    "1H+1X_<extra> condition, whose one extra reference `paraphrase_references` counts); "
+    "`references_used` = `human_references` + `paraphrase_references`. `bleu` and `ter` are "
+    "sacrebleu corpus scores in percent against all `eval_references` references; "
+    "`bleu_precision` (geometric mean of the 1–4-gram precisions, percent) times "
+    "`brevity_penalty` is `bleu` (thesis Fig. 4.8/4.9); "
     "`p_value_vs_baseline` is the paired bootstrap (Koehn 2004) p-value of BLEU against "
     "`baseline_condition` (same replicate: 1H with the run's single reference and tuning "
     "metric), null for the baseline itself. `length_ratio` is the output's length over the "
@@ -463,6 +465,58 @@ REFERENCE_QUALITY = _schema(
         pa.field("first_bleu", pa.float64()),
         pa.field("lm_decoding", pa.float64()),
         pa.field("lm_reranking", pa.float64()),
+    ],
+)
+
+EXTRA_REFERENCE = _schema(
+    "extra_reference",
+    1,
+    "One fixed extra tuning reference per tune segment of a dose-response condition "
+    "1H+1X_<extra> (circle.dose_response), tokenised and lowercased like the tune set's "
+    "references: `reference` the text, `changed` the share of its words a degraded reference "
+    "(noise<p>, shuffle) has changed against the human reference it was made from (null for "
+    "the others). Table metadata `circle.extra` names the kind, `circle.made_from` its origin.",
+    [
+        pa.field("segment_id", pa.int64(), nullable=False),
+        pa.field("document", pa.string(), nullable=False),
+        pa.field("reference", pa.string(), nullable=False),
+        pa.field("changed", pa.float64()),
+    ],
+)
+
+DOSE_RESPONSE = _schema(
+    "dose_response",
+    1,
+    "Tuning on one extra reference of known quality (circle.dose_response), one row per "
+    "condition that adds one reference to 1H: its `extra` reference (H2, P1, kjv, mt, "
+    "noise<p>, shuffle) and that reference's adequacy on `adequacy_segments` tune segments "
+    "against the human references held out from both R and H2 (`heldout_references` per "
+    "segment; null without a third reference): `adequacy_bleu`, `adequacy_chrf`, "
+    "`adequacy_ter` in percent (sacrebleu), `length_ratio` its words / R's, `lm_decoding` "
+    "log10 probability per word under the decoder's LM; the test scores of its `replicates` "
+    "tuning runs: `bleu_mean`, `bleu_sd`, `gain_mean` / `gain_sd` the mean / sd over "
+    "replicates of BLEU minus 1H's same replicate, `brevity_penalty` mean; against 1H over "
+    "all replicates (the condition summary): `bleu_difference` (pooled), `bleu_p_value` "
+    "(approximate randomisation), `bleu_significant`.",
+    [
+        pa.field("condition", pa.string(), nullable=False),
+        pa.field("extra", pa.string(), nullable=False),
+        pa.field("adequacy_segments", pa.int32(), nullable=False),
+        pa.field("heldout_references", pa.float64()),
+        pa.field("adequacy_bleu", pa.float64()),
+        pa.field("adequacy_chrf", pa.float64()),
+        pa.field("adequacy_ter", pa.float64()),
+        pa.field("length_ratio", pa.float64(), nullable=False),
+        pa.field("lm_decoding", pa.float64()),
+        pa.field("replicates", pa.int32(), nullable=False),
+        pa.field("bleu_mean", pa.float64(), nullable=False),
+        pa.field("bleu_sd", pa.float64()),
+        pa.field("gain_mean", pa.float64(), nullable=False),
+        pa.field("gain_sd", pa.float64()),
+        pa.field("brevity_penalty", pa.float64(), nullable=False),
+        pa.field("bleu_difference", pa.float64()),
+        pa.field("bleu_p_value", pa.float64()),
+        pa.field("bleu_significant", pa.bool_()),
     ],
 )
 
@@ -625,7 +679,8 @@ ALL_SCHEMAS: dict[str, TableSchema] = {
                         PARAPHRASE_GRAMMAR_LEX, SELF_PARAPHRASE, PIVOT_RULES, PIVOT_SOURCES,
                         PIVOT_LOOKUP, TUNING_LOG, TUNING_CHECKPOINT,
                         TUNING_SHARD,
-                        EVALUATION, CONDITION_SUMMARY, REFERENCE_QUALITY, GRID_SAMPLE,
+                        EVALUATION, CONDITION_SUMMARY, REFERENCE_QUALITY, EXTRA_REFERENCE,
+                        DOSE_RESPONSE, GRID_SAMPLE,
                         TARGETED_NBEST, REFERENCE_DISTANCES, TARGETING_WEIGHTS, GRID_POINTS,
                         GRID_CHOICE, TARGETED_CACHE, ITERATION_SCORES)
 }
