@@ -40,6 +40,7 @@ include: "workflow/rules/decode.smk"
 include: "workflow/rules/tune.smk"
 include: "workflow/rules/grid.smk"
 include: "workflow/rules/paper.smk"
+include: "workflow/rules/dose.smk"
 
 
 # Once, not in each cluster job: the jobs of the unreadable tables are forced (force_rebuild),

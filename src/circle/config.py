@@ -20,6 +20,7 @@ import yaml
 from circle.align import REFREEZE_HINT, aligner_name
 from circle.corpus.prepare import reference_names
 from circle.decoder.model import DECODER_FEATURES, Model, finite_weight
+from circle.dose_response import dose_problems
 from circle.experiments import Condition
 from circle.schemas import (
     ALIGNMENT,
@@ -54,11 +55,12 @@ def schema_problem(error: Exception) -> str:
 def config_problems(config: Mapping[str, Any]) -> list[str]:
     """Every problem of a schema-valid configuration (defaults filled in) that would stop a
     job later: see :func:`condition_problems`, :func:`weight_problems`,
-    :func:`bounds_problems` and :func:`grid_problems`. The frozen alignment is checked by the
-    jobs that replay it (:func:`frozen_alignment_problems`), so that the job rebuilding it can
-    run while it is broken."""
+    :func:`bounds_problems`, :func:`grid_problems` and
+    :func:`circle.dose_response.dose_problems`. The frozen alignment is checked by the jobs
+    that replay it (:func:`frozen_alignment_problems`), so that the job rebuilding it can run
+    while it is broken."""
     return (condition_problems(config) + weight_problems(config) + bounds_problems(config)
-            + grid_problems(config))
+            + grid_problems(config) + dose_problems(config))
 
 
 def condition_problems(config: Mapping[str, Any]) -> list[str]:

@@ -40,6 +40,7 @@ import kenlm
 import numpy as np
 import pandas as pd
 
+from circle.corpus.prepare import reference_names
 from circle.decoder.nbest import NBEST
 from circle.experiments import Condition, TuningRun, run_seed
 from circle.preprocess import normalize
@@ -68,6 +69,54 @@ PAGE_TITLE = "Tuning on one extra reference of known quality (dose-response)"
 
 LABELS = {"H2": "second human reference (2H)", "P1": "1-best untargeted paraphrase (1H+1P)",
           "kjv": "KJV verse", "mt": "untuned MT 1-best", "shuffle": "H2 shuffled"}
+
+
+def dose_extras(config: Mapping) -> list[str]:
+    """The extra references of the config's dose-response: ``dose_response.extra``, or when it
+    is null :data:`DEFAULT_EXTRAS` that the corpus can make (``kjv`` only from the Bible,
+    degraded references only with a second tune reference)."""
+    chosen = (config.get("dose_response") or {}).get("extra")
+    if chosen is not None:
+        return list(chosen)
+    bible = config["corpus"]["kind"] == "bible"
+    two = len(reference_names(config["corpus"])["tune"]) >= 2
+    return [extra for extra in DEFAULT_EXTRAS
+            if (extra != "kjv" or bible) and (extra in ("kjv", "mt") or two)]
+
+
+def dose_controls(config: Mapping) -> list[str]:
+    """The controls of :data:`CONTROLS` the config's experiment runs anyway: 2H with a second
+    tune reference, 1H+1P when the config has a 1H+kP condition (its paraphrases exist)."""
+    conditions = [Condition.parse(c) for c in config["tuning"]["conditions"]]
+    controls = []
+    if len(reference_names(config["corpus"])["tune"]) >= 2:
+        controls.append("2H")
+    if any(c.paraphrases and not c.targeted for c in conditions):
+        controls.append("1H+1P")
+    return controls
+
+
+def dose_problems(config: Mapping) -> list[str]:
+    """What stops the config's dose-response: an extra reference name the condition grammar
+    does not allow, ``kjv`` without the Bible corpus or with the KJV among the references, a
+    degraded reference without a second tune reference."""
+    problems = []
+    corpus = config["corpus"]
+    tune_references = len(reference_names(corpus)["tune"])
+    for extra in dose_extras(config):
+        try:
+            check_extra(extra)
+        except ValueError as error:
+            problems.append(f"dose_response.extra: {error}")
+            continue
+        if extra == "kjv" and (corpus["kind"] != "bible"
+                               or "kjv" in corpus["bible"]["references"]):
+            problems.append("dose_response.extra: kjv needs corpus.kind bible without kjv "
+                            "among corpus.bible.references (it would be a human reference)")
+        if (extra == "shuffle" or extra.startswith("noise")) and tune_references < 2:
+            problems.append(f"dose_response.extra: {extra} degrades a second human reference; "
+                            f"the tune set has {tune_references}")
+    return problems
 
 
 def extra_label(extra: str) -> str:

@@ -14,9 +14,11 @@ from circle.config import (
     frozen_alignment_problems,
     schema_problem,
 )
-from circle.corpus.prepare import EVAL_SETS, reference_names
+from circle.corpus.prepare import EVAL_SETS, PER_DOCUMENT, reference_names
+from circle.dose_response import dose_conditions, dose_controls, dose_extras, dose_runs
 from circle.experiments import (
     CONDITION_PATTERN,
+    EXTRA_PATTERN,
     REFERENCE_TAG_PATTERN,
     Condition,
     TuningRun,
@@ -66,7 +68,8 @@ wildcard_constraints:
     replicate=r"\d+",
     condition=CONDITION_PATTERN,
     reference=REFERENCE_TAG_PATTERN,
-    run_set=r"(?:paper/)?",
+    run_set=r"(?:paper/|dose/)?",
+    extra=EXTRA_PATTERN,
     model="translation|paraphrase",
     weights=r"[A-Za-z0-9_.+-]+",
     grammar_table=r"grammar/bilingual|paraphrase/bias(?:0|0?\.\d+)",
@@ -109,6 +112,16 @@ def memory_mb(wildcards, input, threads, rulename):
             return TBDString()
         rules = max((parquet_rows(grammar) for grammar in grammars), default=0)
     return model.request_mb(threads, pairs, rules)
+
+
+def corpus_params():
+    """The corpus section as prepare_corpus's params, without corpus.single_reference when it
+    is the default rule: the default experiment's job keeps the params it always had, so that
+    Snakemake does not rebuild its results for a key that changes nothing."""
+    corpus = dict(config["corpus"])
+    if corpus.get("single_reference") == PER_DOCUMENT:
+        del corpus["single_reference"]
+    return corpus
 
 
 def corpus_files(wildcards):
@@ -216,10 +229,20 @@ def figure(key):
     return next(f for f in figures() if f.key == key)
 
 
+def dose_response_runs():
+    """The run names of the dose-response (circle.dose_response): 1H, the controls 2H and
+    1H+1P where the experiment has them, and every 1H+1X_<extra>, each replicate."""
+    conditions = dose_conditions(dose_extras(config), dose_controls(config))
+    return [run.name for run in dose_runs(conditions, config["tuning"]["replicates"])]
+
+
 def evaluated_runs(wildcards):
-    """The run names an evaluation covers: the config's runs ('' run set) or every paper
-    figure's ('paper/'); the held-out system's are its figure's (Fig. 4.11/4.12)."""
+    """The run names an evaluation covers: the config's runs ('' run set), every paper
+    figure's ('paper/') or the dose-response's ('dose/'); the held-out system's are its
+    figure's (Fig. 4.11/4.12)."""
     heldout = wildcards.experiment == HELDOUT_SYSTEM
+    if wildcards.run_set == "dose/" and not heldout:
+        return dose_response_runs()
     if wildcards.run_set == "" and not heldout:
         return tuning_runs()
     return [run.name for run in figure_runs(figures(), config["tuning"]["replicates"], heldout)]
@@ -244,7 +267,8 @@ def run_name(wildcards):
 
 def tuning_inputs(wildcards):
     """Inputs of one MT tuning run; 1H+kP conditions also need the paraphrased references,
-    1H+kT conditions the 1H weights they start from and the targeted paraphraser's parts."""
+    1H+kT conditions the 1H weights they start from and the targeted paraphraser's parts,
+    1H+1X conditions their extra reference table."""
     run = TuningRun.of(wildcards.condition, wildcards.replicate)
     inputs = {
         "evalset": f"results/{wildcards.experiment}/sets/tune.parquet",
@@ -258,6 +282,8 @@ def tuning_inputs(wildcards):
         inputs.update(targeted_paraphraser_inputs(wildcards, condition.paraphraser is None))
     elif condition.paraphrases:
         inputs["paraphrases"] = untargeted_paraphrases(wildcards.experiment, condition)
+    elif condition.extra is not None:
+        inputs["extra"] = f"results/{wildcards.experiment}/references/{condition.extra}.parquet"
     return inputs
 
 
@@ -417,3 +443,32 @@ def targeted_settings(wildcards):
         "depth": max_paraphrases(targeted=True),
         "cache": f"results/{wildcards.experiment}/targeted/cache",
     }
+
+
+def extra_reference_inputs(wildcards):
+    """What an extra reference is made from: the tune set, and for kjv the Bible verse table,
+    for mt the untuned system's tune-set n-best lists."""
+    inputs = {"tune": f"results/{wildcards.experiment}/sets/tune.parquet"}
+    if wildcards.extra == "kjv":
+        inputs["verses"] = config["corpus"]["bible"]["table"]
+    elif wildcards.extra == "mt":
+        inputs["untuned"] = (f"results/{wildcards.experiment}/decode/untuned-translation/"
+                             "tune.nbest.parquet")
+    return inputs
+
+
+def dose_response_inputs(wildcards):
+    """What the dose-response page reads: the tune set, every extra reference table, the
+    untargeted paraphrases (for the 1H+1P control), the dose run set's evaluation and the
+    decoder's LM."""
+    results = f"results/{wildcards.experiment}"
+    inputs = {
+        "tune": f"{results}/sets/tune.parquet",
+        "extra": [f"{results}/references/{extra}.parquet" for extra in dose_extras(config)],
+        "table": f"{results}/evaluation/dose/results.parquet",
+        "conditions": f"{results}/evaluation/dose/conditions.parquet",
+        "lm": decoding_lm(wildcards),
+    }
+    if "1H+1P" in dose_controls(config):
+        inputs["paraphrases"] = untargeted_paraphrases(wildcards.experiment, Condition(1, 1))
+    return inputs

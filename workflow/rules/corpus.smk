@@ -33,7 +33,7 @@ rule prepare_corpus:
     log:
         "logs/{experiment}/prepare_corpus.log",
     params:
-        corpus=config["corpus"],
+        corpus=corpus_params(),
         max_line_chars=config["validation"]["max_line_chars"],
         seed=config["seed"],
         overlap=config["validation"]["overlap"],

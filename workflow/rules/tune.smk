@@ -297,11 +297,37 @@ rule report_paraphraser:
         "../scripts/report_paraphraser.py"
 
 
+rule report_single_reference:
+    """Which translations make up the tune set's single reference (1H) and how long they are
+    against the other references (circle.single_reference; the choice rule is
+    corpus.single_reference, §4.3.1 by default)."""
+    input:
+        tune="results/{experiment}/sets/tune.parquet",
+    output:
+        markdown="results/{experiment}/report/single_reference.md",
+        html=report(
+            "results/{experiment}/report/single_reference.html",
+            caption="../report/single_reference.rst",
+            category="Reference sparsity",
+        ),
+        csv="results/{experiment}/report/single_reference.csv",
+    log:
+        "logs/{experiment}/report_single_reference.log",
+    params:
+        rule=config["corpus"]["single_reference"],
+    conda:
+        "../../envs/circle.yaml"
+    script:
+        "../scripts/report_single_reference.py"
+
+
 rule reference_sparsity:
-    """Named target: the Fig. 4.3 experiment (every condition and replicate of the config)."""
+    """Named target: the Fig. 4.3 experiment (every condition and replicate of the config) and
+    the page on which translations make up its single reference."""
     input:
         EFFECTIVE_CONFIG,
         f"results/{EXPERIMENT}/report/fig4_3.md",
+        f"results/{EXPERIMENT}/report/single_reference.md",
         f"results/{EXPERIMENT}/report/paraphraser-bias"
         f"{bias_name(config['tuning']['paraphraser_bias'])}.md",
 

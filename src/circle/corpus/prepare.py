@@ -4,7 +4,8 @@ Outputs are one :data:`~circle.schemas.BITEXT` table for training and one
 :data:`~circle.schemas.EVALSET` table per evaluation set (``tune``, ``test``, ``paratune``). The
 single-reference condition of the thesis (§4.2: per document, one of the human references chosen at
 random) and the 2H, 3H, ... conditions are encoded once, here, as a seeded per-document permutation
-of the reference indices (``ref_order``): condition kH uses the first k indices.
+of the reference indices (``ref_order``): condition kH uses the first k indices. How the single
+reference is chosen is the corpus's ``single_reference`` rule (:data:`CHOICE_RULES`).
 """
 
 from __future__ import annotations
@@ -28,6 +29,14 @@ EVAL_SETS = ("tune", "test", "paratune")
 
 logger = logging.getLogger(__name__)
 
+PER_DOCUMENT, BALANCED = "per_document", "balanced"
+CHOICE_RULES: tuple[str, ...] = (PER_DOCUMENT, BALANCED)
+"""How each document's single reference (the first of its ``ref_order``) is chosen:
+``per_document``, at random per document, the thesis's simulation (§4.3.1) and the default
+(:func:`reference_order`); ``balanced``, in turn across the translators, so that every
+translation is the single reference of as many documents as any other, give or take one
+(:func:`balanced_reference_order`; beyond the thesis)."""
+
 
 def reference_order(documents: Sequence[str], n_refs: int, seed: int,
                     first: Mapping[str, int] | None = None) -> list[list[int]]:
@@ -48,13 +57,50 @@ def reference_order(documents: Sequence[str], n_refs: int, seed: int,
     return [order_of[d] for d in documents]
 
 
+def balanced_reference_order(documents: Sequence[str], n_refs: int,
+                             seed: int) -> list[list[int]]:
+    """Per segment, a seeded per-document order whose first (single) reference is balanced
+    across the translators.
+
+    Documents are visited in order of first appearance, in blocks of ``n_refs``; each block
+    draws a permutation of ``range(n_refs)`` that gives its documents their single references,
+    so that every prefix of the documents (and so a set cut to its first whole documents,
+    :func:`circle.experiments.select_segments`) has each reference as the single reference of
+    k or k + 1 documents. Each document's further references follow in a seeded random order.
+    Balances documents, not segments: documents differ in length. The thesis draws the single
+    reference per document at random (§4.3.1); balancing goes beyond it, so that 1H does not
+    rest mostly on one translation's length and style."""
+    rng = np.random.default_rng(seed)
+    block: list[int] = []
+    order_of: dict[str, list[int]] = {}
+    for document in dict.fromkeys(documents):
+        if not block:
+            block = [int(i) for i in rng.permutation(n_refs)]
+        first = block.pop(0)
+        order_of[document] = [first, *(int(i) for i in rng.permutation(n_refs) if i != first)]
+    return [order_of[d] for d in documents]
+
+
+def choose_order(documents: Sequence[str], n_refs: int, seed: int, rule: str = PER_DOCUMENT,
+                 first: Mapping[str, int] | None = None) -> list[list[int]]:
+    """The ``ref_order`` of a set under choice ``rule`` (:data:`CHOICE_RULES`); ``first``
+    (the Bible table's frozen per-document choice) applies to ``per_document`` only."""
+    if rule == PER_DOCUMENT:
+        return reference_order(documents, n_refs, seed, first)
+    if rule == BALANCED:
+        return balanced_reference_order(documents, n_refs, seed)
+    raise ValueError(f"unknown single-reference rule {rule!r}; choose one of {list(CHOICE_RULES)}")
+
+
 def bible_tables(table_path: str | Path, source: str, train_target: str,
-                 references: Sequence[str], seed: int) -> dict[str, pd.DataFrame]:
+                 references: Sequence[str], seed: int,
+                 rule: str = PER_DOCUMENT) -> dict[str, pd.DataFrame]:
     """Split tables from the shipped verse table (see ``resources/bible/README.md``).
 
     Training rows are the ``train`` split (the builder already dropped unusable verses); the
     evaluation sets keep only ``usable_eval`` verses. The frozen ``single_ref`` column decides each
-    document's first reference when it is one of ``references``.
+    document's first reference when it is one of ``references`` (``rule`` per_document, the
+    default; ``balanced`` ignores it).
     """
     verses = read_table(table_path, VERSES)
     for column in (source, train_target, *references):
@@ -73,12 +119,13 @@ def bible_tables(table_path: str | Path, source: str, train_target: str,
             "segment_id": rows["segment_id"], "document": rows["document"],
             "source": rows[source],
             "references": rows[list(references)].to_numpy().tolist(),
-            "ref_order": reference_order(list(rows["document"]), len(references), seed, first)})
+            "ref_order": choose_order(list(rows["document"]), len(references), seed, rule,
+                                      first)})
     return tables
 
 
-def file_tables(files: Mapping[str, Any], max_line_chars: int,
-                seed: int) -> dict[str, pd.DataFrame]:
+def file_tables(files: Mapping[str, Any], max_line_chars: int, seed: int,
+                rule: str = PER_DOCUMENT) -> dict[str, pd.DataFrame]:
     """Split tables from a user's line-parallel text or Parquet files (config ``corpus.files``).
 
     Every file is validated first (:func:`circle.corpus.validate.read_parallel`); problems from all
@@ -109,7 +156,7 @@ def file_tables(files: Mapping[str, Any], max_line_chars: int,
         tables[name] = pd.DataFrame({
             "segment_id": range(len(source)), "document": documents, "source": source,
             "references": [list(r) for r in zip(*refs, strict=True)],
-            "ref_order": reference_order(documents, len(refs), seed)})
+            "ref_order": choose_order(documents, len(refs), seed, rule)})
     if problems:
         raise CorpusError(problems)
     return tables
@@ -164,23 +211,29 @@ def overlap_problems(tables: Mapping[str, pd.DataFrame], corpus: Mapping[str, An
 def prepare_corpus(corpus: Mapping[str, Any], max_line_chars: int, seed: int,
                    outputs: Mapping[str, str | Path], provenance: Mapping[str, str],
                    overlap: str = "error") -> None:
-    """Build and write the train table and the evaluation-set tables named in ``outputs``.
+    """Build and write the train table and the evaluation-set tables named in ``outputs``; the
+    single reference is chosen by ``corpus["single_reference"]`` (default per_document).
     Evaluation sets that overlap the training bitext or each other
     (:func:`overlap_problems`) are refused (``overlap`` "error") or logged as warnings
     ("warn")."""
     if overlap not in OVERLAP_ACTIONS:
         raise ValueError(f"overlap must be one of {OVERLAP_ACTIONS}, not {overlap!r}")
+    rule = corpus.get("single_reference", PER_DOCUMENT)
     if corpus["kind"] == "bible":
         bible = corpus["bible"]
         tables = bible_tables(bible["table"], bible["source"], bible["train_target"],
-                              bible["references"], seed)
+                              bible["references"], seed, rule)
     else:
+<<<<<<< HEAD
         tables = file_tables(corpus["files"], max_line_chars, seed)
     if problems := overlap_problems(tables, corpus):
         if overlap == "error":
             raise CorpusError([*problems, "set validation.overlap: warn to run anyway"])
         for problem in problems:
             logger.warning("%s", problem)
+=======
+        tables = file_tables(corpus["files"], max_line_chars, seed, rule)
+>>>>>>> 4ba1a5f (Targets: dose_response (extra_reference, report_dose_response, evaluation run set dose/; not in the default target) and report_single_reference in reference_sparsity; corpus.single_reference per_document|balanced (default unchanged, kept out of prepare_corpus's params when default))
     names = reference_names(corpus)
     for name, path in outputs.items():
         if name == "train":

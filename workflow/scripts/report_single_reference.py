@@ -1,0 +1,6 @@
+from circle.jobs import start_job
+from circle.single_reference import single_reference_report
+
+start_job(snakemake)
+single_reference_report(snakemake.input.tune, snakemake.params.rule, snakemake.output.markdown,
+                        snakemake.output.html, snakemake.output.csv)
