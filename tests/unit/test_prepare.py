@@ -1,19 +1,27 @@
 """Corpus preparation: the seeded reference-order simulation and user-file corpora."""
 
+import hashlib
+import json
 from pathlib import Path
 
+import numpy as np
+import pandas as pd
 import pytest
 import yaml
 
 from circle.corpus.prepare import (
+    BALANCED,
     EVAL_SETS,
+    PER_DOCUMENT,
     bible_tables,
+    choose_order,
     file_tables,
     overlap_problems,
     prepare_corpus,
     reference_order,
 )
 from circle.corpus.validate import CorpusError
+from circle.single_reference import single_reference_markdown, single_reference_table
 
 DOCS = ["a", "a", "b", "c", "b", "a"]
 
@@ -124,3 +132,81 @@ def test_overlapping_sets_are_only_logged_with_overlap_warn(tmp_path, caplog):
     prepared(tmp_path, tiny_corpus(tmp_path, seen), overlap="warn")
     assert f"{tmp_path / 'test.es.txt'}:5: 1 test source(s) also in the train set" in caplog.text
     assert (tmp_path / "test.parquet").exists()
+
+
+# ref_order digests of the default rule before corpus.single_reference existed: the tiny corpus
+# (tests/data/tiny) and the default experiment's Bible sets, seed 13
+DEFAULT_ORDER_DIGESTS = {"tiny": {"tune": "524a92f6a8c42579", "test": "1f69098b08d7b115",
+                                  "paratune": "1f69098b08d7b115"},
+                         "bible": {"tune": "6dadf0dede4e65b2", "test": "c40face5775a5ef6",
+                                   "paratune": "2337f03e60003d25"}}
+BIBLE = ROOT / "resources" / "bible" / "bible.parquet"
+
+
+def order_digest(table) -> str:
+    orders = [[int(i) for i in order] for order in table["ref_order"]]
+    return hashlib.sha256(json.dumps(orders).encode()).hexdigest()[:16]
+
+
+def tiny_files() -> dict:
+    files = yaml.safe_load((TINY / "config.yaml").read_text())["corpus"]["files"]
+    for spec in files.values():
+        for key, value in spec.items():
+            spec[key] = [str(TINY / v) for v in value] if isinstance(value, list) \
+                else str(TINY / value)
+    return files
+
+
+@pytest.mark.parametrize("rule", [None, PER_DOCUMENT])
+def test_the_default_choice_rule_draws_the_orders_it_always_drew(rule):
+    extra = {} if rule is None else {"rule": rule}
+    corpora = {"tiny": file_tables(tiny_files(), 2000, 13, **extra),
+               "bible": bible_tables(BIBLE, "es", "kjv", ["web", "dar", "ylt", "bbe"], 13,
+                                     **extra)}
+    for corpus, tables in corpora.items():
+        for name, digest in DEFAULT_ORDER_DIGESTS[corpus].items():
+            assert order_digest(tables[name]) == digest, (corpus, name)
+
+
+def test_the_balanced_rule_balances_every_prefix_of_documents():
+    """Balanced: in every prefix of the documents (so in a set cut to its first whole
+    documents), the numbers of documents whose single reference is each translation differ by
+    at most one; each document keeps one order, a permutation."""
+    tables = bible_tables(BIBLE, "es", "kjv", ["web", "dar", "ylt", "bbe"], 13, BALANCED)
+    default = bible_tables(BIBLE, "es", "kjv", ["web", "dar", "ylt", "bbe"], 13)
+    for name in ("tune", "test", "paratune"):
+        table = tables[name]
+        firsts = table.groupby("document", sort=False)["ref_order"].first()
+        counts = np.zeros(4, int)
+        for order in firsts:
+            assert sorted(order) == [0, 1, 2, 3]
+            counts[order[0]] += 1
+            assert counts.max() - counts.min() <= 1
+        assert table.groupby("document")["ref_order"].apply(
+            lambda orders: len({tuple(o) for o in orders}) == 1).all()
+        # the thesis's per-document draw is not balanced on this corpus
+        unbalanced = np.bincount([o[0] for o in default[name].groupby(
+            "document", sort=False)["ref_order"].first()], minlength=4)
+        assert name != "tune" or unbalanced.max() - unbalanced.min() > 1
+    assert order_digest(tables["tune"]) != order_digest(
+        bible_tables(BIBLE, "es", "kjv", ["web", "dar", "ylt", "bbe"], 14, BALANCED)["tune"])
+
+
+def test_an_unknown_choice_rule_is_refused():
+    with pytest.raises(ValueError, match="unknown single-reference rule"):
+        choose_order(DOCS, 4, 13, "by_length")
+
+
+def test_the_single_reference_page_counts_translations_and_length():
+    tune = pd.DataFrame({"segment_id": [1, 2, 3], "document": ["a", "a", "b"],
+                         "references": [["one two three four", "one two"],
+                                        ["x y z w", "x y"], ["p q", "p q r s t u"]],
+                         "ref_order": [[0, 1], [0, 1], [1, 0]]})
+    table = single_reference_table(tune, ["long", "short"]).set_index("reference")
+    assert table.loc["long", "documents"] == 1 and table.loc["long", "segments"] == 2
+    assert table.loc["long", "length_ratio"] == pytest.approx(8 / 4)
+    assert table.loc["short", "length_ratio"] == pytest.approx(6 / 2)
+    assert table.loc["all", "segments"] == 3
+    assert table.loc["all", "length_ratio"] == pytest.approx(14 / 6)
+    assert "| long | 1 | 2 | 66.7 | 4.0 | 2.000 |" in single_reference_markdown(
+        table.reset_index(), PER_DOCUMENT)

@@ -224,16 +224,12 @@ def prepare_corpus(corpus: Mapping[str, Any], max_line_chars: int, seed: int,
         tables = bible_tables(bible["table"], bible["source"], bible["train_target"],
                               bible["references"], seed, rule)
     else:
-<<<<<<< HEAD
-        tables = file_tables(corpus["files"], max_line_chars, seed)
+        tables = file_tables(corpus["files"], max_line_chars, seed, rule)
     if problems := overlap_problems(tables, corpus):
         if overlap == "error":
             raise CorpusError([*problems, "set validation.overlap: warn to run anyway"])
         for problem in problems:
             logger.warning("%s", problem)
-=======
-        tables = file_tables(corpus["files"], max_line_chars, seed, rule)
->>>>>>> 4ba1a5f (Targets: dose_response (extra_reference, report_dose_response, evaluation run set dose/; not in the default target) and report_single_reference in reference_sparsity; corpus.single_reference per_document|balanced (default unchanged, kept out of prepare_corpus's params when default))
     names = reference_names(corpus)
     for name, path in outputs.items():
         if name == "train":
