@@ -107,12 +107,38 @@ def test_tiny_config_dry_run(tmp_path):
 
 @pytest.mark.parametrize("target", [
     "aligned_corpus", "language_models", "grammars", "thrax_grammars", "untuned_translations",
-    "reference_sparsity", "grid_search", "targeted_tuning", "fig5_4", "fig4_12", "paper_tables"])
+    "reference_sparsity", "grid_search", "targeted_tuning", "fig5_4", "fig4_12", "paper_tables",
+    "dose_response"])
 def test_every_named_target_writes_the_effective_config(tmp_path, target):
     result = snakemake("-n", "--configfile", str(tiny_config(tmp_path)), "--directory",
                        str(tmp_path), target)
     assert result.returncode == 0, result.stdout + result.stderr
     assert "output: results/tiny/config.yaml" in result.stdout
+
+
+def test_tiny_dose_response_dry_run_plans_its_runs_outside_the_default_target(tmp_path):
+    """snakemake dose_response: one extra reference table and one tuning run per replicate of
+    each 1H+1X_<extra> (no kjv on a corpus of files), beside 1H, 2H and 1H+1P, evaluated as the
+    run set dose/; the default target plans none of it."""
+    config = tiny_config(tmp_path, **{"tuning.replicates": 2})
+    result = snakemake("-n", "--configfile", str(config), "--directory", str(tmp_path),
+                       "dose_response")
+    assert result.returncode == 0, result.stdout + result.stderr
+    extras = sorted(re.findall(r"results/tiny/references/(\w+)\.parquet$", result.stdout,
+                               flags=re.M))
+    assert sorted(set(extras)) == ["mt", "noise25", "noise50", "noise75", "shuffle"]
+    runs = set(re.findall(r"^    output: results/tiny/weights/(\S+)\.txt", result.stdout,
+                          flags=re.M))
+    conditions = ["1H", "2H", "1H+1P", "1H+1X_mt", "1H+1X_noise25", "1H+1X_noise50",
+                  "1H+1X_noise75", "1H+1X_shuffle"]
+    assert runs >= {f"{c}.rep{r}" for c in conditions for r in (0, 1)}
+    assert not {run for run in runs if "1H+1X" in run} - {
+        f"{c}.rep{r}" for c in conditions for r in (0, 1)}
+    assert "results/tiny/evaluation/dose/results.parquet" in result.stdout
+    default = snakemake("-n", "--configfile", str(config), "--directory", str(tmp_path))
+    assert default.returncode == 0, default.stdout + default.stderr
+    assert "1H+1X" not in default.stdout and "results/tiny/references/" not in default.stdout
+    assert "results/tiny/report/single_reference.md" in default.stdout
 
 
 def test_unknown_config_key_is_rejected_in_a_short_message(tmp_path):
@@ -293,7 +319,8 @@ def test_tiny_end_to_end_through_grammars_and_decoding(tmp_path):
     assert result.stdout.splitlines()[-1].startswith(
         "Tables: results/tiny/report/fig4_3.md, results/tiny/report/fig5_10.md, "
         "results/tiny/report/grid_search.md, results/tiny/report/paraphraser-bias0.md, "
-        "results/tiny/report/reference_quality.md, results/tiny/report/targeted_samples.md; "
+        "results/tiny/report/reference_quality.md, results/tiny/report/single_reference.md, "
+        "results/tiny/report/targeted_samples.md; "
         "their HTML, CSV and plots are beside them")
     check_report(tmp_path, config)
     check_fanned_out_tuning(tmp_path, results)
@@ -354,7 +381,7 @@ def check_report(directory: Path, config: Path) -> None:
                               "fig4_8.html", "fig4_8.png", "fig4_10.html", "fig4_10.png",
                               "fig4_12.html", "fig4_12.png",
                               "fig5_14.html", "fig5_14.png", "fig6_2.html", "fig6_2.png",
-                              "paper_tables.html"}
+                              "paper_tables.html", "single_reference.html"}
         report = archive.read(names["report.html"]).decode()
         table = archive.read(names["fig4_3.html"]).decode()
     assert table == (directory / "results/tiny/report/fig4_3.html").read_text()
@@ -363,6 +390,8 @@ def check_report(directory: Path, config: Path) -> None:
                      "Thesis figures"):
         assert category in report
     for rst in sorted((ROOT / "workflow/report").glob("*.rst")):
+        if rst.stem.startswith("dose_response"):
+            continue  # its own target (test_tiny_dose_response_end_to_end)
         first_words = " ".join(rst.read_text().split()[:4])
         assert first_words in report, rst.name  # every caption is in the report
     assert "Fig. 5.8): D = |" in report  # the pipes of |Δd_mt − Δd_ref| survive reST
