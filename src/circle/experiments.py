@@ -149,9 +149,10 @@ class Condition:
                 or self.paraphrases or self.targeted or self.bias is not None
                 or self.reference is not None or self.tuning_set is not None):
             problem = "1H+1X_<extra> adds one extra reference of a known kind to 1H alone"
-        elif self.extra is not None and self.extra.startswith("noise") \
-                and not 0 < int(self.extra[len("noise"):]) <= 100:
-            problem = "noise<p> replaces p % of the words, 0 < p <= 100"
+        elif self.extra is not None and self.extra.startswith("noise") and (
+                not 0 < int(self.extra[len("noise"):]) <= 100
+                or self.extra != f"noise{int(self.extra[len('noise'):])}"):
+            problem = "noise<p> replaces p % of the words, 0 < p <= 100 (no leading zero)"
         elif self.metric is not None:
             get_metric(self.metric)
         if problem:

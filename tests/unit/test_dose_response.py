@@ -67,7 +67,8 @@ def test_extra_conditions_parse_and_have_1H_as_baseline(name, extra):
 
 
 @pytest.mark.parametrize("name", ["1H+2X_kjv", "2H+1X_kjv", "1H+1X_kjv_ref2", "1H+1X_noise0",
-                                  "1H+1X_noise101", "1H+1X_web", "1H+1X_mt_t1"])
+                                  "1H+1X_noise101", "1H+1X_noise05", "1H+1X_web",
+                                  "1H+1X_mt_t1"])
 def test_bad_extra_conditions_are_refused(name):
     with pytest.raises(ValueError):
         Condition.parse(name)

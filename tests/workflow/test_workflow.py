@@ -29,8 +29,10 @@ from circle.schemas import (
     ALIGNMENT,
     BITEXT,
     CONDITION_SUMMARY,
+    DOSE_RESPONSE,
     EVALSET,
     EVALUATION,
+    EXTRA_REFERENCE,
     GRAMMAR,
     GRID_CHOICE,
     GRID_POINTS,
@@ -139,6 +141,40 @@ def test_tiny_dose_response_dry_run_plans_its_runs_outside_the_default_target(tm
     assert default.returncode == 0, default.stdout + default.stderr
     assert "1H+1X" not in default.stdout and "results/tiny/references/" not in default.stdout
     assert "results/tiny/report/single_reference.md" in default.stdout
+
+
+def test_tiny_dose_response_end_to_end(tmp_path):
+    """snakemake dose_response on the tiny corpus: the extra reference tables, the dose/ run
+    set's evaluation against 1H and the page and figure (no adequacy: two references)."""
+    config = tiny_config(tmp_path, **{"dose_response.extra": ["mt", "noise50"]})
+    result = snakemake("--cores", "2", "--configfile", str(config), "--directory",
+                       str(tmp_path), "dose_response")
+    assert result.returncode == 0, result.stdout + result.stderr
+    results = tmp_path / "results" / "tiny"
+    tune = read_table(results / "sets/tune.parquet", EVALSET)
+    noise = read_table(results / "references/noise50.parquet", EXTRA_REFERENCE)
+    assert list(noise["segment_id"]) == list(tune["segment_id"])
+    assert all(text == text.lower() for text in noise["reference"])
+    mt = read_table(results / "references/mt.parquet", EXTRA_REFERENCE)
+    untuned = read_table(results / "decode/untuned-translation/tune.nbest.parquet", NBEST)
+    assert list(mt["reference"]) == list(untuned[untuned["rank"] == 0]
+                                         .set_index("segment_id").loc[tune["segment_id"],
+                                                                       "hypothesis"])
+    summary = read_table(results / "evaluation/dose/conditions.parquet", CONDITION_SUMMARY)
+    assert set(summary["condition"]) == {"1H", "2H", "1H+1P", "1H+1X_mt", "1H+1X_noise50"}
+    assert set(summary["baseline_condition"].dropna()) == {"1H"}
+    table = read_table(results / "evaluation/dose_response.parquet", DOSE_RESPONSE)
+    assert set(table["extra"]) == {"H2", "P1", "mt", "noise50"}
+    assert table["adequacy_bleu"].isna().all() and (table["adequacy_segments"] == 0).all()
+    page = (results / "report/dose_response.md").read_text()
+    assert "no third human reference" in page and "1H+1X_noise50" in page
+    assert (results / "report/dose_response.png").stat().st_size > 0
+    before = (results / "references/noise50.parquet").read_bytes()
+    again = snakemake("--cores", "1", "--configfile", str(config), "--directory",
+                      str(tmp_path), "--forcerun", "extra_reference", "--until",
+                      "extra_reference", "results/tiny/references/noise50.parquet")
+    assert again.returncode == 0, again.stdout + again.stderr
+    assert (results / "references/noise50.parquet").read_bytes() == before  # seeded
 
 
 def test_unknown_config_key_is_rejected_in_a_short_message(tmp_path):
