@@ -278,7 +278,7 @@ def adequacy(tune: pd.DataFrame, candidates: Mapping[str, Sequence[str]],
     the human references held out from R and H2 (:func:`heldout_table`; with :func:`circle.
     reference_quality.reference_quality`, columns ``adequacy_segments``, ``heldout_references``,
     ``adequacy_bleu``, ``adequacy_chrf``, ``adequacy_ter``; 0 segments and NaN without a third
-    reference), and over every segment its ``length_ratio`` (its words / R's) and
+    reference), and over every segment its ``extra_length_ratio`` (its words / R's) and
     ``lm_decoding`` (log10 probability per word under ``lm``, end of sentence counted; NaN
     without)."""
     single = single_references(tune)
@@ -291,7 +291,7 @@ def adequacy(tune: pd.DataFrame, candidates: Mapping[str, Sequence[str]],
             raise ValueError(f"candidate {name}: {len(texts)} texts for {len(single)} segments")
         row = {"extra": name, "adequacy_segments": 0, "heldout_references": np.nan,
                "adequacy_bleu": np.nan, "adequacy_chrf": np.nan, "adequacy_ter": np.nan,
-               "length_ratio": sum(len(t.split()) for t in texts)
+               "extra_length_ratio": sum(len(t.split()) for t in texts)
                / sum(len(r.split()) for r in single),
                "lm_decoding": np.nan}
         if scorable:
@@ -320,7 +320,7 @@ def dose_table(evaluation: pd.DataFrame, summary: pd.DataFrame, quality: pd.Data
     over all replicates against 1H (``summary``, a :data:`~circle.schemas.CONDITION_SUMMARY`
     frame)."""
     baseline = Condition(1).name
-    base = evaluation[evaluation["condition"] == baseline].set_index("replicate")["bleu"]
+    base = evaluation[evaluation["condition"] == baseline].set_index("replicate")
     if base.empty:
         raise ValueError("the dose-response needs the 1H runs, its baseline")
     by_extra = quality.set_index("extra")
@@ -330,18 +330,20 @@ def dose_table(evaluation: pd.DataFrame, summary: pd.DataFrame, quality: pd.Data
         runs = evaluation[evaluation["condition"] == condition]
         if runs.empty:
             raise ValueError(f"no evaluated runs of the dose-response condition {condition}")
-        gains = np.array([bleu - base[r] for r, bleu in zip(runs["replicate"], runs["bleu"],
-                                                             strict=True)])
+        gains = {metric: np.array([value - base.loc[r, metric] for r, value
+                                   in zip(runs["replicate"], runs[metric], strict=True)])
+                 for metric in ("bleu", "matched_bleu")}
         found = summaries.loc[condition]
         row = {"condition": condition, "extra": extra, **by_extra.loc[extra].to_dict(),
                "replicates": len(runs), "bleu_mean": float(runs["bleu"].mean()),
                "bleu_sd": float(runs["bleu"].std(ddof=1)) if len(runs) > 1 else np.nan,
-               "gain_mean": float(gains.mean()),
-               "gain_sd": float(gains.std(ddof=1)) if len(gains) > 1 else np.nan,
-               "brevity_penalty": float(runs["brevity_penalty"].mean()),
-               "bleu_difference": found["bleu_difference"],
-               "bleu_p_value": found["bleu_p_value"],
-               "bleu_significant": found["bleu_significant"]}
+               "output_length_ratio": float(runs["length_ratio"].mean())}
+        for metric, prefix in (("bleu", ""), ("matched_bleu", "matched_")):
+            row[f"{prefix}gain_mean"] = float(gains[metric].mean())
+            row[f"{prefix}gain_sd"] = (float(gains[metric].std(ddof=1))
+                                       if len(runs) > 1 else np.nan)
+            for part in ("difference", "p_value", "significant"):
+                row[f"{metric}_{part}"] = found[f"{metric}_{part}"]
         rows.append(row)
     frame = pd.DataFrame(rows)
     frame["adequacy_segments"] = frame["adequacy_segments"].astype(int)
@@ -361,12 +363,15 @@ def _with_sd(mean: float, sd: float, decimals: int = 2, signed: bool = False) ->
 def dose_reading(table: pd.DataFrame, single: Mapping[str, float] | None = None) -> str:
     """One line: which extra references help or hurt significantly, and how the gain follows
     adequacy."""
-    better = table.loc[table["bleu_significant"].fillna(False).astype(bool)
-                       & (table["bleu_difference"] > 0), "extra"].tolist()
-    worse = table.loc[table["bleu_significant"].fillna(False).astype(bool)
-                      & (table["bleu_difference"] < 0), "extra"].tolist()
-    parts = [f"significantly better than 1H: {', '.join(better) or 'none'}",
-             f"significantly worse: {', '.join(worse) or 'none'}"]
+    def named(metric: str, sign: int) -> str:
+        chosen = (table[f"{metric}_significant"].astype("boolean").fillna(False).astype(bool)
+                  & (sign * table[f"{metric}_difference"] > 0))
+        return ", ".join(table.loc[chosen, "extra"]) or "none"
+
+    parts = [f"significantly better than 1H: {named('bleu', 1)}",
+             f"significantly worse: {named('bleu', -1)}",
+             f"at a common length better: {named('matched_bleu', 1)}, worse: "
+             f"{named('matched_bleu', -1)}"]
     scored = table.dropna(subset=["adequacy_bleu"])
     if len(scored) >= 3 and scored["adequacy_bleu"].nunique() > 1:
         correlation = float(np.corrcoef(scored["adequacy_bleu"], scored["gain_mean"])[0, 1])
@@ -383,18 +388,22 @@ def dose_reading(table: pd.DataFrame, single: Mapping[str, float] | None = None)
 def dose_markdown(table: pd.DataFrame, single: Mapping[str, float] | None = None) -> str:
     """The report page of a :func:`dose_table`."""
     header = ["extra reference", "condition", "adequacy BLEU", "adequacy chrF", "length / R",
-              "LM (decoder)", "test BLEU", "gain over 1H", "p", "BP"]
+              "LM (decoder)", "test BLEU", "gain over 1H", "p", "output length",
+              "gain at common length", "p (common length)"]
     lines = ["| " + " | ".join(header) + " |",
              "|" + "|".join([":---", ":---"] + ["---:"] * (len(header) - 2)) + "|"]
     for row in table.to_dict("records"):
         p_value, mark = summary_test(pd.Series(row), "bleu")
+        matched_p, matched_mark = summary_test(pd.Series(row), "matched_bleu")
         lines.append("| " + " | ".join([
             extra_label(row["extra"]), row["condition"], _number(row["adequacy_bleu"]),
-            _number(row["adequacy_chrf"]), _number(row["length_ratio"], 3),
+            _number(row["adequacy_chrf"]), _number(row["extra_length_ratio"], 3),
             _number(row["lm_decoding"], 2),
             _with_sd(row["bleu_mean"], row["bleu_sd"]) + mark,
             _with_sd(row["gain_mean"], row["gain_sd"], signed=True),
-            _number(p_value, 3), _number(row["brevity_penalty"], 3)]) + " |")
+            _number(p_value, 3), _number(row["output_length_ratio"], 3),
+            _with_sd(row["matched_gain_mean"], row["matched_gain_sd"], signed=True)
+            + matched_mark, _number(matched_p, 3)]) + " |")
     replicates = sorted(set(table["replicates"]))
     caption = (
         "Each condition adds ONE fixed extra reference per tune segment to the single reference "
@@ -404,8 +413,11 @@ def dose_markdown(table: pd.DataFrame, single: Mapping[str, float] | None = None
         f"sd over {'/'.join(map(str, replicates))} tuning replicates; gain: mean ± sd over "
         "replicates of the run's test BLEU minus 1H's same replicate; p and the marks (* "
         "better, † worse than 1H): approximate randomisation over all replicates (Clark et "
-        "al. 2011), as the Fig. 4.3 table. BP: the test output's brevity penalty, mean over "
-        "replicates. H2 noise<p>: p % of its words replaced by random tune-set words; "
+        "al. 2011), as the Fig. 4.3 table. Output length: the test output's length over the "
+        "effective reference length, mean over replicates. Gain at common length: the same "
+        "gain in BLEU of each run's test n-best re-ranked to the references' mean length "
+        "(circle.length_matching; a diagnostic, not the thesis's metric), with its own test. "
+        "H2 noise<p>: p % of its words replaced by random tune-set words; "
         "shuffled: its words in a random order (seeded). Beyond the thesis, which never varies "
         "the quality of an added reference (§4.3.2, §6.3, §6.6).")
     return "\n".join([f"# {PAGE_TITLE}", "", *lines, "", caption, "",
@@ -414,7 +426,8 @@ def dose_markdown(table: pd.DataFrame, single: Mapping[str, float] | None = None
 
 def plot_dose(table: pd.DataFrame, path: str | os.PathLike) -> None:
     """PNG: test BLEU gain over 1H against the extra reference's adequacy BLEU and chrF (two
-    panels), error bars = sd over replicates, filled = significantly different from 1H."""
+    panels), raw (circles) and at a common length (squares), error bars = sd over replicates,
+    filled = significantly different from 1H."""
     from matplotlib.figure import Figure  # Agg canvas; no pyplot state
 
     figure = Figure(figsize=(9.0, 4.0), dpi=100)
@@ -424,17 +437,24 @@ def plot_dose(table: pd.DataFrame, path: str | os.PathLike) -> None:
         axes.axhline(0.0, color="grey", linewidth=0.8)
         scored = table.dropna(subset=[column])
         for row in scored.to_dict("records"):
-            significant = bool(row["bleu_significant"]) if not pd.isna(
-                row["bleu_significant"]) else False
-            axes.errorbar(row[column], row["gain_mean"],
-                          yerr=0.0 if pd.isna(row["gain_sd"]) else row["gain_sd"], fmt="o",
-                          color="C0", markerfacecolor="C0" if significant else "white",
-                          capsize=3)
+            for prefix, metric, marker, colour, label in (
+                    ("", "bleu", "o", "C0", "raw"),
+                    ("matched_", "matched_bleu", "s", "C1", "at a common length")):
+                flag = row[f"{metric}_significant"]
+                significant = False if pd.isna(flag) else bool(flag)
+                sd = row[f"{prefix}gain_sd"]
+                axes.errorbar(row[column], row[f"{prefix}gain_mean"],
+                              yerr=0.0 if pd.isna(sd) else sd, fmt=marker, color=colour,
+                              markerfacecolor=colour if significant else "white", capsize=3,
+                              label=label)
             axes.annotate(row["extra"], (row[column], row["gain_mean"]),
                           textcoords="offset points", xytext=(4, 4), fontsize=8)
         if scored.empty:
             axes.text(0.5, 0.5, "no third reference: adequacy not measured",
                       transform=axes.transAxes, ha="center", fontsize=8)
+        if not scored.empty and number == 0:
+            handles, labels = axes.get_legend_handles_labels()
+            axes.legend(handles[:2], labels[:2], fontsize=8)
         axes.set_xlabel(f"extra reference's adequacy ({name} vs held-out references)")
         axes.set_ylabel("test BLEU gain over 1H")
     figure.suptitle("Dose-response: one extra tuning reference of known quality",

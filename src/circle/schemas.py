@@ -492,12 +492,15 @@ DOSE_RESPONSE = _schema(
     "noise<p>, shuffle) and that reference's adequacy on `adequacy_segments` tune segments "
     "against the human references held out from both R and H2 (`heldout_references` per "
     "segment; null without a third reference): `adequacy_bleu`, `adequacy_chrf`, "
-    "`adequacy_ter` in percent (sacrebleu), `length_ratio` its words / R's, `lm_decoding` "
-    "log10 probability per word under the decoder's LM; the test scores of its `replicates` "
-    "tuning runs: `bleu_mean`, `bleu_sd`, `gain_mean` / `gain_sd` the mean / sd over "
-    "replicates of BLEU minus 1H's same replicate, `brevity_penalty` mean; against 1H over "
-    "all replicates (the condition summary): `bleu_difference` (pooled), `bleu_p_value` "
-    "(approximate randomisation), `bleu_significant`.",
+    "`adequacy_ter` in percent (sacrebleu), `extra_length_ratio` its words / R's, "
+    "`lm_decoding` log10 probability per word under the decoder's LM; the test scores of its "
+    "`replicates` tuning runs: `bleu_mean`, `bleu_sd`, `gain_mean` / `gain_sd` the mean / sd "
+    "over replicates of BLEU minus 1H's same replicate, `output_length_ratio` the mean "
+    "output/reference length ratio, `matched_gain_mean` / `matched_gain_sd` the same gain in "
+    "BLEU at a common length (circle.length_matching, a diagnostic); against 1H over all "
+    "replicates (the condition summary): `bleu_difference` (pooled), `bleu_p_value` "
+    "(approximate randomisation), `bleu_significant`, and `matched_bleu_*` the same at a "
+    "common length.",
     [
         pa.field("condition", pa.string(), nullable=False),
         pa.field("extra", pa.string(), nullable=False),
@@ -506,17 +509,22 @@ DOSE_RESPONSE = _schema(
         pa.field("adequacy_bleu", pa.float64()),
         pa.field("adequacy_chrf", pa.float64()),
         pa.field("adequacy_ter", pa.float64()),
-        pa.field("length_ratio", pa.float64(), nullable=False),
+        pa.field("extra_length_ratio", pa.float64(), nullable=False),
         pa.field("lm_decoding", pa.float64()),
         pa.field("replicates", pa.int32(), nullable=False),
         pa.field("bleu_mean", pa.float64(), nullable=False),
         pa.field("bleu_sd", pa.float64()),
         pa.field("gain_mean", pa.float64(), nullable=False),
         pa.field("gain_sd", pa.float64()),
-        pa.field("brevity_penalty", pa.float64(), nullable=False),
+        pa.field("output_length_ratio", pa.float64(), nullable=False),
+        pa.field("matched_gain_mean", pa.float64(), nullable=False),
+        pa.field("matched_gain_sd", pa.float64()),
         pa.field("bleu_difference", pa.float64()),
         pa.field("bleu_p_value", pa.float64()),
         pa.field("bleu_significant", pa.bool_()),
+        pa.field("matched_bleu_difference", pa.float64()),
+        pa.field("matched_bleu_p_value", pa.float64()),
+        pa.field("matched_bleu_significant", pa.bool_()),
     ],
 )
 

@@ -181,28 +181,36 @@ def test_adequacy_is_left_empty_without_a_third_reference():
     second = [refs[1] for refs in ordered_references(tune, 2)]
     row = adequacy(tune, {"H2": second}).iloc[0]
     assert row["adequacy_segments"] == 0 and np.isnan(row["adequacy_bleu"])
-    assert row["length_ratio"] > 0
+    assert row["extra_length_ratio"] > 0
 
 
 def test_the_dose_table_pairs_replicates_with_1H_and_keeps_the_test():
     evaluation = pd.DataFrame({
         "condition": ["1H", "1H", "2H", "2H", "1H+1X_mt", "1H+1X_mt"],
         "replicate": [0, 1] * 3, "bleu": [30.0, 31.0, 32.0, 32.5, 29.0, 29.5],
-        "brevity_penalty": [1.0] * 6})
+        "matched_bleu": [33.0, 33.0, 33.5, 33.0, 31.0, 32.0],
+        "length_ratio": [1.04, 1.02, 1.0, 1.0, 0.95, 0.97]})
     summary = pd.DataFrame({"condition": ["1H", "2H", "1H+1X_mt"],
                             "bleu_difference": [None, 1.75, -1.25],
                             "bleu_p_value": [None, 0.01, 0.2],
-                            "bleu_significant": [None, True, False]})
+                            "bleu_significant": [None, True, False],
+                            "matched_bleu_difference": [None, 0.25, -1.5],
+                            "matched_bleu_p_value": [None, 0.6, 0.001],
+                            "matched_bleu_significant": [None, False, True]})
     quality = pd.DataFrame({"extra": ["H2", "mt"], "adequacy_segments": [3, 3],
                             "heldout_references": [2.0, 2.0], "adequacy_bleu": [40.0, 30.0],
                             "adequacy_chrf": [60.0, 50.0], "adequacy_ter": [50.0, 60.0],
-                            "length_ratio": [1.0, 0.9], "lm_decoding": [np.nan, np.nan]})
+                            "extra_length_ratio": [1.0, 0.9],
+                            "lm_decoding": [np.nan, np.nan]})
     table = dose_table(evaluation, summary, quality, {"1H+1X_mt": "mt", "2H": "H2"})
     assert list(table["condition"]) == ["2H", "1H+1X_mt"]  # by adequacy
     assert table["gain_mean"].tolist() == pytest.approx([1.75, -1.25])
     assert table["gain_sd"].iloc[0] == pytest.approx(np.std([2.0, 1.5], ddof=1))
+    assert table["matched_gain_mean"].tolist() == pytest.approx([0.25, -1.5])
+    assert table["output_length_ratio"].tolist() == pytest.approx([1.0, 0.96])
     page = dose_markdown(table)
     assert "32.25 ± 0.35*" in page and "significantly better than 1H: H2" in page
+    assert "-1.50 ± 0.71†" in page
 
 
 def test_dose_conditions_and_extras_follow_the_corpus():
