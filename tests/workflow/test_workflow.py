@@ -417,13 +417,14 @@ def check_report(directory: Path, config: Path) -> None:
                               "fig4_8.html", "fig4_8.png", "fig4_10.html", "fig4_10.png",
                               "fig4_12.html", "fig4_12.png",
                               "fig5_14.html", "fig5_14.png", "fig6_2.html", "fig6_2.png",
-                              "paper_tables.html", "single_reference.html"}
+                              "paper_tables.html", "single_reference.html",
+                              "reference_quality.html"}
         report = archive.read(names["report.html"]).decode()
         table = archive.read(names["fig4_3.html"]).decode()
     assert table == (directory / "results/tiny/report/fig4_3.html").read_text()
     assert "<td style=\"text-align:left\">2 (1H+1)</td>" in table
     for category in ("Reference sparsity", "Paraphraser", "Targeted paraphraser",
-                     "Thesis figures"):
+                     "Thesis figures", "Reference quality"):
         assert category in report
     for rst in sorted((ROOT / "workflow/report").glob("*.rst")):
         if rst.stem.startswith("dose_response"):
