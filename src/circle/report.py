@@ -352,9 +352,21 @@ def write_text_atomically(text: str, path: str | os.PathLike) -> None:
         tmp.write_text(text, encoding="utf-8")
 
 
+CHARACTER_REFERENCE = re.compile(
+    r"&(?:#[0-9]{1,7}|#[xX][0-9a-fA-F]{1,6}|[A-Za-z][A-Za-z0-9]{1,31});")
+"""A complete HTML character reference (``&apos;``, ``&#124;``, ``&#x5b;``), as Markdown reads
+it: the character it stands for."""
+
+
 def _inline_html(text: str) -> str:
-    """One line of the pages' Markdown as HTML: escaped, ``**bold**`` kept."""
-    return re.sub(r"\*\*(.+?)\*\*", r"<strong>\1</strong>", html.escape(text, quote=False))
+    """One line of the pages' Markdown as HTML: escaped once, ``**bold**`` kept.
+
+    As in Markdown, a character reference stands for its character: the pipeline's tokenised
+    text holds the Moses tokeniser's escapes (``&apos;``, ``&quot;``, ``&amp;``, ``&#124;``),
+    which are resolved before the text is escaped, so the reader sees ``'`` and never
+    ``&apos;``; any other ``&``, ``<`` and ``>`` are escaped."""
+    resolved = CHARACTER_REFERENCE.sub(lambda match: html.unescape(match[0]), text)
+    return re.sub(r"\*\*(.+?)\*\*", r"<strong>\1</strong>", html.escape(resolved, quote=False))
 
 
 def _table_html(rows: list[str]) -> list[str]:

@@ -10,6 +10,7 @@ import pandas as pd
 import pytest
 
 from circle.evaluate import write_evaluation
+from circle.preprocess import normalize
 from circle.report import (
     THESIS_TABLES,
     Significance,
@@ -20,6 +21,7 @@ from circle.report import (
     plot_tuning_curves,
     reference_table,
     significance_mark,
+    write_page,
     write_report,
 )
 from circle.schemas import TUNING_LOG
@@ -323,8 +325,28 @@ def test_a_page_becomes_html_with_its_tables_lists_and_headings():
             in text)
     assert ('<tr><td style="text-align:left">1 (1H+0)</td>'
             '<td style="text-align:right">40.38 ± 0.31*</td></tr>') in text
-    assert "&lt;2&gt;" in text and "a &amp;apos; b" in text  # shown as the Markdown shows it
+    assert "&lt;2&gt;" in text and "a ' b" in text  # a character reference is its character
     assert "<ul>\n<li><strong>Chosen</strong>: bias 50 %</li>\n<li>argmin</li>\n</ul>" in text
+
+
+def test_tokenised_samples_with_quotes_and_apostrophes_are_escaped_once(tmp_path):
+    """The pages' samples are tokenised text, which holds the Moses tokeniser's escapes
+    (&apos; &quot; &amp; &lt; &#124;): the HTML shows the characters, escaped once, never
+    the escapes themselves (paraphraser-bias0.html and targeted_samples.html showed &apos;)."""
+    raw = 'He said "don\'t" to <Tom> & Ann | l\'homme'
+    tokens = normalize(raw, "en")
+    assert "&apos;" in tokens and "&quot;" in tokens and "&amp;" in tokens  # Moses escapes
+    page = (f"# Samples\n\n| segment | reference |\n|---|---|\n| 1 | {tokens} |\n\n"
+            f"1.\n- H: {tokens}\n- R: it &apos;s 5 < 6 & \"so\" [12.5]\n")
+    write_page(page, tmp_path / "p.md", tmp_path / "p.html", "Samples")
+    text = (tmp_path / "p.html").read_text()
+    body = text.split("<body>", 1)[1]
+    for shown in ("&amp;apos;", "&amp;quot;", "&amp;amp;", "&amp;lt;", "&amp;#"):
+        assert shown not in text
+    cell = body.split('<td style="text-align:left">')[2].split("</td>")[0]
+    assert cell == "he said \" don 't \" to &lt; tom &gt; &amp; ann | l 'homme"
+    assert "<li>R: it 's 5 &lt; 6 &amp; \"so\" [12.5]</li>" in body
+    assert (tmp_path / "p.md").read_text() == page  # the Markdown keeps the tokenised text
 
 
 def test_the_report_page_html_holds_the_table_of_the_markdown(tmp_path):
