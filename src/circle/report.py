@@ -25,6 +25,7 @@ import os
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from itertools import groupby
 from pathlib import Path
 
 import numpy as np
@@ -395,13 +396,20 @@ def markdown_html(text: str, title: str) -> str:
     for block in filter(None, blocks):
         if block[0].startswith("|"):
             body += _table_html(block)
-        elif block[0].startswith("- "):
-            body += ["<ul>", *(f"<li>{_inline_html(line[2:])}</li>" for line in block), "</ul>"]
         elif match := re.match(r"(#+) (.*)", block[0]):
             level = len(match.group(1))
             body.append(f"<h{level}>{_inline_html(match.group(2))}</h{level}>")
             if block[1:]:
                 body.append(f"<p>{_inline_html(' '.join(block[1:]))}</p>")
+        elif any(line.startswith("- ") for line in block):
+            # a list, or lines of text with a list under them (the targeted samples' "1.")
+            for is_list, run in groupby(block, key=lambda line: line.startswith("- ")):
+                lines = list(run)
+                if is_list:
+                    body += ["<ul>", *(f"<li>{_inline_html(line[2:])}</li>" for line in lines),
+                             "</ul>"]
+                else:
+                    body.append(f"<p>{_inline_html(' '.join(lines))}</p>")
         else:
             body.append(f"<p>{_inline_html(' '.join(block))}</p>")
     return "\n".join([
