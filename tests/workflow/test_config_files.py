@@ -4,6 +4,8 @@ experiment."""
 
 from __future__ import annotations
 
+import re
+import shlex
 from pathlib import Path
 
 import pytest
@@ -117,3 +119,36 @@ def test_refreeze_alignment_writes_eflomals_alignment_as_the_frozen_one(tmp_path
     assert plan.returncode == 0, plan.stdout + plan.stderr
     assert "rule align_corpus:" not in plan.stdout
     assert f"input: results/tiny/tokenized/train.parquet, {frozen}" in plan.stdout
+
+
+def documented_target_commands() -> list[tuple[str, list[str]]]:
+    """The commands that name a target beside --configfile my.yaml in the own-data sections
+    of config/README.md and docs/usage.md, split into words."""
+    commands = []
+    for path, heading in (("config/README.md", "## Your own corpus"),
+                          ("docs/usage.md", "## Using your own data")):
+        section = (ROOT / path).read_text().split(heading, 1)[1].split("\n## ", 1)[0]
+        for block in re.findall(r"```[a-z]*\n(.*?)```", section, flags=re.S):
+            commands += [(path, shlex.split(line)) for line in block.splitlines()
+                         if line.startswith("snakemake ") and "--configfile my.yaml" in line]
+    return commands
+
+
+def test_the_documented_configfile_forms_reach_the_target(tmp_path):
+    """`--configfile my.yaml thrax_grammars` reads the target as a second config file; the
+    forms the own-data sections document (a target after `--`, or before --configfile) plan
+    the target's jobs, and only those."""
+    commands = documented_target_commands()
+    assert {path for path, _ in commands} == {"config/README.md", "docs/usage.md"}
+    assert any(words[-2] == "--" for _, words in commands)  # the `--` form is documented
+    config = str(tiny_config(tmp_path))
+    for path, words in commands:
+        assert words[:3] == ["snakemake", "--cores", "2"] and "thrax_grammars" in words, path
+        args = [config if word == "my.yaml" else word for word in words[1:]]
+        plan = snakemake("-n", "--directory", str(tmp_path), *args)  # the documented words last
+        assert plan.returncode == 0, f"{path}: {words}\n{plan.stdout}{plan.stderr}"
+        assert "rule export_grammar:" in plan.stdout and "rule thrax_grammars:" in plan.stdout
+        assert "rule tune_translation:" not in plan.stdout  # not the default target
+    trap = snakemake("-n", "--directory", str(tmp_path), "--cores", "2", "--configfile", config,
+                     "thrax_grammars")
+    assert trap.returncode != 0  # the form the documentation warns about
