@@ -2,8 +2,10 @@
 
 Each subcommand only parses arguments, calls the library and prints; errors that the library
 raises for bad input (corpus, schema, alignment) are printed as one clear message, exit status 2.
-Paths to an experiment's tables default to the default experiment's results, relative to the
-current directory (``--results``).
+Paths to an experiment's tables default to those of its results directory,
+``results/<experiment>`` (``--experiment``, default 'default', or ``--results``), which is found
+from the project root (``--project``, else ``$CIRCLE_PROJECT``, else the checkout circle runs
+from), not from the working directory (:func:`circle.translate.project_root`).
 """
 
 from __future__ import annotations
@@ -25,7 +27,6 @@ from circle.tables import SchemaError, parquet_errors, read_metadata
 
 Handler = Callable[[argparse.Namespace], None]
 
-DEFAULT_RESULTS = "results/default"
 PARAPHRASE_GRAMMAR = "paraphrase/bias0.parquet"
 TUNED_PARAPHRASE_WEIGHTS = "weights/paraphraser-bias0.txt"
 UNTUNED_PARAPHRASE_WEIGHTS = "weights/untuned-paraphrase.txt"
@@ -57,6 +58,21 @@ def search_size(text: str) -> int:
 def _in_results(args: argparse.Namespace, given: str | None, relative: str) -> str:
     """``given`` if the user gave it, else ``relative`` inside the ``--results`` directory."""
     return given if given is not None else str(Path(args.results) / relative)
+
+
+def _read_input(path: str) -> list[str]:
+    """The lines of a UTF-8 text file, or of standard input for '-', checked as corpus files
+    are (:func:`circle.corpus.validate.decode_lines`)."""
+    if path != "-" and not Path(path).is_file():
+        raise FileNotFoundError(f"{path}: not a file (give a text file, one sentence per "
+                                "line, or - for standard input)")
+    name = "<stdin>" if path == "-" else path
+    stream = sys.stdin.buffer if path == "-" else open(path, "rb")  # noqa: SIM115
+    with stream:
+        lines, problems = decode_lines(stream, name)
+    if problems:
+        raise CorpusError(limit_problems(name, problems))
+    return lines
 
 
 def _validate(args: argparse.Namespace) -> None:
@@ -97,6 +113,10 @@ def _decode_lines(args: argparse.Namespace, lines: list[str]) -> None:
     """Decode ``lines`` (raw text, tokenised here unless --tokenized) and print the results."""
     from circle.decoder import DecoderSettings, decode_corpus, format_nbest, read_weights
 
+    if args.lang is None:
+        from circle.translate import Experiment
+
+        args.lang = Experiment.at(args.results).source_lang if args.command == "decode" else "en"
     sentences = lines if args.tokenized else [normalize(line, args.lang) for line in lines]
     weights = read_weights(args.weights)
     settings = DecoderSettings(pop_limit=args.pop_limit, k=args.k)
@@ -123,6 +143,10 @@ def _decode(args: argparse.Namespace) -> None:
 
 
 def _paraphrase(args: argparse.Namespace) -> None:
+    from circle.decoder import read_weights
+    from circle.paraphraser import Paraphraser
+    from circle.translate import Experiment, paraphrase_lines
+
     args.grammar = _in_results(args, args.grammar, PARAPHRASE_GRAMMAR)
     tuned = Path(args.results) / TUNED_PARAPHRASE_WEIGHTS
     if args.weights is not None:
@@ -134,13 +158,91 @@ def _paraphrase(args: argparse.Namespace) -> None:
         args.weights = str(Path(args.results) / UNTUNED_PARAPHRASE_WEIGHTS)
         note = f"the untuned weights {args.weights} (there are no tuned ones at {tuned})"
     print(f"circle paraphrase: decoding with {note}", file=sys.stderr)
-    _decode_lines(args, [args.sentence])
+    lines = args.sentence if args.sentence else _read_input(args.input)
+    experiment = Experiment.at(args.results)
+    lang = args.lang or experiment.target_lang
+    sentences = lines if args.tokenized else [
+        normalize(line, lang, lowercase=experiment.lowercase) for line in lines]
+    weights = read_weights(args.weights)
+    settings = experiment.decoder_settings(pop_limit=args.pop_limit, k=args.k)
+    lm = args.lm if args.lm is not None else str(experiment.lm)
+    paraphraser = Paraphraser(args.grammar, lm, weights, settings, args.workers)  # loaded once
+    if args.k > 1:
+        from circle.decoder import format_nbest
+
+        for number, hypotheses in enumerate(paraphraser.paraphrase(sentences, k=args.k)):
+            print("\n".join(format_nbest(number, hypotheses)))
+        return
+    results = paraphrase_lines(paraphraser, sentences)
+    for number, result in enumerate(results, start=1):
+        print(result.paraphrase)
+        if result.reason is not None:
+            where = f"line {number}" if len(results) > 1 else "the sentence"
+            print(f"circle paraphrase: {where}: no paraphrase of '{result.source}': "
+                  f"{result.reason}", file=sys.stderr)
+    changed = sum(result.reason is None for result in results)
+    print(f"circle paraphrase: {changed:,} of {len(results):,} sentence(s) paraphrased",
+          file=sys.stderr)
+
+
+def _translate(args: argparse.Namespace) -> None:
+    from circle.translate import Experiment, Translator, untranslated_summary
+
+    experiment = Experiment.at(args.results)
+    if not (Path(args.results) / "config.yaml").is_file():
+        print(f"circle translate: warning: {args.results}/config.yaml not found; assuming "
+              "Spanish to English, lowercased", file=sys.stderr)
+    weights, note = experiment.translation_weights(args.weights)
+    print(f"circle translate: {args.results}: {experiment.source_lang} to "
+          f"{experiment.target_lang}, decoding with {note}", file=sys.stderr)
+    lines = _read_input(args.input)
+    settings = experiment.decoder_settings(pop_limit=args.pop_limit)
+    translator = Translator(experiment, weights, settings, args.workers, grammar=args.grammar,
+                            lm=args.lm)
+    show = args.print or ("recased" if translator.recaser else "detokenized")
+    if show == "recased" and translator.recaser is None:
+        raise ValueError("--print recased: the experiment keeps case, there is nothing to "
+                         "recase (use --print detokenized)")
+    files = {}
+    if args.output_prefix:
+        kinds = ["tokenized", "detokenized"] + (["recased"] if translator.recaser else [])
+        files = {kind: open(f"{args.output_prefix}.{kind}", "w", encoding="utf-8")  # noqa: SIM115
+                 for kind in kinds}
+    translations = []
+
+    def progress(message: str) -> None:
+        print(f"circle translate: {message}", file=sys.stderr, flush=True)
+
+    try:
+        for translation in translator.translate(lines, tokenized=args.tokenized,
+                                                progress=progress):
+            translations.append(translation)
+            print(getattr(translation, show))
+            for kind, out in files.items():
+                out.write(getattr(translation, kind) + "\n")
+    finally:
+        for out in files.values():
+            out.close()
+    stats = translator.stats
+    print(f"circle translate: {len(translations):,} line(s); {stats.rules:,} rules of "
+          f"{translator.grammar_path} apply (read {stats.row_groups_read} of its "
+          f"{stats.row_groups} row groups)", file=sys.stderr)
+    if files:
+        print("circle translate: wrote " + ", ".join(out.name for out in files.values()),
+              file=sys.stderr)
+    print(f"circle translate: {untranslated_summary(translations)}", file=sys.stderr)
 
 
 def _results_argument(sub: argparse.ArgumentParser) -> None:
-    sub.add_argument("--results", default=DEFAULT_RESULTS,
-                     help="an experiment's results directory, where the tables that are not "
-                          "given are found (default: %(default)s)")
+    sub.add_argument("--experiment",
+                     help="the experiment whose results/<experiment> directory holds the tables "
+                          "that are not given (default: default)")
+    sub.add_argument("--results",
+                     help="an experiment's results directory instead, absolute or relative to "
+                          "the project root (not to the working directory)")
+    sub.add_argument("--project",
+                     help="the project root, the directory with the Snakefile (default: "
+                          "$CIRCLE_PROJECT, else the checkout circle runs from)")
 
 
 def _decoder_arguments(sub: argparse.ArgumentParser, grammar_help: str, weights_help: str,
@@ -154,7 +256,7 @@ def _decoder_arguments(sub: argparse.ArgumentParser, grammar_help: str, weights_
                      help="cube-pruning pops per chart cell (default: %(default)s)")
     sub.add_argument("--workers", type=positive_int, default=1,
                      help="decoding processes (default: %(default)s)")
-    sub.add_argument("--lang", default=lang, help="tokeniser language (default: %(default)s)")
+    sub.add_argument("--lang", help=f"tokeniser language (default: {lang})")
     sub.add_argument("--tokenized", action="store_true",
                      help="input is already tokenised and lowercased")
     _results_argument(sub)
@@ -197,25 +299,65 @@ def build_parser() -> argparse.ArgumentParser:
                      help="the phrase is already tokenised and lowercased")
     _results_argument(sub)
 
-    sub = command("decode", _decode, "decode a file or stdin with a grammar, an LM and weights")
+    sub = command("decode", _decode, "decode a file or stdin with a given grammar (one "
+                  "filtered to the input: a full grammar does not fit in memory; 'circle "
+                  "translate' filters the experiment's grammar itself), an LM and weights")
     sub.add_argument("--input", help="input file, one sentence per line (default: stdin)")
-    _decoder_arguments(sub, "grammar table (Parquet)", "weight file: 'name value' per line",
-                       "es", required=True)
+    _decoder_arguments(sub, "grammar table (Parquet), filtered to the input's phrases",
+                       "weight file: 'name value' per line",
+                       "the source language of the experiment's config", required=True)
 
-    sub = command("paraphrase", _paraphrase, "paraphrase one English sentence with an "
-                  "experiment's paraphrase grammar (bias 0) and its tuned paraphraser weights")
-    sub.add_argument("sentence")
+    sub = command("translate", _translate, "translate new text with an experiment: its full "
+                  "bilingual grammar read for the input's phrases only (bounded memory), its "
+                  "language model and a run's tuned weights; the output on stdout, progress, "
+                  "the choices made and the untranslated words on stderr")
+    sub.add_argument("input", nargs="?", default="-",
+                     help="text file, one sentence per line, or - for stdin (default)")
+    sub.add_argument("--weights", help="a run's name ('1H.rep0': RESULTS/weights/1H.rep0.txt) "
+                     "or a weight file (default: the 1H replicate with the best tune score, "
+                     "else the untuned weights, with a warning)")
+    sub.add_argument("--print", choices=["tokenized", "detokenized", "recased"],
+                     help="what stdout shows (default: recased where the experiment lowercases,"
+                          " else detokenized)")
+    sub.add_argument("--output-prefix", metavar="PREFIX",
+                     help="also write PREFIX.tokenized, PREFIX.detokenized and (where the "
+                          "experiment lowercases) PREFIX.recased")
+    sub.add_argument("--grammar", help="bilingual grammar table, sorted by source side as the "
+                     "workflow writes it (default: RESULTS/grammar/bilingual.parquet)")
+    sub.add_argument("--lm", help="KenLM binary model (default: RESULTS/lm/<decoding "
+                     "order>gram.binary)")
+    sub.add_argument("--pop-limit", type=search_size,
+                     help="cube-pruning pops per chart cell (default: the experiment's)")
+    sub.add_argument("--workers", type=positive_int, default=1,
+                     help="decoding processes (default: %(default)s)")
+    sub.add_argument("--tokenized", action="store_true",
+                     help="input is already tokenised (and lowercased where the experiment "
+                          "lowercases)")
+    _results_argument(sub)
+
+    sub = command("paraphrase", _paraphrase, "paraphrase English sentences (a file, stdin or "
+                  "--sentence) with an experiment's paraphrase grammar (bias 0) and its tuned "
+                  "paraphraser weights, loaded once; one 1-best paraphrase a line on stdout, and "
+                  "on stderr why a sentence has none")
+    sub.add_argument("input", nargs="?", default="-",
+                     help="text file, one sentence per line, or - for stdin (default)")
+    sub.add_argument("-s", "--sentence", action="append",
+                     help="a sentence to paraphrase instead of the input (repeatable)")
     _decoder_arguments(
         sub, f"paraphrase grammar table (default: RESULTS/{PARAPHRASE_GRAMMAR})",
         f"weight file (default: RESULTS/{TUNED_PARAPHRASE_WEIGHTS}, the tuned paraphraser, "
         f"if it exists, else RESULTS/{UNTUNED_PARAPHRASE_WEIGHTS}); which one is used is "
-        "printed on stderr", "en", required=False)
+        "printed on stderr", "the target language of the experiment's config", required=False)
     return parser
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     try:
+        if hasattr(args, "results"):
+            from circle.translate import results_directory
+
+            args.results = str(results_directory(args.results, args.experiment, args.project))
         args.handler(args)
         sys.stdout.flush()
     except BrokenPipeError:  # the reader stopped early (`| head`): stop quietly, as Unix tools do
