@@ -368,6 +368,27 @@ class Translation:
     """The words no rule translates on their own, which the decoder copied (pass-through)."""
 
 
+def passed_through(grammar: Grammar, words: Sequence[str], hypotheses: Sequence,
+                   span_limit: int, known: set[str]) -> list[str]:
+    """The words the 1-best copies untranslated, as many as its ``oov`` feature counts: of the
+    words no rule translates on their own, first those in no rule at all (not in ``known``,
+    the source words of the rules), then those found in the output (a word with rules only in
+    larger phrases may be translated inside one)."""
+    if not words or not hypotheses:
+        return list(words)
+    count = round(hypotheses[0].features.get("oov", 0.0))
+    candidates = [words[position] for position in match(grammar, tuple(words), span_limit).oov]
+    output = Counter(hypotheses[0].text.split())
+    unknown = [word for word in candidates if word not in known]
+    copied = []
+    for word in candidates:
+        if word in known and output[word] > 0:
+            output[word] -= 1
+            copied.append(word)
+    rest = [word for word in candidates if word in known and word not in copied]
+    return (unknown + copied + rest)[:count]
+
+
 Progress = Callable[[str], None]
 
 
@@ -412,17 +433,18 @@ class Translator:
             self.stats.rows_checked += stats.rows_checked
             self.stats.rules += stats.rules
             grammar = grammar_from_rules(rules, self.features)
+            known = set(" ".join(pc.unique(rules["source"]).to_pylist()).split())
             del rules
             outputs = decode_corpus(sources, grammar, self.lm, self.weights, self.settings,
                                     workers=self.workers, k=1)
             for source, hypotheses in zip(sources, outputs, strict=True):
                 words = tuple(source.split())
-                passed = match(grammar, words, self.settings.span_limit).oov if words else ()
                 tokens = hypotheses[0].text if hypotheses else ""
                 plain = detokenize(tokens, self.experiment.target_lang)
                 yield Translation(source, tokens, plain,
                                   self.recaser.recase(plain) if self.recaser else None,
-                                  [words[position] for position in passed])
+                                  passed_through(grammar, words, hypotheses,
+                                                 self.settings.span_limit, known))
             if progress is not None and len(lines) > CHUNK_SENTENCES:
                 done = min(first + CHUNK_SENTENCES, len(lines))
                 elapsed = time.monotonic() - started

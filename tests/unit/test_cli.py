@@ -31,8 +31,8 @@ def test_version():
     ["paraphrases", "-n", "-1", "the house"],
     ["paraphrases", "-n", "0", "the house"],
     ["decode", "--grammar", "g", "--weights", "w", "-k", "0"],
-    ["paraphrase", "--pop-limit", "-5", "the house"],
-    ["paraphrase", "--workers", "0", "the house"],
+    ["paraphrase", "--pop-limit", "-5", "-s", "the house"],
+    ["paraphrase", "--workers", "0", "-s", "the house"],
     ["validate", "--max-line-chars", "ten", "a.txt"],
 ])
 def test_counts_below_one_are_refused_with_a_message(args):
@@ -44,7 +44,7 @@ def test_counts_below_one_are_refused_with_a_message(args):
 
 @pytest.mark.parametrize("args", [
     ["decode", "--grammar", "g", "--weights", "w", "-k", "1000000000"],
-    ["paraphrase", "--pop-limit", "10001", "the house"],
+    ["paraphrase", "--pop-limit", "10001", "-s", "the house"],
 ])
 def test_search_sizes_that_would_exhaust_the_memory_are_refused_with_a_message(args):
     result = circle(*args)
@@ -91,7 +91,7 @@ def test_paraphrase_says_which_weights_and_finds_tables_under_results(tmp_path):
     (results / "weights").mkdir(parents=True)
     untuned = results / "weights/untuned-paraphrase.txt"
     untuned.write_text("lm 1\n")
-    result = circle("paraphrase", "--results", str(results), "the house")
+    result = circle("paraphrase", "--results", str(results), "-s", "the house")
     assert (f"decoding with the untuned weights {untuned} (there are no tuned ones at "
             f"{results / 'weights/paraphraser-bias0.txt'})") in result.stderr
     # the next problem is the language model, looked for in the results directory given
@@ -99,14 +99,20 @@ def test_paraphrase_says_which_weights_and_finds_tables_under_results(tmp_path):
     assert f"{results / 'lm/3gram.binary'}: language model does not exist" in result.stderr
     tuned = results / "weights/paraphraser-bias0.txt"
     tuned.write_text("lm 1\n")
-    result = circle("paraphrase", "--results", str(results), "the house")
+    result = circle("paraphrase", "--results", str(results), "-s", "the house")
     assert f"decoding with the tuned paraphraser weights {tuned}\n" in result.stderr
     given = tmp_path / "w.txt"
-    result = circle("paraphrase", "--results", str(results), "--weights", str(given), "x")
+    result = circle("paraphrase", "--results", str(results), "--weights", str(given), "-s", "x")
     assert f"decoding with the weights {given}\n" in result.stderr
 
 
-def test_the_defaults_are_the_default_experiment_relative_to_the_current_directory(tmp_path):
+def test_the_defaults_are_the_default_experiment_of_the_project_wherever_it_runs(tmp_path):
+    """Results resolve against the project root (the checkout circle runs from, or --project),
+    not against the working directory."""
+    root = Path(__file__).resolve().parents[2]
     result = circle("paraphrases", "the house", cwd=tmp_path)
     assert result.returncode == 2
-    assert str(Path("results/default/paraphrase/bias0.parquet")) in result.stderr
+    assert str(root / "results/default/paraphrase/bias0.parquet") in result.stderr
+    result = circle("paraphrases", "the house", "--project", str(tmp_path), "--results",
+                    "results/mine", cwd=root)
+    assert str(tmp_path / "results/mine/paraphrase/bias0.parquet") in result.stderr
