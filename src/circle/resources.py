@@ -139,3 +139,111 @@ MEMORY = {
     "report_focus": _paraphrasing(400, 1000, "paraphrase_grammars"),
 }
 """The rules whose memory is modelled; every other rule keeps Snakemake's default request."""
+
+
+# Time limits. A cluster job that outlives its time limit is killed, and one without a limit
+# gets the partition's default (often an hour, or days): each rule's ``runtime`` (minutes, which
+# the Slurm executor passes as --time) is a model of how long it runs, scaled by the size of
+# the job's input the way memory follows its data:
+#
+#     runtime = max(RUNTIME_FLOOR_MIN, RUNTIME_HEADROOM * minutes
+#                   * max(1, input MB / reference MB) * max(1, reference threads / threads))
+#
+# ``minutes`` is the longest wall time of the rule's jobs in the default experiment's
+# Snakemake benchmark files (benchmarks/default/<rule>/...tsv; ``python
+# benchmarks/stage_cost.py`` sums them per rule), ``reference MB`` the summed size of that
+# job's inputs. A job never asks for less than its rule's measured maximum with headroom, more
+# when its input is larger (the paper's full sets and exact paraphrase grammar: the grammars
+# are tens of times the default's, and so are the limits of the jobs that load them), and more
+# again when --max-threads gives it fewer workers than it was measured with. Input size stands
+# in for the work: decoding and tuning grow with the grammar and LM they load, extraction with
+# the bitext. It is an upper-bound model, not a prediction: its purpose is that no job is killed
+# for time, while a hung one is stopped within hours rather than days.
+
+RUNTIME_HEADROOM = 3.0
+"""Time limits exceed the measured maxima (scaled to the job's input) by this factor: wall
+times vary with the node and with what runs beside the job (measured on a shared 2-core
+machine)."""
+
+RUNTIME_FLOOR_MIN = 10
+"""No job asks for less (scheduling, loading Python and the tables, a slow shared file
+system)."""
+
+
+@dataclass(frozen=True)
+class RuntimeModel:
+    """One rule's wall time: the longest measured job, ``minutes``, whose inputs summed
+    ``reference_mb``, at ``reference_threads``."""
+
+    minutes: float
+    reference_mb: float
+    reference_threads: int = 1
+
+    def __post_init__(self) -> None:
+        if self.minutes <= 0 or self.reference_mb <= 0 or self.reference_threads < 1:
+            raise ValueError("a runtime model needs positive minutes and reference MB and at "
+                             f"least one thread, not {self}")
+
+    def request_min(self, threads: int = 1, input_mb: float = 0.0) -> int:
+        """The job's ``runtime`` in whole minutes (module notes above)."""
+        if threads < 1 or input_mb < 0:
+            raise ValueError(f"threads must be >= 1 and input_mb >= 0, not {threads}, "
+                             f"{input_mb}")
+        scale = max(1.0, input_mb / self.reference_mb) * max(1.0,
+                                                             self.reference_threads / threads)
+        return max(RUNTIME_FLOOR_MIN, int(math.ceil(RUNTIME_HEADROOM * self.minutes * scale)))
+
+
+RUNTIME = {
+    # Measured (longest job in the default run's benchmarks, its inputs' MB, its threads).
+    "tokenize_corpus": RuntimeModel(0.13, 2.5),
+    "split_for_counting": RuntimeModel(0.10, 5.0),
+    "count_rules": RuntimeModel(3.40, 2.0),
+    "extract_grammar": RuntimeModel(3.18, 650.0, 2),
+    "filter_grammar": RuntimeModel(2.03, 640.0),
+    "prepare_pivot": RuntimeModel(1.11, 640.0),
+    "pivot_part": RuntimeModel(0.22, 90.0),
+    "bias_grammar": RuntimeModel(0.28, 88.0),
+    "estimate_lm": RuntimeModel(0.08, 3.0),
+    "decode_shard": RuntimeModel(1.00, 56.0),
+    "tune_translation": RuntimeModel(4.42, 57.0, 2),
+    "tune_paraphraser": RuntimeModel(1.14, 91.0, 2),
+    "paraphrase_references": RuntimeModel(0.21, 91.0, 2),
+    # Not in the default run's benchmarks (frozen alignment; fan-out and grid search not run):
+    # bounded by the measured jobs they resemble. eflomal: minutes on the default bitext; a
+    # shard or an optimisation step is at most a whole tuning run's time; the grid search's
+    # sweep and rows took 54 s and 28-31 s (docs/measurements.md); the iteration scores and the
+    # Fig. 5.4 focus decode the test set per iteration like a tuning run.
+    "align_corpus": RuntimeModel(5.0, 5.0, 2),
+    "tune_shard": RuntimeModel(4.42, 57.0),
+    "tune_iteration": RuntimeModel(1.0, 57.0),
+    "score_iterations": RuntimeModel(4.42, 57.0, 2),
+    "grid_sample": RuntimeModel(1.0, 91.0, 2),
+    "targeting_sweep": RuntimeModel(1.0, 91.0, 2),
+    "grid_row": RuntimeModel(0.6, 91.0, 2),
+    "report_focus": RuntimeModel(4.42, 91.0, 2),
+}
+"""The calibrated rules; every other rule (set selection, evaluation, reports, small
+conversions) runs in seconds at the default scale and gets :data:`DEFAULT_RUNTIME`."""
+
+DEFAULT_RUNTIME = RuntimeModel(1.0, 100.0)
+"""Seconds-long jobs: the floor, growing past it only with inputs of several hundred MB."""
+
+
+def runtime_model(rule: str) -> RuntimeModel:
+    return RUNTIME.get(rule, DEFAULT_RUNTIME)
+
+
+def input_mb(paths) -> float | None:
+    """The summed size of a job's input files in MB (a directory counts its files); None if
+    one does not exist yet."""
+    total = 0
+    for path in paths:
+        if os.path.isdir(path):
+            total += sum(os.path.getsize(os.path.join(root, name))
+                         for root, _, names in os.walk(path) for name in names)
+        elif os.path.exists(path):
+            total += os.path.getsize(path)
+        else:
+            return None
+    return total / 1e6

@@ -8,7 +8,20 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from circle.resources import HEADROOM, MEMORY, MemoryModel, duckdb_limit, parquet_rows
+from circle.resources import (
+    DEFAULT_RUNTIME,
+    HEADROOM,
+    MEMORY,
+    RUNTIME,
+    RUNTIME_FLOOR_MIN,
+    RUNTIME_HEADROOM,
+    MemoryModel,
+    RuntimeModel,
+    duckdb_limit,
+    input_mb,
+    parquet_rows,
+    runtime_model,
+)
 
 RULES = Path(__file__).resolve().parents[2] / "workflow" / "rules"
 
@@ -108,3 +121,56 @@ def test_rows_are_read_from_the_parquet_footer(tmp_path):
     path = tmp_path / "pairs.parquet"
     pd.DataFrame({"segment_id": range(1234)}).to_parquet(path)
     assert parquet_rows(path) == 1234
+
+
+def test_a_time_limit_is_the_measured_maximum_with_headroom_scaled_by_input_and_threads():
+    model = RuntimeModel(minutes=4.42, reference_mb=57.0, reference_threads=2)
+    assert model.request_min(2, 57.0) == 14  # 3 x 4.42 = 13.26, rounded up
+    assert model.request_min(2, 10.0) == 14  # a smaller input never asks for less
+    assert model.request_min(2, 570.0) == 133  # ten times the input, ten times the time
+    assert model.request_min(1, 57.0) == 27  # one worker where two were measured
+    assert model.request_min(8, 57.0) == 14  # more workers: no less (not all of it scales)
+    assert RuntimeModel(0.1, 5.0).request_min(1, 5.0) == RUNTIME_FLOOR_MIN == 10
+    assert RUNTIME_HEADROOM == 3.0
+    with pytest.raises(ValueError, match="threads must be >= 1"):
+        model.request_min(0, 1.0)
+    with pytest.raises(ValueError, match="positive minutes"):
+        RuntimeModel(0.0, 1.0)
+
+
+def test_the_default_runs_jobs_fit_in_their_time_limits_and_paper_scale_asks_for_hours():
+    """The longest job of each measured rule in the default run's benchmarks (minutes) fits
+    with headroom at its own input; a tuning run on the paper's exact paraphrase grammar
+    (30 times the default's) and the extraction of a Europarl-size bitext ask for hours."""
+    measured = {"count_rules": 3.40, "extract_grammar": 3.18, "filter_grammar": 2.03,
+                "decode_shard": 1.00, "tune_translation": 4.42, "tune_paraphraser": 1.14}
+    for rule, minutes in measured.items():
+        model = RUNTIME[rule]
+        assert model.minutes == minutes
+        limit = model.request_min(model.reference_threads, model.reference_mb)
+        assert limit >= RUNTIME_HEADROOM * minutes and limit >= RUNTIME_FLOOR_MIN
+    targeted = RUNTIME["tune_translation"].request_min(2, 57.0 + 30 * 81.0)
+    assert targeted > 8 * 60  # the paper's targeted runs were extrapolated at 4-5 h
+    assert RUNTIME["split_for_counting"].request_min(1, 5.0 * 60) >= 18  # 60 x the pairs
+
+
+def test_every_rule_that_runs_a_job_declares_its_time_limit():
+    blocks = rule_blocks()
+    jobs = {rule for rule, text in blocks.items()
+            if re.search(r"^    (script|shell|run|wrapper|notebook):", text, flags=re.M)}
+    timed = {rule for rule, text in blocks.items()
+             if re.search(r"^\s+runtime=runtime_minutes,$", text, flags=re.M)}
+    assert jobs and timed == jobs
+    assert set(RUNTIME) <= jobs
+    assert set(MEMORY) <= set(RUNTIME)  # every rule with a memory model has a measured time
+    constant = {rule for rule, text in blocks.items() if re.search(r"runtime=\d", text)}
+    assert not constant, f"constant time limits: {sorted(constant)}"
+    assert runtime_model("report_references") == DEFAULT_RUNTIME
+
+
+def test_input_size_counts_files_and_directories_and_waits_for_missing_ones(tmp_path):
+    (tmp_path / "a").write_bytes(b"x" * 1_000_000)
+    (tmp_path / "d").mkdir()
+    (tmp_path / "d" / "b").write_bytes(b"x" * 500_000)
+    assert input_mb([tmp_path / "a", tmp_path / "d"]) == pytest.approx(1.5)
+    assert input_mb([tmp_path / "a", tmp_path / "missing"]) is None

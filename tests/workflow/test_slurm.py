@@ -19,9 +19,10 @@ from pathlib import Path
 
 import pandas as pd
 import pytest
+import yaml
 from test_workflow import ROOT, tiny_alignment, tiny_config
 
-from circle.resources import MEMORY, parquet_rows
+from circle.resources import MEMORY, RUNTIME_FLOOR_MIN, input_mb, parquet_rows, runtime_model
 
 pytestmark = pytest.mark.workflow
 
@@ -135,6 +136,29 @@ def test_requests_scale_to_the_node_with_the_threads(tmp_path):
     assert MEMORY["tune_translation"].request_mb(1) < MEMORY["tune_translation"].request_mb(8)
 
 
+def test_every_planned_job_asks_for_a_time_limit(tmp_path):
+    """A dry run of the README's cluster command: every job asks for a runtime (minutes, the
+    Slurm executor's --time) from its rule's model at its inputs' size and threads, or, until
+    its inputs exist, one to be determined when it is ready (as memory is); none is left to
+    the partition's default."""
+    jobs = planned_jobs(tmp_path)
+    untimed = {rule for rule, _, resources in jobs if "runtime" not in resources}
+    assert untimed == {"all"}  # the default target, which runs nothing
+    known = [(rule, threads, resources["runtime"]) for rule, threads, resources in jobs
+             if resources.get("runtime", "<TBD>") != "<TBD>"]
+    # the jobs whose inputs exist before the run (the corpus files): their limit is planned
+    assert {"prepare_corpus", "effective_config", "write_initial_weights"} <= {
+        rule for rule, _, _ in known}
+    for rule, _, minutes in known:
+        assert int(minutes) >= RUNTIME_FLOOR_MIN, rule
+    tiny = yaml.safe_load((tmp_path / "config.yaml").read_text())  # planned_jobs wrote it
+    corpus = [path for spec in tiny["corpus"]["files"].values() for value in spec.values()
+              for path in ([value] if isinstance(value, str) else value)]
+    prepare = [int(minutes) for rule, _, minutes in known if rule == "prepare_corpus"]
+    assert prepare and max(prepare) >= runtime_model("prepare_corpus").request_min(
+        1, input_mb(corpus))
+
+
 SUBMITTED = re.compile(r"Job \d+ has been submitted with SLURM jobid (\d+)")
 
 
@@ -174,6 +198,9 @@ def cancel_one_job(command: list[str], log: Path) -> str:
                                      text=True, timeout=30).stdout
             if details:  # Slurm, not Snakemake, requeues a job whose node fails
                 assert "Requeue=1" in details, details
+                # the job asked for its rule's runtime (the partition has no limit of its own)
+                limit = re.search(r"TimeLimit=(\S+)", details)
+                assert limit and limit[1] not in ("UNLIMITED", "Partition_Limit"), details
             if subprocess.run(["scancel", job], capture_output=True).returncode == 0 \
                     and job not in queued_jobs():
                 cancelled = job

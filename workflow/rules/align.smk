@@ -16,6 +16,7 @@ rule align_corpus:
         experiment=MAIN_SYSTEM,
     threads: 2
     resources:
+        runtime=runtime_minutes,
         mem_mb=memory_mb,
     conda:
         "../../envs/circle.yaml"
@@ -49,5 +50,7 @@ rule refreeze_alignment:
     localrule: True
     conda:
         "../../envs/circle.yaml"
+    resources:
+        runtime=runtime_minutes,
     script:
         "../scripts/refreeze_alignment.py"

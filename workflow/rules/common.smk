@@ -29,7 +29,7 @@ from circle.experiments import (
 )
 from circle.paper import figure_runs, focus_runs, paper_figures
 from circle.paraphraser import ParaphraserConfig
-from circle.resources import MEMORY, parquet_rows
+from circle.resources import MEMORY, input_mb, parquet_rows, runtime_model
 from circle.tables import config_hash
 from circle.tune.checkpoint import ended
 
@@ -112,6 +112,18 @@ def memory_mb(wildcards, input, threads, rulename):
             return TBDString()
         rules = max((parquet_rows(grammar) for grammar in grammars), default=0)
     return model.request_mb(threads, pairs, rules)
+
+
+def runtime_minutes(wildcards, input, threads, rulename):
+    """The job's time limit in minutes (Snakemake's ``runtime``, the Slurm executor's --time)
+    from its rule's model (circle.resources.RUNTIME), at the summed size of its inputs and its
+    final thread count. Until every input exists the limit is to be determined, like the
+    memory of the jobs that load a paraphrase grammar: it is evaluated again when the job is
+    ready."""
+    size = input_mb(list(input))
+    if size is None:
+        return TBDString()
+    return runtime_model(rulename).request_min(threads, size)
 
 
 def corpus_params():

@@ -14,5 +14,7 @@ rule effective_config:
     localrule: True
     conda:
         "../../envs/circle.yaml"
+    resources:
+        runtime=runtime_minutes,
     script:
         "../scripts/write_config.py"

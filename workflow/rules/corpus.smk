@@ -17,6 +17,8 @@ rule build_bible_table:
         seed=config["seed"],
     conda:
         "../../envs/circle.yaml"
+    resources:
+        runtime=runtime_minutes,
     script:
         "../scripts/build_bible_table.py"
 
@@ -41,5 +43,7 @@ rule prepare_corpus:
         experiment=MAIN_SYSTEM,
     conda:
         "../../envs/circle.yaml"
+    resources:
+        runtime=runtime_minutes,
     script:
         "../scripts/prepare_corpus.py"

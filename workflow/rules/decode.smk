@@ -12,6 +12,8 @@ rule write_initial_weights:
         weights=lambda wildcards: config["decoder"][f"{wildcards.model}_weights"],
     conda:
         "../../envs/circle.yaml"
+    resources:
+        runtime=runtime_minutes,
     script:
         "../scripts/write_initial_weights.py"
 
@@ -34,6 +36,7 @@ rule decode_shard:
         shards=config["decoder"]["shards"],
     threads: 1
     resources:
+        runtime=runtime_minutes,
         mem_mb=memory_mb,
     conda:
         "../../envs/circle.yaml"
@@ -60,6 +63,8 @@ rule gather_nbest:
         lang=config["preprocess"]["target_lang"],
     conda:
         "../../envs/circle.yaml"
+    resources:
+        runtime=runtime_minutes,
     script:
         "../scripts/gather_nbest.py"
 

@@ -21,6 +21,8 @@ rule extra_reference:
         experiment=MAIN_SYSTEM,
     conda:
         "../../envs/circle.yaml"
+    resources:
+        runtime=runtime_minutes,
     script:
         "../scripts/extra_reference.py"
 
@@ -55,6 +57,8 @@ rule report_dose_response:
         experiment=MAIN_SYSTEM,
     conda:
         "../../envs/circle.yaml"
+    resources:
+        runtime=runtime_minutes,
     script:
         "../scripts/report_dose_response.py"
 

@@ -23,6 +23,7 @@ rule split_for_counting:
     params:
         batch_size=config["grammar"]["batch_size"],
     resources:
+        runtime=runtime_minutes,
         mem_mb=memory_mb,
     conda:
         "../../envs/circle.yaml"
@@ -46,6 +47,7 @@ rule count_rules:
         options=config["grammar"],
     threads: 1
     resources:
+        runtime=runtime_minutes,
         mem_mb=memory_mb,
     conda:
         "../../envs/circle.yaml"
@@ -69,6 +71,7 @@ rule extract_grammar:
         "benchmarks/{experiment}/extract_grammar.tsv"
     threads: 2
     resources:
+        runtime=runtime_minutes,
         mem_mb=memory_mb,
     conda:
         "../../envs/circle.yaml"
@@ -90,6 +93,7 @@ rule filter_grammar:
     params:
         span_limit=config["decoder"]["span_limit"],
     resources:
+        runtime=runtime_minutes,
         mem_mb=memory_mb,
     conda:
         "../../envs/circle.yaml"
@@ -120,6 +124,7 @@ rule prepare_pivot:
         span_limit=config["decoder"]["span_limit"],
     threads: 1
     resources:
+        runtime=runtime_minutes,
         mem_mb=memory_mb,
     conda:
         "../../envs/circle.yaml"
@@ -146,6 +151,7 @@ rule pivot_part:
         span_limit=config["decoder"]["span_limit"],
     threads: 1
     resources:
+        runtime=runtime_minutes,
         mem_mb=memory_mb,
     conda:
         "../../envs/circle.yaml"
@@ -169,6 +175,7 @@ rule bias_grammar:
     benchmark:
         "benchmarks/{experiment}/bias_grammar/bias{bias}.tsv"
     resources:
+        runtime=runtime_minutes,
         mem_mb=memory_mb,
     conda:
         "../../envs/circle.yaml"
@@ -186,6 +193,8 @@ rule export_grammar:
         "logs/{experiment}/export_grammar/{grammar_table}.log",
     conda:
         "../../envs/circle.yaml"
+    resources:
+        runtime=runtime_minutes,
     script:
         "../scripts/export_grammar.py"
 

@@ -21,6 +21,7 @@ rule grid_sample:
         settings=decoder_settings(),
     threads: 2
     resources:
+        runtime=runtime_minutes,
         mem_mb=memory_mb,
     conda:
         "../../envs/circle.yaml"
@@ -48,6 +49,7 @@ rule targeting_sweep:
         settings=grid_decoder_settings(),
     threads: 2
     resources:
+        runtime=runtime_minutes,
         mem_mb=memory_mb,
     conda:
         "../../envs/circle.yaml"
@@ -71,6 +73,8 @@ rule grid_weights:
         saturation_share=config["grid_search"]["saturation_share"],
     conda:
         "../../envs/circle.yaml"
+    resources:
+        runtime=runtime_minutes,
     script:
         "../scripts/grid_weights.py"
 
@@ -95,6 +99,7 @@ rule grid_row:
         settings=grid_decoder_settings(),
     threads: 2
     resources:
+        runtime=runtime_minutes,
         mem_mb=memory_mb,
     conda:
         "../../envs/circle.yaml"
@@ -118,6 +123,8 @@ rule search_grid:
         min_mt_move=config["grid_search"]["min_mt_move"],
     conda:
         "../../envs/circle.yaml"
+    resources:
+        runtime=runtime_minutes,
     script:
         "../scripts/search_grid.py"
 
@@ -153,6 +160,8 @@ rule report_grid_search:
         "logs/{experiment}/report_grid_search.log",
     conda:
         "../../envs/circle.yaml"
+    resources:
+        runtime=runtime_minutes,
     script:
         "../scripts/report_grid_search.py"
 

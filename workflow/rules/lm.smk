@@ -19,6 +19,8 @@ rule prepare_lm_text:
         leak_min_words=config["lm"]["leak_min_words"],
     conda:
         "../../envs/circle.yaml"
+    resources:
+        runtime=runtime_minutes,
     script:
         "../scripts/prepare_lm_text.py"
 
@@ -35,6 +37,7 @@ rule estimate_lm:
     params:
         discount_fallback=config["lm"]["discount_fallback"],
     resources:
+        runtime=runtime_minutes,
         mem_mb=memory_mb,
     conda:
         "../../envs/circle.yaml"

@@ -29,6 +29,8 @@ rule report_paper_figure:
         figure=lambda wildcards: figure(wildcards.figure),
     conda:
         "../../envs/circle.yaml"
+    resources:
+        runtime=runtime_minutes,
     script:
         "../scripts/report_paper_figure.py"
 
@@ -60,6 +62,8 @@ rule report_paper_tables:
         figures=figures(),
     conda:
         "../../envs/circle.yaml"
+    resources:
+        runtime=runtime_minutes,
     script:
         "../scripts/report_paper_tables.py"
 
@@ -116,6 +120,7 @@ rule report_focus:
         lowercased=config["preprocess"]["lowercase"],
     threads: 2
     resources:
+        runtime=runtime_minutes,
         mem_mb=memory_mb,
     conda:
         "../../envs/circle.yaml"
@@ -150,5 +155,7 @@ rule hold_out_blocks:
         experiment=MAIN_SYSTEM,
     conda:
         "../../envs/circle.yaml"
+    resources:
+        runtime=runtime_minutes,
     script:
         "../scripts/hold_out_blocks.py"

@@ -16,5 +16,7 @@ rule tokenize_corpus:
         experiment=MAIN_SYSTEM,
     conda:
         "../../envs/circle.yaml"
+    resources:
+        runtime=runtime_minutes,
     script:
         "../scripts/tokenize_corpus.py"

@@ -16,6 +16,8 @@ rule select_evalset:
         max_segments=lambda wildcards: config["sets"]["max_segments"][wildcards.evalset],
     conda:
         "../../envs/circle.yaml"
+    resources:
+        runtime=runtime_minutes,
     script:
         "../scripts/select_evalset.py"
 
@@ -40,6 +42,7 @@ rule tune_paraphraser:
         seed=lambda wildcards: tuning_seed(f"paraphraser-bias{wildcards.bias}"),
     threads: 2
     resources:
+        runtime=runtime_minutes,
         mem_mb=memory_mb,
     conda:
         "../../envs/circle.yaml"
@@ -68,6 +71,7 @@ rule paraphrase_references:
         reference=lambda wildcards: tagged_reference(wildcards.reference),
     threads: 2
     resources:
+        runtime=runtime_minutes,
         mem_mb=memory_mb,
     conda:
         "../../envs/circle.yaml"
@@ -96,6 +100,7 @@ rule tune_translation:
         iterations=lambda wildcards: TUNING_ITERATIONS.format(**wildcards),
     threads: 2
     resources:
+        runtime=runtime_minutes,
         mem_mb=memory_mb,
     conda:
         "../../envs/circle.yaml"
@@ -125,6 +130,7 @@ rule tune_shard:
         shards=config["tuning"]["fan_out"],
     threads: 1
     resources:
+        runtime=runtime_minutes,
         mem_mb=memory_mb,
     conda:
         "../../envs/circle.yaml"
@@ -157,6 +163,7 @@ checkpoint tune_iteration:
         iterations=lambda wildcards: TUNING_ITERATIONS.format(**wildcards),
     threads: 1
     resources:
+        runtime=runtime_minutes,
         mem_mb=memory_mb,
     conda:
         "../../envs/circle.yaml"
@@ -192,6 +199,8 @@ rule evaluate_runs:
         lowercased=config["preprocess"]["lowercase"],
     conda:
         "../../envs/circle.yaml"
+    resources:
+        runtime=runtime_minutes,
     script:
         "../scripts/evaluate_runs.py"
 
@@ -228,6 +237,8 @@ rule report_references:
         runs=tuning_runs(),
     conda:
         "../../envs/circle.yaml"
+    resources:
+        runtime=runtime_minutes,
     script:
         "../scripts/report_references.py"
 
@@ -269,6 +280,8 @@ rule report_targeted:
         seed=config["seed"],
     conda:
         "../../envs/circle.yaml"
+    resources:
+        runtime=runtime_minutes,
     script:
         "../scripts/report_targeted.py"
 
@@ -293,6 +306,8 @@ rule report_paraphraser:
         seed=config["seed"],
     conda:
         "../../envs/circle.yaml"
+    resources:
+        runtime=runtime_minutes,
     script:
         "../scripts/report_paraphraser.py"
 
@@ -317,6 +332,8 @@ rule report_single_reference:
         rule=config["corpus"]["single_reference"],
     conda:
         "../../envs/circle.yaml"
+    resources:
+        runtime=runtime_minutes,
     script:
         "../scripts/report_single_reference.py"
 
@@ -364,6 +381,8 @@ rule report_reference_quality:
         lowercased=config["preprocess"]["lowercase"],
     conda:
         "../../envs/circle.yaml"
+    resources:
+        runtime=runtime_minutes,
     script:
         "../scripts/report_reference_quality.py"
 
@@ -396,6 +415,7 @@ rule score_iterations:
         lowercased=config["preprocess"]["lowercase"],
     threads: 2
     resources:
+        runtime=runtime_minutes,
         mem_mb=memory_mb,
     conda:
         "../../envs/circle.yaml"
@@ -427,6 +447,8 @@ rule report_curves:
         runs=curve_runs(),
     conda:
         "../../envs/circle.yaml"
+    resources:
+        runtime=runtime_minutes,
     script:
         "../scripts/report_curves.py"
 
