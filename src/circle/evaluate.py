@@ -42,6 +42,9 @@ MATCHED_BLEU = "matched_bleu"
 """BLEU at a common output length (:mod:`circle.length_matching`): summarised and tested over
 replicates like :data:`SUMMARY_METRICS`."""
 TESTED_METRICS: tuple[str, ...] = (*SUMMARY_METRICS, MATCHED_BLEU)
+CHRF_METRIC = "chrf"
+"""chrF (sacrebleu): summarised over replicates (mean, sd, pooled) but not tested: the tables
+say so."""
 _CHUNK = 200  # resamples or shuffles per matrix product
 _TIE = 1e-12  # score differences (fractions) this close count as equal: float sums of TER stats
 CLOSE_REPLICATES = 0.01
@@ -108,6 +111,47 @@ def corpus_chrf(hypotheses: Sequence[str], references: Sequence[Sequence[str]],
     metric = CHRF(lowercase=lowercased)
     score = metric.corpus_score(list(hypotheses), reference_streams(references))
     return Score(float(score.score), str(metric.get_signature()))
+
+
+def chrf_statistics(hypotheses: Sequence[str], references: Sequence[Sequence[str]],
+                    lowercased: bool = False) -> np.ndarray:
+    """sacrebleu's per-segment chrF statistics (character and word n-gram counts of the best
+    reference of each segment), shape ``(segments, s)``: additive, so that the chrF of several
+    outputs together (a condition's replicates pooled) is :func:`chrf_value` of their sum, as
+    sacrebleu's own significance tests compute it."""
+    _check(hypotheses, references)
+    metric = CHRF(lowercase=lowercased)
+    return np.asarray(metric._extract_corpus_statistics(list(hypotheses),
+                                                        reference_streams(references)),
+                      dtype=np.float64)
+
+
+def chrf_value(total: np.ndarray) -> float:
+    """chrF in percent of summed :func:`chrf_statistics` (case does not enter here)."""
+    metric = CHRF()
+    return float(metric._compute_score_from_stats(
+        [int(round(v)) for v in np.asarray(total, dtype=np.float64)]).score)
+
+
+DETOKENISED_COLUMNS = ("detok_bleu", "detok_bleu_signature", "detok_chrf",
+                       "detok_chrf_signature")
+
+
+def detokenised_scores(hypotheses: Sequence[str], references: Sequence[Sequence[str]],
+                       lowercased: bool = False) -> dict:
+    """BLEU and chrF of detokenised text as papers report them: sacrebleu's default ``13a``
+    tokeniser, lowercased where the pipeline lowercased (the detokenised output stays
+    lowercased, so comparing case would penalise every capital of the references): the keys
+    ``detok_bleu``, ``detok_bleu_signature``, ``detok_chrf``, ``detok_chrf_signature``."""
+    _check(hypotheses, references)
+    streams = reference_streams(references)
+    bleu, chrf = BLEU(lowercase=lowercased), CHRF(lowercase=lowercased)
+    bleu_score = bleu.corpus_score(list(hypotheses), streams)
+    chrf_score = chrf.corpus_score(list(hypotheses), streams)
+    return {"detok_bleu": float(bleu_score.score),
+            "detok_bleu_signature": str(bleu.get_signature()),
+            "detok_chrf": float(chrf_score.score),
+            "detok_chrf_signature": str(chrf.get_signature())}
 
 
 def corpus_ter(hypotheses: Sequence[str], references: Sequence[Sequence[str]],
@@ -243,10 +287,11 @@ def evaluate_system(hypotheses: Sequence[str], references: Sequence[Sequence[str
                     baseline: Sequence[str] | None = None, samples: int = BOOTSTRAP_SAMPLES,
                     seed: int = 0, ter_statistics: np.ndarray | None = None,
                     lowercased: bool = False) -> dict:
-    """BLEU, TER, their signatures and (given a baseline's outputs) the bootstrap p-value.
+    """BLEU, TER, chrF, their signatures and (given a baseline's outputs) the bootstrap p-value.
 
-    The keys are :data:`~circle.schemas.EVALUATION` columns: ``bleu``, ``ter``,
-    ``bleu_signature``, ``ter_signature``, ``p_value_vs_baseline``, ``bootstrap_samples``,
+    The keys are :data:`~circle.schemas.EVALUATION` columns: ``bleu``, ``ter``, ``chrf``,
+    ``bleu_signature``, ``ter_signature``, ``chrf_signature``, ``p_value_vs_baseline``,
+    ``bootstrap_samples``,
     ``segments``, ``eval_references`` (the most references any segment has), and BLEU's
     factors ``bleu_precision``, ``brevity_penalty`` and ``length_ratio`` (:class:`BleuScore`).
     ``ter_statistics`` (the hypotheses' :meth:`circle.metrics.Ter.stats`, if the caller has
@@ -264,10 +309,12 @@ def evaluate_system(hypotheses: Sequence[str], references: Sequence[Sequence[str
         signer.corpus_score(list(hypotheses[:1]), [stream[:1] for stream in streams])
         ter = Score(100.0 * float(get_metric("ter").value(np.sum(ter_statistics, axis=0))),
                     str(signer.get_signature()))
+    chrf = corpus_chrf(hypotheses, references, lowercased)
     p_value = None if baseline is None else bootstrap_p_value(baseline, hypotheses, references,
                                                               "bleu", samples, seed)
-    return {"bleu": bleu.value, "ter": ter.value, "bleu_signature": bleu.signature,
-            "ter_signature": ter.signature, "p_value_vs_baseline": p_value,
+    return {"bleu": bleu.value, "ter": ter.value, "chrf": chrf.value,
+            "bleu_signature": bleu.signature, "ter_signature": ter.signature,
+            "chrf_signature": chrf.signature, "p_value_vs_baseline": p_value,
             "bootstrap_samples": None if baseline is None else samples,
             "segments": len(hypotheses), "eval_references": max(len(r) for r in references),
             "bleu_precision": bleu.precision, "brevity_penalty": bleu.brevity_penalty,
@@ -276,8 +323,12 @@ def evaluate_system(hypotheses: Sequence[str], references: Sequence[Sequence[str
 
 def write_evaluation(rows: pd.DataFrame | Sequence[Mapping], path: str | os.PathLike,
                      provenance: Mapping[str, str] | None = None) -> None:
-    """Write rows as :data:`~circle.schemas.EVALUATION` (nullable integers allowed)."""
+    """Write rows as :data:`~circle.schemas.EVALUATION` (nullable integers allowed; the
+    :data:`DETOKENISED_COLUMNS` null where the rows lack them)."""
     frame = pd.DataFrame(rows if isinstance(rows, pd.DataFrame) else list(rows))
+    for column in DETOKENISED_COLUMNS:  # null without detokenised text
+        if column not in frame:
+            frame[column] = None
     if "bootstrap_samples" in frame:
         frame["bootstrap_samples"] = frame["bootstrap_samples"].astype("Int32")
     write_table(frame, path, EVALUATION, provenance=provenance)
@@ -345,7 +396,8 @@ def condition_summary(evaluation: pd.DataFrame,
                       significance_level: float = SIGNIFICANCE_LEVEL, seed: int = 0
                       ) -> pd.DataFrame:
     """Per condition: replicates, mean and sample standard deviation of BLEU, TER and BLEU at a
-    common length (:data:`TESTED_METRICS`), the mean length ratio, whether two replicates scored
+    common length (:data:`TESTED_METRICS`) and of chrF (its pooled score too, untested), the
+    mean length ratio, whether two replicates scored
     alike (:func:`close_replicates`), and the approximate randomisation test over all
     replicates against its baseline: ``baseline``, or ``baseline[condition]`` for a mapping
     (:attr:`circle.experiments.Condition.baseline`).
@@ -353,8 +405,9 @@ def condition_summary(evaluation: pd.DataFrame,
     ``evaluation`` holds the :data:`~circle.schemas.EVALUATION` rows of one experiment;
     ``stats[metric][(condition, replicate)]`` the per-segment statistics of that run's test
     output for each metric of :data:`TESTED_METRICS` (``matched_bleu``: BLEU statistics of the
-    length-matched output). Rows follow the order in which
-    conditions first appear; columns are those of :data:`~circle.schemas.CONDITION_SUMMARY`.
+    length-matched output) and ``stats["chrf"]`` its :func:`chrf_statistics`. Rows follow the
+    order in which conditions first appear; columns are those of
+    :data:`~circle.schemas.CONDITION_SUMMARY`.
     Every comparison uses the same ``seed``. A condition must have the baseline's replicate
     numbers (the test pairs replicate r with replicate r).
     """
@@ -395,6 +448,13 @@ def condition_summary(evaluation: pd.DataFrame,
                "baseline_condition": None if condition == base else base,
                "significance_level": float(significance_level), "shuffles": int(shuffles),
                "shuffle_seed": int(seed)}
+        values = rows[CHRF_METRIC].to_numpy(dtype=np.float64)
+        chrf_stats = np.stack([np.asarray(stats[CHRF_METRIC][condition, r], dtype=np.float64)
+                               for r in sorted(int(r) for r in rows["replicate"])])
+        row.update(chrf_mean=float(values.mean()),
+                   chrf_sd=float(values.std(ddof=1)) if len(values) > 1 else None,
+                   chrf_pooled=chrf_value(chrf_stats.reshape(-1, chrf_stats.shape[-1])
+                                          .sum(axis=0)))
         for metric in TESTED_METRICS:
             values = rows[metric].to_numpy(dtype=np.float64)
             replicates, stacked, score = pooled[condition, metric]

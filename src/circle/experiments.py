@@ -36,12 +36,15 @@ from circle.decoder.nbest import NBEST
 from circle.decoder.sets import RecordedDecode, write_nbest
 from circle.evaluate import (
     AR_SHUFFLES,
+    CHRF_METRIC,
     MATCHED_BLEU,
     SIGNIFICANCE_LEVEL,
     SUMMARY_METRICS,
     check_tuning_log,
+    chrf_statistics,
     condition_summary,
     corpus_bleu,
+    detokenised_scores,
     evaluate_system,
     write_condition_summary,
     write_evaluation,
@@ -50,9 +53,10 @@ from circle.heldout import TUNING_SETS, tuning_set_rows
 from circle.length_matching import match_length, reference_length
 from circle.metrics import get_metric
 from circle.paraphraser import Paraphraser, ParaphraserConfig
+from circle.preprocess import detokenize
 from circle.report import write_page
 from circle.schemas import EVALSET, EXTRA_REFERENCE, TUNING_LOG
-from circle.tables import read_metadata, read_table, write_table
+from circle.tables import atomic_path, read_metadata, read_table, write_table
 from circle.targeted import TargetedReferences, TargetedSetup, targeted_setup
 from circle.tune import fanout
 from circle.tune.checkpoint import Checkpoint, SavedIteration, read_iteration
@@ -305,6 +309,9 @@ class TuningRun:
         return replace(settings, replicate_pool=0)
 
 
+UNTUNED = "untuned"
+"""The condition (and reference type) of the evaluation row of the untuned system
+(:func:`evaluate_runs`): the MT system with the config's untuned weights, before any tuning."""
 UNTUNED_TRANSLATION = "untuned-translation"
 """The weights file of the MT system's untuned weights (``weights/untuned-translation.txt``)."""
 
@@ -675,6 +682,31 @@ def length_matched(nbest: pd.DataFrame, metadata: Mapping[str, str],
                          for rows, choice in zip(ordered, match.choices, strict=True)]
 
 
+def write_reference_texts(evalset_path: str | os.PathLike,
+                          tokenised_paths: Sequence[str | os.PathLike],
+                          detokenised_paths: Sequence[str | os.PathLike], lang: str) -> None:
+    """An evaluation set's references as plain text, one file per reference stream (stream k
+    holds every segment's k-th reference in the set's order, an empty line where a segment has
+    fewer), tokenised as the pipeline scores them and detokenised (Moses), so that any tool
+    scores the decoder's ``<set>.1best.txt`` / ``.1best.detok.txt`` against them, e.g. with the
+    ``sacrebleu`` command. As many paths as the set's most references per segment."""
+    table = read_table(evalset_path, EVALSET)
+    references = [list(refs) for refs in table["references"]]
+    width = max((len(refs) for refs in references), default=0)
+    if len(tokenised_paths) != width or len(detokenised_paths) != width:
+        raise ValueError(f"{evalset_path}: {width} reference streams, but "
+                         f"{len(tokenised_paths)} tokenised and {len(detokenised_paths)} "
+                         "detokenised paths to write them to")
+    for k, (tokenised, detokenised) in enumerate(zip(tokenised_paths, detokenised_paths,
+                                                     strict=True)):
+        stream = [refs[k] if k < len(refs) else "" for refs in references]
+        for path, lines in ((tokenised, stream),
+                            (detokenised, [detokenize(r, lang) if r else "" for r in stream])):
+            text = "".join(f"{line}\n" for line in lines)
+            with atomic_path(path) as tmp:
+                tmp.write_text(text, encoding="utf-8")
+
+
 def evaluate_runs(experiment: str, test_path: str | os.PathLike,
                   runs: Sequence[tuple[TuningRun, int, str, str]],
                   samples: int, seed: int, out_path: str | os.PathLike,
@@ -682,11 +714,18 @@ def evaluate_runs(experiment: str, test_path: str | os.PathLike,
                   conditions_path: str | os.PathLike | None = None,
                   shuffles: int = AR_SHUFFLES,
                   significance_level: float = SIGNIFICANCE_LEVEL,
-                  lowercased: bool = False) -> pd.DataFrame:
-    """BLEU/TER of every tuning run's test output against all test references (sacrebleu), with
-    a paired bootstrap p-value against the same replicate of its condition's baseline
+                  lowercased: bool = False, untuned: str | os.PathLike | None = None,
+                  untuned_seed: int = 0, lang: str | None = None) -> pd.DataFrame:
+    """BLEU/TER/chrF of every tuning run's test output against all test references (sacrebleu),
+    with a paired bootstrap p-value against the same replicate of its condition's baseline
     (:attr:`Condition.baseline`: 1H with the same single reference and tuning metric);
     ``lowercased``: the text was lowercased (the signatures say ``case:lc``).
+
+    ``untuned``: the test n-best table of the untuned weights, scored as one more row, condition
+    :data:`UNTUNED` (replicate 0, no tuning log, ``untuned_seed``), which no test and no
+    condition summary includes. ``lang``: the target language, with which every output and
+    reference is also detokenised and scored as papers do (``detok_bleu``, ``detok_chrf``:
+    :func:`circle.evaluate.detokenised_scores`); without it those columns are null.
 
     ``runs`` holds (run, seed, test n-best table, tuning log) per run. Every
     tuning log is checked first (:func:`circle.evaluate.check_tuning_log`): a run that returned
@@ -720,6 +759,17 @@ def evaluate_runs(experiment: str, test_path: str | os.PathLike,
                       for run, hypotheses in outputs.items()} for metric in SUMMARY_METRICS}
     stats[MATCHED_BLEU] = {run: get_metric("bleu").stats(hypotheses, references)
                            for run, (_, hypotheses) in matched.items()}
+    stats[CHRF_METRIC] = {run: chrf_statistics(hypotheses, references, lowercased)
+                          for run, hypotheses in outputs.items()}
+    plain_references = None if lang is None else [[detokenize(r, lang) for r in refs]
+                                                   for refs in references]
+
+    def detokenised(hypotheses: Sequence[str]) -> dict:
+        if plain_references is None:
+            return {}
+        return detokenised_scores([detokenize(h, lang) for h in hypotheses], plain_references,
+                                  lowercased)
+
     rows = []
     for run, tuning_seed, _, _ in runs:
         parsed, condition, replicate = run.condition, run.condition.name, run.replicate
@@ -739,10 +789,27 @@ def evaluate_runs(experiment: str, test_path: str | os.PathLike,
                    seed=tuning_seed, tune_metric=str(log["metric"].iloc[0]),
                    tune_iterations=len(log), eval_set="test",
                    baseline_condition=None if base is None else baseline)
+        row.update(detokenised(outputs[condition, replicate]))
+        rows.append(row)
+    if untuned is not None:
+        nbest = read_table(untuned, NBEST)
+        best = nbest[nbest["rank"] == 0].set_index("segment_id")["hypothesis"]
+        hypotheses = [best.get(s, "") for s in table["segment_id"]]
+        row = evaluate_system(hypotheses, references, lowercased=lowercased)
+        shift, at_length_output = length_matched(nbest, read_metadata(untuned),
+                                                 table["segment_id"], target, untuned)
+        at_length = corpus_bleu(at_length_output, references, lowercased)
+        row.update(matched_bleu=at_length.value, matched_length_ratio=at_length.length_ratio,
+                   matched_shift=shift, experiment=experiment, condition=UNTUNED,
+                   reference_type=UNTUNED, human_references=0, paraphrase_references=0,
+                   references_used=0, replicate=0, seed=untuned_seed, tune_metric="none",
+                   tune_iterations=0, eval_set="test", baseline_condition=None)
+        row.update(detokenised(hypotheses))
         rows.append(row)
     frame = pd.DataFrame(rows)
     write_evaluation(frame, out_path, provenance)
     if conditions_path is not None:
-        summary = condition_summary(frame, stats, baselines, shuffles, significance_level, seed)
+        tuned = frame[frame["condition"] != UNTUNED]
+        summary = condition_summary(tuned, stats, baselines, shuffles, significance_level, seed)
         write_condition_summary(summary, conditions_path, provenance)
     return frame

@@ -47,10 +47,22 @@ logger = logging.getLogger(__name__)
 HUMAN = "human"
 SERIES_LABELS: dict[str, str] = {"human": "Human", "paraphrase": "Paraphrased",
                                  "targeted": "Targeted"}
-METRIC_LABELS: dict[str, str] = {"bleu": "BLEU", "ter": "TER"}
+METRIC_LABELS: dict[str, str] = {"bleu": "BLEU", "ter": "TER", "chrf": "chrF"}
+CLOSE_METRICS: tuple[str, ...] = ("bleu", "ter")
+"""The metrics in which two replicates must agree to count as close (:data:`CLOSE`)."""
+DETOK_LABELS: dict[str, str] = {"detok_bleu": "BLEU", "detok_chrf": "chrF"}
+"""The columns of a reference table's detokenised part (:func:`detokenised_markdown`)."""
+SIGNATURE_LABELS: dict[str, str] = {"bleu": "BLEU", "ter": "TER", "chrf": "chrF",
+                                    "detok_bleu": "BLEU (detokenised)",
+                                    "detok_chrf": "chrF (detokenised)"}
+"""The scores whose sacrebleu signature (EVALUATION ``<metric>_signature``) a page prints."""
+UNTUNED = "untuned"
+"""The evaluation rows of the untuned system (circle.experiments.UNTUNED): the table's row 0."""
 LENGTH_LABELS: dict[str, str] = {"length_ratio": "length", MATCHED_BLEU: "BLEU at common length"}
 """The columns of a reference table's length part (:func:`length_markdown`)."""
 DECIMALS = 2
+P_VALUE_DIGITS = 4
+"""Significant digits of the p-values in a table's CSV."""
 BETTER, WORSE = "*", "†"
 CLOSE = "≡"
 CLOSE_NOTE = (f"{CLOSE} two of the cell's tuning replicates scored within {CLOSE_REPLICATES:g} "
@@ -70,6 +82,12 @@ class ThesisTable:
     figure: str
     title: str
     series: Mapping[str, Mapping[str, tuple[float, ...]]]
+
+    @property
+    def own_title(self) -> str:
+        """The title without the thesis's figure number, for a table of the user's own data
+        (no thesis numbers)."""
+        return re.sub(r" \(thesis Fig\. [0-9.]+\)$", "", self.title)
 
 
 THESIS_TABLES: dict[str, ThesisTable] = {
@@ -172,16 +190,22 @@ def _one_experiment(frame: pd.DataFrame, experiment: str | None) -> pd.DataFrame
 def reference_table(evaluation: pd.DataFrame, experiment: str | None = None,
                     conditions: pd.DataFrame | None = None) -> pd.DataFrame:
     """The Fig. 4.3 table: ``references``, ``label`` and, per series and metric (``bleu``,
-    ``ter`` and, where the evaluation has them, the :data:`LENGTH_LABELS`), columns
-    ``<series>_<metric>_mean``, ``_sd`` (ddof 1; NaN for one replicate) and ``_n``
-    (replicates), and per series ``<series>_close`` (whether two of the cell's replicates
+    ``ter``, ``chrf`` and, where the evaluation has them, the :data:`LENGTH_LABELS` and
+    :data:`DETOK_LABELS`), columns ``<series>_<metric>_mean``, ``_sd`` (ddof 1; NaN for one
+    replicate) and ``_n`` (replicates), for BLEU, TER and chrF also ``_replicates`` (each
+    replicate's score in replicate order, space-separated, two decimals), and per series
+    ``<series>_close`` (whether two of the cell's replicates
     scored alike, :func:`~circle.evaluate.close_replicates`). Missing conditions are NaN
     (``_close`` False).
 
     With ``conditions`` (the :data:`~circle.schemas.CONDITION_SUMMARY` of the same runs), also
     ``_p_value`` (approximate randomisation over replicates against the baseline; NaN for the
     baseline and for conditions the summary lacks) and ``_mark`` (``*``, ``†`` or empty, see
-    :func:`significance_mark`)."""
+    :func:`significance_mark`).
+
+    Where the evaluation has the untuned system's row (condition :data:`UNTUNED`), the table
+    starts with row 0, labelled ``untuned``, whose cells in every series are that system's
+    scores (no test, no replicates)."""
     frame = _one_experiment(evaluation, experiment)
     if conditions is not None:
         conditions = _one_experiment(conditions, experiment).set_index("condition")
@@ -190,36 +214,46 @@ def reference_table(evaluation: pd.DataFrame, experiment: str | None = None,
     if not bad.empty:
         raise ValueError(f"references_used is not human + paraphrase references in conditions "
                          f"{sorted(bad['condition'].unique())}")
+    untuned = frame[frame["reference_type"] == UNTUNED]
     human = frame[(frame["reference_type"] == HUMAN) & (frame["paraphrase_references"] == 0)]
-    others = frame[frame["reference_type"] != HUMAN]
+    others = frame[~frame["reference_type"].isin([HUMAN, UNTUNED])]
     off_figure = others[others["human_references"] != 1]
     if not off_figure.empty:
         logger.warning("ignoring conditions outside the 1H+kP series: %s",
                        sorted(off_figure["condition"].unique()))
     others = others[others["human_references"] == 1]
     baseline = human[human["references_used"] == 1]
-    series = {HUMAN: human}
+    series = {HUMAN: pd.concat([untuned, human])}
     for name in sorted(others["reference_type"].unique()):
-        series[name] = pd.concat([baseline, others[others["reference_type"] == name]])
+        series[name] = pd.concat([untuned, baseline, others[others["reference_type"] == name]])
     for name, rows in series.items():
         duplicated = rows.duplicated(["references_used", "replicate"])
         if duplicated.any():
             raise ValueError(f"series {name!r}: replicate numbers repeat in conditions "
                              f"{sorted(rows[duplicated]['condition'].unique())}")
     top = int(frame["references_used"].max()) if not frame.empty else 0
-    table = pd.DataFrame({"references": np.arange(1, top + 1, dtype=np.int64)})
-    table["label"] = [f"{k} (1H+{k - 1})" for k in table["references"]]
+    first = 0 if not untuned.empty else 1
+    table = pd.DataFrame({"references": np.arange(first, top + 1, dtype=np.int64)})
+    table["label"] = [f"{k} (1H+{k - 1})" if k else UNTUNED for k in table["references"]]
+    metrics = [m for m in (*METRIC_LABELS, *LENGTH_LABELS, *DETOK_LABELS)
+               if m in frame.columns and frame[m].notna().any()]
     for name, rows in series.items():
         names = rows.groupby("references_used")["condition"].unique()
-        close = {k: close_replicates(cell[list(METRIC_LABELS)].to_numpy(dtype=float))
+        close = {k: close_replicates(cell[list(CLOSE_METRICS)].to_numpy(dtype=float))
                  for k, cell in rows.groupby("references_used")}
         table[f"{name}_close"] = [close.get(k, False) for k in table["references"]]
-        for metric in [m for m in (*METRIC_LABELS, *LENGTH_LABELS) if m in frame.columns]:
+        for metric in metrics:
             grouped = rows.groupby("references_used")[metric]
             table[f"{name}_{metric}_mean"] = table["references"].map(grouped.mean())
             table[f"{name}_{metric}_sd"] = table["references"].map(grouped.std(ddof=1))
             table[f"{name}_{metric}_n"] = table["references"].map(grouped.count()) \
                 .fillna(0).astype(np.int64)
+            if metric in METRIC_LABELS:
+                per_replicate = {k: " ".join(f"{v:.{DECIMALS}f}"
+                                             for v in cell.sort_values("replicate")[metric])
+                                 for k, cell in rows.groupby("references_used")}
+                table[f"{name}_{metric}_replicates"] = [per_replicate.get(k, "")
+                                                        for k in table["references"]]
             if conditions is None or metric not in TESTED_METRICS:
                 continue
             p_values, marks = [], []
@@ -237,20 +271,26 @@ def reference_table(evaluation: pd.DataFrame, experiment: str | None = None,
 
 
 def figure_table(table: pd.DataFrame, thesis: ThesisTable,
-                 extra_series: Sequence[str] = ()) -> pd.DataFrame:
+                 extra_series: Sequence[str] = (), thesis_numbers: bool = True
+                 ) -> pd.DataFrame:
     """A :func:`reference_table` cut to the series of a thesis figure and ``extra_series``
     (series it draws without published numbers), with the thesis's numbers in columns
-    ``<series>_<metric>_thesis`` (NaN beyond its four rows). A series of the figure that the
-    runs lack keeps its column, empty (n = 0), beside the thesis's."""
+    ``<series>_<metric>_thesis`` (NaN beyond its four rows, and for the untuned row 0). A series
+    of the figure that the runs lack keeps its column, empty (n = 0), beside the thesis's.
+    Without ``thesis_numbers`` (an experiment on the user's own data: config
+    ``report.thesis_numbers``) the cut has no thesis columns, and a series the runs lack is
+    left out."""
     wanted = {*thesis.series, *extra_series}
     kept = ["references", "label"]
     for name in series_names(table):  # in the table's order
         if name in wanted:
             kept += [c for c in table.columns
                      if any(c.startswith(f"{name}_{metric}_")
-                            for metric in (*METRIC_LABELS, *LENGTH_LABELS))
+                            for metric in (*METRIC_LABELS, *LENGTH_LABELS, *DETOK_LABELS))
                      or c == f"{name}_close"]
     cut = table[kept].copy()
+    if not thesis_numbers:
+        return cut
     for name, metrics in thesis.series.items():
         if f"{name}_bleu_mean" not in cut.columns:
             for metric in [m for m in (*METRIC_LABELS, *LENGTH_LABELS)
@@ -281,13 +321,16 @@ def cell_text(mean: float, sd: float, n: int, mark: str = "") -> str:
 
 
 def markdown_table(table: pd.DataFrame, labels: Mapping[str, str] | None = None,
-                   significance: Significance | None = None) -> str:
+                   significance: Significance | None = None,
+                   signatures: Mapping[str, str] | None = None) -> str:
     """The table as GitHub Markdown, values rounded to two decimals as in the thesis; with
-    ``significance``, each cell's mark (from its ``_mark`` column) and a line on the test."""
+    ``significance``, each cell's mark (from its ``_mark`` column) and a line on the test; with
+    ``signatures`` (:func:`score_signatures`), sacrebleu's signature of each score under it."""
     names = series_names(table)
     columns = [(s, m, published) for s in names for m in METRIC_LABELS
                for published in (False, True)
-               if not published or f"{s}_{m}_{THESIS}" in table.columns]
+               if f"{s}_{m}_mean" in table.columns
+               and (not published or f"{s}_{m}_{THESIS}" in table.columns)]
     header = ["# tuning refs"] + [
         f"{series_label(s, labels)} {METRIC_LABELS[m]}{' (thesis)' if published else ''}"
         for s, m, published in columns]
@@ -304,21 +347,88 @@ def markdown_table(table: pd.DataFrame, labels: Mapping[str, str] | None = None,
                                        row[f"{s}_{m}_n"],
                                        mark + replicate_flag(row.get(f"{s}_close"))))
         lines.append("| " + " | ".join(cells) + " |")
-    lines += ["", "BLEU and TER (lower is better) in percent on the test set; mean over tuning "
-              "replicates ± sample standard deviation where a cell has more than one."]
+    shown = [METRIC_LABELS[m] for m in METRIC_LABELS if any(c[1] == m for c in columns)]
+    named = ", ".join(shown[:-1]) + " and " + shown[-1] if len(shown) > 1 else "".join(shown)
+    lines += ["", f"{named} (TER: lower is better) in percent on the test set, sacrebleu on the "
+              "pipeline's tokenised text; mean over tuning replicates ± sample standard "
+              "deviation where a cell has more than one."]
+    if (table["references"] == 0).any():
+        lines += ["", "untuned: the system with the config's untuned weights, before any "
+                  "tuning (one decode, no test)."]
     if any(published for _, _, published in columns):
         lines += ["", "(thesis): the thesis's published numbers for its Chinese-English NIST "
                   "experiment (tuned on MT03, tested on MT04+05 against four references): a "
                   "shape to compare with, not a number to match."]
     if significance is not None:
-        counts = sorted({int(n) for s in names for m in METRIC_LABELS
-                         for n in table[f"{s}_{m}_n"] if n > 0})
-        lines += ["", significance.note(counts)]
+        counts = sorted({int(n) for s in names for m in CLOSE_METRICS
+                         for n in table.loc[table["references"] > 0, f"{s}_{m}_n"] if n > 0})
+        lines += ["", significance.note(counts)
+                  + (" chrF is not tested." if any(m == "chrf" for _, m, _ in columns) else "")]
     if any(table[f"{s}_close"].any() for s in names if f"{s}_close" in table):
         lines += ["", CLOSE_NOTE]
+    lines += replicates_markdown(table, labels)
     if all(f"{s}_{MATCHED_BLEU}_mean" in table.columns for s in names):
         lines += ["", *length_markdown(table, labels, significance is not None)]
+    if any(f"{s}_detok_bleu_mean" in table.columns for s in names):
+        lines += ["", *detokenised_markdown(table, labels)]
+    if signatures:
+        lines += ["", "sacrebleu signatures:", "",
+                  *(f"- {SIGNATURE_LABELS.get(m, m)}: `{sig}`" for m, sig in signatures.items())]
     return "\n".join(lines) + "\n"
+
+
+def replicates_markdown(table: pd.DataFrame, labels: Mapping[str, str] | None = None,
+                        metric: str = "bleu") -> list[str]:
+    """Under a reference table with several replicates per cell: one line per series and row
+    with each replicate's ``metric`` (the CSV's ``_replicates`` columns)."""
+    names = [s for s in series_names(table) if f"{s}_{metric}_replicates" in table.columns]
+    rows = table[table["references"] > 0]
+    if not names or not any((rows[f"{s}_{metric}_n"] > 1).any() for s in names):
+        return []
+    lines = ["", f"Test {METRIC_LABELS[metric]} per tuning replicate (replicate 0, 1, …):", ""]
+    for row in rows.to_dict("records"):
+        parts = [f"{series_label(s, labels)} {row[f'{s}_{metric}_replicates']}" for s in names
+                 if row.get(f"{s}_{metric}_replicates")]
+        if parts:
+            lines.append(f"- {row['label']}: " + "; ".join(parts))
+    return lines
+
+
+def detokenised_markdown(table: pd.DataFrame, labels: Mapping[str, str] | None = None
+                         ) -> list[str]:
+    """The detokenised part of a reference table: per series, BLEU and chrF of the detokenised
+    output against the detokenised references (sacrebleu's 13a tokeniser), as papers report."""
+    names = series_names(table)
+    metrics = [m for m in DETOK_LABELS if any(f"{s}_{m}_mean" in table.columns for s in names)]
+    header = ["# tuning refs"] + [f"{series_label(s, labels)} {DETOK_LABELS[m]}" for s in names
+                                  for m in metrics]
+    lines = ["| " + " | ".join(header) + " |",
+             "|" + "|".join([":---"] + ["---:"] * (len(header) - 1)) + "|"]
+    for row in table.to_dict("records"):
+        cells = [row["label"]]
+        for s in names:
+            for m in metrics:
+                cells.append(cell_text(row.get(f"{s}_{m}_mean", np.nan),
+                                       row.get(f"{s}_{m}_sd", np.nan),
+                                       row.get(f"{s}_{m}_n", 0)))
+        lines.append("| " + " | ".join(cells) + " |")
+    return ["Detokenised: the same outputs and references detokenised and scored with "
+            "sacrebleu's default 13a tokeniser, as MT papers report (lowercased where the "
+            "pipeline lowercases: see the signatures); the table above stays on the tokenised "
+            "text the system was tuned on.", "", *lines]
+
+
+def score_signatures(evaluation: pd.DataFrame) -> dict[str, str]:
+    """The sacrebleu signature of each score of an :data:`~circle.schemas.EVALUATION` frame
+    (:data:`SIGNATURE_LABELS`, those it has), several joined by " / " if the rows differ."""
+    found = {}
+    for metric in SIGNATURE_LABELS:
+        column = f"{metric}_signature"
+        if column in evaluation.columns:
+            values = list(dict.fromkeys(evaluation[column].dropna()))
+            if values:
+                found[metric] = " / ".join(values)
+    return found
 
 
 def length_markdown(table: pd.DataFrame, labels: Mapping[str, str] | None = None,
@@ -431,10 +541,11 @@ def write_table_files(table: pd.DataFrame, markdown_path: str | os.PathLike,
                       html_path: str | os.PathLike, csv_path: str | os.PathLike,
                       labels: Mapping[str, str] | None = None,
                       significance: Significance | None = None,
-                      title: str = TABLE_TITLE) -> None:
-    """Write the table as Markdown, as HTML and as CSV (full precision, p-values included)."""
-    write_page(f"# {title}\n\n" + markdown_table(table, labels, significance), markdown_path,
-               html_path, title)
+                      title: str = TABLE_TITLE,
+                      signatures: Mapping[str, str] | None = None) -> None:
+    """Write the table as Markdown, as HTML and as CSV (:func:`csv_text`)."""
+    write_page(f"# {title}\n\n" + markdown_table(table, labels, significance, signatures),
+               markdown_path, html_path, title)
     write_text_atomically(csv_text(table), csv_path)
 
 
@@ -449,10 +560,22 @@ def finished_line(report_directory: str | os.PathLike) -> str:
             f"beside them in {directory}/ (all with captions: snakemake --report report.zip).")
 
 
+def p_value_text(value) -> str:
+    """A p-value as a CSV shows it: :data:`P_VALUE_DIGITS` significant digits (``9.999e-05``,
+    not ``9.999000099990002e-05``), empty where there is none."""
+    if value is None or value is pd.NA or (isinstance(value, float) and math.isnan(value)):
+        return ""
+    return f"{float(value):.{P_VALUE_DIGITS}g}"
+
+
 def csv_text(table: pd.DataFrame) -> str:
-    """A table as CSV text (full precision, no index, ``\\n`` line ends)."""
+    """A table as CSV text (no index, ``\\n`` line ends): scores at full precision, p-values
+    (columns ending in ``p_value``) at :data:`P_VALUE_DIGITS` significant digits."""
+    frame = table.copy()
+    for column in [c for c in frame.columns if str(c).endswith("p_value")]:
+        frame[column] = [p_value_text(v) for v in frame[column]]
     buffer = io.StringIO()
-    table.to_csv(buffer, index=False, lineterminator="\n")
+    frame.to_csv(buffer, index=False, lineterminator="\n")
     return buffer.getvalue()
 
 
@@ -460,14 +583,22 @@ def plot_references(table: pd.DataFrame, path: str | os.PathLike, metric: str = 
                     title: str | None = None, labels: Mapping[str, str] | None = None
                     ) -> None:
     """PNG plot of ``metric`` against the number of tuning references, one line per series,
-    error bars = standard deviation over replicates (thesis Fig. 4.3)."""
+    error bars = standard deviation over replicates (thesis Fig. 4.3); the thesis's numbers
+    dashed where the table has them; the untuned system (row 0) a dotted horizontal line."""
     from matplotlib.figure import Figure  # Agg canvas; no pyplot state
 
     figure = Figure(figsize=(5.5, 4.0), dpi=100)
     axes = figure.add_subplot()
     markers = "osd^v<>"
+    untuned = table[table["references"] == 0]
+    table = table[table["references"] > 0]
     references = table["references"].to_numpy()
-    for number, name in enumerate(series_names(table)):
+    names = series_names(table)
+    if not untuned.empty and names:
+        level = untuned[f"{names[0]}_{metric}_mean"].to_numpy(dtype=float)
+        if len(level) and not np.isnan(level[0]):
+            axes.axhline(level[0], color="grey", linestyle=":", linewidth=1.2, label="untuned")
+    for number, name in enumerate(names):
         mean = table[f"{name}_{metric}_mean"].to_numpy(dtype=float)
         sd = np.nan_to_num(table[f"{name}_{metric}_sd"].to_numpy(dtype=float))
         keep = ~np.isnan(mean)
@@ -566,11 +697,12 @@ def write_report(evaluation: pd.DataFrame | str | os.PathLike,
                  experiment: str | None = None,
                  labels: Mapping[str, str] | None = None,
                  conditions: pd.DataFrame | str | os.PathLike | None = None,
-                 figure: str | None = None) -> pd.DataFrame:
+                 figure: str | None = None, thesis_numbers: bool = True) -> pd.DataFrame:
     """Table (Markdown, HTML, CSV) and BLEU plot from an EVALUATION frame or table path; with the
     CONDITION_SUMMARY (frame or path) of the same runs, significance marks and p-values; with a
-    thesis ``figure`` (a key of :data:`THESIS_TABLES`), that figure's series and the thesis's
-    numbers beside ours."""
+    thesis ``figure`` (a key of :data:`THESIS_TABLES`), that figure's series and, with
+    ``thesis_numbers`` (config ``report.thesis_numbers``), the thesis's numbers beside ours and
+    its figure number in the titles. Under the table, sacrebleu's signatures of the scores."""
     if not isinstance(evaluation, pd.DataFrame):
         evaluation = read_table(evaluation, EVALUATION)
     if conditions is not None and not isinstance(conditions, pd.DataFrame):
@@ -578,13 +710,18 @@ def write_report(evaluation: pd.DataFrame | str | os.PathLike,
     table = reference_table(evaluation, experiment, conditions)
     thesis = THESIS_TABLES[figure] if figure is not None else None
     if thesis is not None:
-        table = figure_table(table, thesis)
+        table = figure_table(table, thesis, thesis_numbers=thesis_numbers)
     significance = None
     if conditions is not None:
         chosen = experiment if experiment is not None else evaluation["experiment"].iloc[0]
         significance = Significance.of(conditions[conditions["experiment"] == chosen])
-    title = thesis.title if thesis is not None else TABLE_TITLE
-    write_table_files(table, markdown_path, html_path, csv_path, labels, significance, title)
+    title = TABLE_TITLE if thesis is None else thesis.title if thesis_numbers \
+        else thesis.own_title
+    chosen = experiment if experiment is not None else evaluation["experiment"].iloc[0]
+    signatures = score_signatures(evaluation[evaluation["experiment"] == chosen])
+    write_table_files(table, markdown_path, html_path, csv_path, labels, significance, title,
+                      signatures)
     plot_references(table, png_path, labels=labels,
-                    title=f"BLEU vs. tuning references (thesis Fig. {figure})" if figure else None)
+                    title=f"BLEU vs. tuning references (thesis Fig. {figure})"
+                    if figure and thesis_numbers else None)
     return table

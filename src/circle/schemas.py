@@ -334,14 +334,21 @@ TUNING_SHARD = _schema(
 
 EVALUATION = _schema(
     "evaluation",
-    3,
+    4,
     "Test-set scores of tuned systems, one row per (experiment, condition, replicate) (thesis "
     "Fig. 4.2/4.3): `condition` is e.g. 1H, 2H, 1H+1P, 1H_ref2 (circle.experiments.Condition); "
     "`reference_type` says how the extra tuning references were made (`human`, or a paraphrase "
     "kind such as `paraphrase`, `paraphrase_b0.25`, `targeted`, or `extra_<extra>` for a "
     "1H+1X_<extra> condition, whose one extra reference `paraphrase_references` counts); "
-    "`references_used` = `human_references` + `paraphrase_references`. `bleu` and `ter` are "
-    "sacrebleu corpus scores in percent against all `eval_references` references; "
+    "`references_used` = `human_references` + `paraphrase_references`. `bleu`, `ter` and "
+    "`chrf` are sacrebleu corpus scores in percent against all `eval_references` references, "
+    "on the pipeline's tokenised (and, if configured, lowercased) text, each with its "
+    "`<metric>_signature`; `detok_bleu` and `detok_chrf` score the detokenised output against "
+    "the detokenised references with sacrebleu's default 13a tokeniser (lowercased where the "
+    "pipeline lowercases; null where no detokenised text was given). The row with `condition` "
+    "`untuned` (reference_type `untuned`, replicate 0, no references used, `tune_metric` "
+    "`none`, `tune_iterations` 0) is the system with the config's untuned weights, the "
+    "baseline tuning improves on; "
     "`bleu_precision` (geometric mean of the 1–4-gram precisions, percent) times "
     "`brevity_penalty` is `bleu` (thesis Fig. 4.8/4.9); "
     "`p_value_vs_baseline` is the paired bootstrap (Koehn 2004) p-value of BLEU against "
@@ -375,6 +382,12 @@ EVALUATION = _schema(
         pa.field("matched_shift", pa.float64(), nullable=False),
         pa.field("bleu_signature", pa.string(), nullable=False),
         pa.field("ter_signature", pa.string(), nullable=False),
+        pa.field("chrf", pa.float64(), nullable=False),
+        pa.field("chrf_signature", pa.string(), nullable=False),
+        pa.field("detok_bleu", pa.float64()),
+        pa.field("detok_bleu_signature", pa.string()),
+        pa.field("detok_chrf", pa.float64()),
+        pa.field("detok_chrf_signature", pa.string()),
         pa.field("baseline_condition", pa.string()),
         pa.field("p_value_vs_baseline", pa.float64()),
         pa.field("bootstrap_samples", pa.int32()),
@@ -383,11 +396,12 @@ EVALUATION = _schema(
 
 CONDITION_SUMMARY = _schema(
     "condition_summary",
-    2,
+    3,
     "Test-set scores per tuning condition over its tuning replicates (Clark et al. 2011), one "
     "row per (experiment, condition), from the runs of an `evaluation` table: `replicates` runs, "
-    "mean and sample standard deviation (null for one run) of their sacrebleu BLEU and TER "
-    "(percent), and `<metric>_pooled`, the score of all replicates' outputs together (summed "
+    "mean and sample standard deviation (null for one run) of their sacrebleu BLEU, TER and "
+    "chrF (percent; chrF is not tested against the baseline), and `<metric>_pooled`, the "
+    "score of all replicates' outputs together (summed "
     "statistics); `length_ratio_mean` the replicates' mean output/reference length ratio; "
     "`matched_bleu_*` the same for BLEU at a common length (circle.length_matching, a "
     "diagnostic); `close_replicates`: two of the replicates scored within 0.01 BLEU and TER "
@@ -412,6 +426,9 @@ CONDITION_SUMMARY = _schema(
         pa.field("ter_mean", pa.float64(), nullable=False),
         pa.field("ter_sd", pa.float64()),
         pa.field("ter_pooled", pa.float64(), nullable=False),
+        pa.field("chrf_mean", pa.float64(), nullable=False),
+        pa.field("chrf_sd", pa.float64()),
+        pa.field("chrf_pooled", pa.float64(), nullable=False),
         pa.field("matched_bleu_mean", pa.float64(), nullable=False),
         pa.field("matched_bleu_sd", pa.float64()),
         pa.field("matched_bleu_pooled", pa.float64(), nullable=False),

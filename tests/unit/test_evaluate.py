@@ -8,16 +8,20 @@ import math
 import numpy as np
 import pandas as pd
 import pytest
-from sacrebleu.metrics import BLEU, TER
+from sacrebleu.metrics import BLEU, CHRF, TER
 
 from circle.evaluate import (
     approximate_randomisation,
     bootstrap_p_value,
     check_tuning_log,
+    chrf_statistics,
+    chrf_value,
     close_replicates,
     condition_summary,
     corpus_bleu,
+    corpus_chrf,
     corpus_ter,
+    detokenised_scores,
     evaluate_system,
     paired_bootstrap,
     reference_streams,
@@ -54,6 +58,37 @@ def test_corpus_scores_equal_sacrebleu_and_carry_signatures():
     assert 10 < bleu.value < 90 and 10 < ter.value < 90  # percent
     assert "nrefs:2" in bleu.signature and "tok:none" in bleu.signature
     assert "version:" in bleu.signature and "nrefs:2" in ter.signature
+
+
+def test_evaluate_system_reports_chrf_with_its_signature():
+    rng, references = corpus(5, n=40, refs=3)
+    hypotheses = [degrade(rng, refs[0], 0.3) for refs in references]
+    scores = evaluate_system(hypotheses, references, lowercased=True)
+    streams = [[r[k] for r in references] for k in range(3)]
+    assert scores["chrf"] == pytest.approx(CHRF(lowercase=True).corpus_score(hypotheses,
+                                                                             streams).score)
+    assert scores["chrf_signature"].startswith("nrefs:3|case:lc") and "nc:6" in \
+        scores["chrf_signature"]
+    # additive statistics: summed over segments they give the corpus chrF, also with fewer
+    # references on some segments
+    uneven = [refs[:1 + i % 3] for i, refs in enumerate(references)]
+    total = chrf_statistics(hypotheses, uneven).sum(axis=0)
+    assert chrf_value(total) == pytest.approx(corpus_chrf(hypotheses, uneven).value)
+    assert chrf_value(total) != pytest.approx(corpus_chrf(hypotheses, references).value)
+
+
+def test_detokenised_scores_use_13a_and_lowercase_as_the_pipeline():
+    references = [["The cat sat on the mat.", "A cat was on the mat."],
+                  ["He said: \"yes, it's fine.\"", "He answered \"it's fine.\""]]
+    hypotheses = ["the cat sat on the mat.", "he said: \"it's fine.\""]
+    lowered = detokenised_scores(hypotheses, references, lowercased=True)
+    streams = [[r[k] for r in references] for k in range(2)]
+    assert lowered["detok_bleu"] == BLEU(lowercase=True).corpus_score(hypotheses, streams).score
+    assert "tok:13a" in lowered["detok_bleu_signature"]
+    assert "case:lc" in lowered["detok_bleu_signature"]
+    assert lowered["detok_chrf"] == CHRF(lowercase=True).corpus_score(hypotheses, streams).score
+    mixed = detokenised_scores(hypotheses, references)
+    assert mixed["detok_bleu"] < lowered["detok_bleu"]  # "the" against "The" counts
 
 
 def test_lowercased_text_is_signed_case_lc_with_the_same_scores():
@@ -334,7 +369,7 @@ def summary_inputs(rates: dict[str, list[float]], n: int = 50):
     """EVALUATION-like rows and per-run statistics for conditions with these per-replicate
     degradation rates."""
     rng, references = corpus(20, n=n)
-    rows, stats, outputs = [], {"bleu": {}, "ter": {}, "matched_bleu": {}}, {}
+    rows, stats, outputs = [], {"bleu": {}, "ter": {}, "matched_bleu": {}, "chrf": {}}, {}
     for condition, replicate_rates in rates.items():
         human = int(condition[0])
         for replicate, rate in enumerate(replicate_rates):
@@ -346,11 +381,13 @@ def summary_inputs(rates: dict[str, list[float]], n: int = 50):
                 stats[metric][condition, replicate] = get_metric(metric).stats(system, references)
             stats["matched_bleu"][condition, replicate] = get_metric("bleu").stats(shorter,
                                                                                  references)
+            stats["chrf"][condition, replicate] = chrf_statistics(system, references)
             bleu = corpus_bleu(system, references)
             rows.append({"experiment": "x", "condition": condition, "reference_type": "human",
                          "human_references": human, "paraphrase_references": 0,
                          "references_used": human, "replicate": replicate,
                          "bleu": bleu.value, "ter": corpus_ter(system, references).value,
+                         "chrf": corpus_chrf(system, references).value,
                          "length_ratio": bleu.length_ratio,
                          "matched_bleu": corpus_bleu(shorter, references).value})
     return pd.DataFrame(rows), stats, outputs, references
@@ -372,6 +409,10 @@ def test_condition_summary_counts_means_deviations_and_tests(tmp_path):
         everything = [h for r in range(3) for h in outputs[row.condition, r]]
         assert row.bleu_pooled == pytest.approx(corpus_bleu(everything, references * 3).value)
         assert row.ter_pooled == pytest.approx(corpus_ter(everything, references * 3).value)
+        # chrF: summarised (pooled from sacrebleu's additive statistics), not tested
+        assert row.chrf_mean == pytest.approx(runs["chrf"].mean())
+        assert row.chrf_sd == pytest.approx(runs["chrf"].std(ddof=1))
+        assert row.chrf_pooled == pytest.approx(corpus_chrf(everything, references * 3).value)
         assert row.matched_bleu_mean == pytest.approx(runs["matched_bleu"].mean())
         assert row.length_ratio_mean == pytest.approx(runs["length_ratio"].mean())
     base, better, same = summary.iloc[0], summary.iloc[1], summary.iloc[2]

@@ -46,6 +46,8 @@ def evaluation(seed: int = 0, experiment: str = "default") -> pd.DataFrame:
                 "seed": 100 + replicate, "tune_metric": "bleu", "tune_iterations": 6,
                 "eval_set": "test", "eval_references": 4, "segments": 1500,
                 "bleu": rng.uniform(20, 40), "ter": rng.uniform(40, 60),
+                "chrf": rng.uniform(45, 60),
+                "chrf_signature": "nrefs:4|case:lc|eff:yes|nc:6|nw:0|space:no|version:2.6.0",
                 "bleu_precision": rng.uniform(40, 42), "brevity_penalty": rng.uniform(0.9, 1),
                 "length_ratio": rng.uniform(0.9, 1.1), "matched_bleu": rng.uniform(20, 40),
                 "matched_length_ratio": rng.uniform(0.99, 1.01),
@@ -98,16 +100,25 @@ def test_markdown_and_csv_agree(tmp_path):
     table = write_report(evaluation(), tmp_path / "t.md", tmp_path / "t.html", tmp_path / "t.csv",
                          tmp_path / "t.png")
     rows = parse_markdown((tmp_path / "t.md").read_text(encoding="utf-8"))
-    assert rows[0] == ["# tuning refs", "Human BLEU", "Human TER", "Paraphrased BLEU",
-                       "Paraphrased TER", "Targeted BLEU", "Targeted TER"]
-    csv = pd.read_csv(tmp_path / "t.csv")
+    assert rows[0] == ["# tuning refs", "Human BLEU", "Human TER", "Human chrF",
+                       "Paraphrased BLEU", "Paraphrased TER", "Paraphrased chrF",
+                       "Targeted BLEU", "Targeted TER", "Targeted chrF"]
+    listed = [c for c in table.columns if c.endswith("_replicates")]
+    csv = pd.read_csv(tmp_path / "t.csv", dtype={c: str for c in listed})
+    csv[listed] = csv[listed].fillna("")
     pd.testing.assert_frame_equal(csv, table, check_dtype=False, rtol=1e-12)
     series = ["human", "paraphrase", "targeted"]
+    runs = evaluation()
+    for name, kind in [("human", "human"), ("targeted", "targeted")]:
+        # each replicate's score, in replicate order: 2 references
+        two = runs[(runs["reference_type"] == kind) & (runs["references_used"] == 2)]
+        assert csv.loc[1, f"{name}_bleu_replicates"] == " ".join(
+            f"{v:.2f}" for v in two.sort_values("replicate")["bleu"])
     for body, (_, row) in zip(rows[2:], csv.iterrows(), strict=True):
         assert body[0] == row["label"]
         cells = iter(body[1:])
         for name in series:
-            for metric in ("bleu", "ter"):
+            for metric in ("bleu", "ter", "chrf"):
                 cell, mean = next(cells), row[f"{name}_{metric}_mean"]
                 sd, n = row[f"{name}_{metric}_sd"], row[f"{name}_{metric}_n"]
                 if n == 0:
@@ -157,7 +168,7 @@ def test_a_cell_whose_replicates_scored_alike_is_flagged(tmp_path):
     text = (tmp_path / "t.md").read_text(encoding="utf-8")
     row = next(line for line in text.splitlines() if line.startswith("| 2 (1H+1) |"))
     flagged = [cell.strip().endswith("≡") for cell in row.strip("|").split("|")[1:]]
-    assert flagged == [True, True, False, False, False, False]  # human BLEU, TER only
+    assert flagged == [True, True, True] + [False] * 6  # the human cell: BLEU, TER, chrF
     assert "≡ two of the cell's tuning replicates scored within 0.01" in text
     write_report(evaluation(), tmp_path / "u.md", tmp_path / "u.html", tmp_path / "u.csv",
                  tmp_path / "u.png")
@@ -220,9 +231,10 @@ def test_cells_carry_significance_marks_and_the_test_is_named(tmp_path):
     rows = parse_markdown(text)
     cells = {row[0]: row[1:] for row in rows[2:]}
     human_bleu, human_ter = [cells[k][0] for k in cells], [cells[k][1] for k in cells]
-    paraphrase_bleu = [cells[k][2] for k in cells]
-    paraphrase_ter = [cells[k][3] for k in cells]
-    targeted = [cells[k][4] + cells[k][5] for k in cells]
+    paraphrase_bleu = [cells[k][3] for k in cells]
+    paraphrase_ter = [cells[k][4] for k in cells]
+    targeted = [cells[k][6] + cells[k][7] for k in cells]
+    assert marks([cells[k][2] for k in cells]) == ["", "", "", ""]  # chrF is not tested
     assert marks(human_bleu) == ["", "*", "", "†"]
     assert marks(human_ter) == ["", "*", "", "†"]
     assert marks(paraphrase_bleu) == ["", "*", "†", ""]  # 1H+1P p = 0.049; 1H+3P untested
@@ -232,7 +244,8 @@ def test_cells_carry_significance_marks_and_the_test_is_named(tmp_path):
         f"{table.loc[1, 'human_bleu_sd']:.2f}*"
     assert ("n = 1–3 tuning replicates per cell; * / † significantly better / worse than 1H, "
             "approximate randomisation over replicates (Clark et al. 2011), 10,000 shuffles, "
-            "p < 0.05.") in text
+            "p < 0.05. The test treats the replicates as independent runs of the optimiser. "
+            "chrF is not tested.") in text
     csv = pd.read_csv(tmp_path / "t.csv")
     assert csv["human_bleu_p_value"].tolist()[1:] == [0.001, 0.30, 0.01]
     assert np.isnan(csv["human_bleu_p_value"][0]) and csv["paraphrase_ter_p_value"][1] == 0.051
@@ -380,9 +393,10 @@ def test_a_thesis_figure_keeps_its_series_with_the_published_numbers_beside_ours
     pd.testing.assert_series_equal(table["paraphrase_bleu_mean"], ours["paraphrase_bleu_mean"])
     rows = parse_markdown(paths[0].read_text(encoding="utf-8"))
     assert rows[0] == ["# tuning refs", "Human BLEU", "Human BLEU (thesis)", "Human TER",
-                       "Human TER (thesis)", "Paraphrased BLEU", "Paraphrased BLEU (thesis)",
-                       "Paraphrased TER", "Paraphrased TER (thesis)"]
-    assert rows[5][2] == "40.56" and rows[5][8] == "53.46"
+                       "Human TER (thesis)", "Human chrF", "Paraphrased BLEU",
+                       "Paraphrased BLEU (thesis)", "Paraphrased TER", "Paraphrased TER (thesis)",
+                       "Paraphrased chrF"]
+    assert rows[5][2] == "40.56" and rows[5][9] == "53.46"
     assert paths[0].read_text().startswith("# Test-set scores per number of human or "
                                            "paraphrased tuning references (thesis Fig. 4.3)")
 
@@ -391,9 +405,9 @@ def test_a_thesis_figure_keeps_its_series_with_the_published_numbers_beside_ours
     assert fig5_10["human_bleu_thesis"].tolist() == [37.65, 39.20, 40.21, 40.69]
     assert fig5_10["targeted_bleu_thesis"].tolist() == [37.65, 39.01, 39.93, 40.22]
     rows = parse_markdown(paths[0].read_text(encoding="utf-8"))
-    assert rows[0][9:] == ["Targeted BLEU", "Targeted BLEU (thesis)", "Targeted TER",
-                           "Targeted TER (thesis)"]
-    assert rows[5][9] == "–" and rows[5][10] == "40.22"  # no 1H+3P' run, the thesis's beside
+    assert rows[0][11:] == ["Targeted BLEU", "Targeted BLEU (thesis)", "Targeted TER",
+                            "Targeted TER (thesis)", "Targeted chrF"]
+    assert rows[5][11] == "–" and rows[5][12] == "40.22"  # no 1H+3P' run, the thesis's beside
 
 
 def test_a_thesis_figure_shows_a_series_the_runs_lack_as_empty_cells():
@@ -402,7 +416,7 @@ def test_a_thesis_figure_shows_a_series_the_runs_lack_as_empty_cells():
     assert series_of(table) == ["human", "paraphrase", "targeted"]
     assert (table["targeted_bleu_n"] == 0).all() and table["targeted_bleu_mean"].isna().all()
     body = parse_markdown(markdown_table(table))[2]
-    assert body[9:11] == ["–", "37.65"]
+    assert body[11:13] == ["–", "37.65"]
 
 
 def series_of(table: pd.DataFrame) -> list[str]:

@@ -22,6 +22,31 @@ rule select_evalset:
         "../scripts/select_evalset.py"
 
 
+rule reference_texts:
+    """The test set's references as plain text, one file per reference stream, tokenised (as
+    scored) and detokenised, for scoring the decoder's 1-best with other tools (sacrebleu's
+    command: docs/usage.md)."""
+    input:
+        table="results/{experiment}/sets/test.parquet",
+    output:
+        tokenized=[f"results/{{experiment}}/sets/test.ref{k}.txt"
+                   for k in range(1, reference_count("test") + 1)],
+        detokenized=[f"results/{{experiment}}/sets/test.ref{k}.detok.txt"
+                     for k in range(1, reference_count("test") + 1)],
+    log:
+        "logs/{experiment}/reference_texts.log",
+    wildcard_constraints:
+        experiment=MAIN_SYSTEM,
+    params:
+        lang=config["preprocess"]["target_lang"],
+    conda:
+        "../../envs/circle.yaml"
+    resources:
+        runtime=runtime_minutes,
+    script:
+        "../scripts/reference_texts.py"
+
+
 rule tune_paraphraser:
     """MERT of the paraphraser on the paraphraser-tuning set (thesis §3.2.3)."""
     input:
@@ -172,7 +197,8 @@ checkpoint tune_iteration:
 
 
 rule evaluate_runs:
-    """BLEU/TER (sacrebleu) of every run on the test set, bootstrap p-values against its
+    """BLEU/TER/chrF (sacrebleu, also on detokenised text) of every run and of the untuned
+    system on the test set, bootstrap p-values against its
     baseline (1H, or 1H with the same single reference and tuning metric) per replicate; per
     condition, mean and sd over replicates and the approximate randomisation test over all
     replicates against the baseline (Clark et al. 2011). Refuses a run whose returned weights
@@ -184,6 +210,7 @@ rule evaluate_runs:
                                  for run in evaluated_runs(wildcards)],
         logs=lambda wildcards: [f"results/{wildcards.experiment}/tune/{run}.parquet"
                                 for run in evaluated_runs(wildcards)],
+        untuned="results/{experiment}/decode/untuned-translation/test.nbest.parquet",
     output:
         table="results/{experiment}/evaluation/{run_set}results.parquet",
         conditions="results/{experiment}/evaluation/{run_set}conditions.parquet",
@@ -197,6 +224,7 @@ rule evaluate_runs:
         significance_level=config["evaluation"]["significance_level"],
         seed=config["seed"],
         lowercased=config["preprocess"]["lowercase"],
+        lang=config["preprocess"]["target_lang"],
     conda:
         "../../envs/circle.yaml"
     resources:
@@ -345,6 +373,8 @@ rule reference_sparsity:
         EFFECTIVE_CONFIG,
         f"results/{EXPERIMENT}/report/fig4_3.md",
         f"results/{EXPERIMENT}/report/single_reference.md",
+        expand(f"results/{EXPERIMENT}/sets/test.ref{{k}}{{detok}}.txt",
+               k=range(1, reference_count("test") + 1), detok=["", ".detok"]),
         f"results/{EXPERIMENT}/report/paraphraser-bias"
         f"{bias_name(config['tuning']['paraphraser_bias'])}.md",
 

@@ -11,4 +11,5 @@ evaluate_runs(snakemake.wildcards.experiment, snakemake.input.test, runs,
               provenance, conditions_path=snakemake.output.conditions,
               shuffles=snakemake.params.shuffles,
               significance_level=snakemake.params.significance_level,
-              lowercased=snakemake.params.lowercased)
+              lowercased=snakemake.params.lowercased, untuned=snakemake.input.untuned,
+              untuned_seed=snakemake.params.seed, lang=snakemake.params.lang)
