@@ -308,7 +308,8 @@ def figure_table(table: pd.DataFrame, thesis: ThesisTable,
 def series_names(table: pd.DataFrame) -> list[str]:
     """The series of a :func:`reference_table`, in column order."""
     return [c[:-len("_bleu_mean")] for c in table.columns
-            if c.endswith("_bleu_mean") and not c.endswith(f"_{MATCHED_BLEU}_mean")]
+            if c.endswith("_bleu_mean") and not c.endswith(f"_{MATCHED_BLEU}_mean")
+            and not c.endswith("_detok_bleu_mean")]
 
 
 def cell_text(mean: float, sd: float, n: int, mark: str = "") -> str:

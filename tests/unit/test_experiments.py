@@ -11,7 +11,7 @@ import pandas as pd
 import pytest
 
 from circle.decoder.nbest import NBEST
-from circle.evaluate import approximate_randomisation, corpus_bleu
+from circle.evaluate import approximate_randomisation, corpus_bleu, corpus_chrf
 from circle.experiments import (
     Condition,
     TuningRun,
@@ -22,6 +22,7 @@ from circle.experiments import (
     run_seed,
     select_segments,
     tagged_reference,
+    write_reference_texts,
 )
 from circle.metrics import get_metric
 from circle.paraphraser import ParaphraserConfig
@@ -278,6 +279,64 @@ def test_evaluate_runs_writes_runs_and_the_condition_summary(tmp_path):
     row = next(line for line in text.splitlines() if line.startswith("| 2 (1H+1) |"))
     assert [cell.strip()[-1] for cell in row.strip("|").split("|")[1:3]] == ["*", "*"]
     assert "n = 2 tuning replicates per cell" in text and "300 shuffles, p < 0.05." in text
+
+
+def test_evaluate_runs_scores_the_untuned_system_as_a_row_outside_the_summary(tmp_path):
+    test_path, runs = evaluation_inputs(tmp_path)
+    untuned = ["the cat", "he went to market", "a dog barked", "they ate", "she read",
+               "see you"]
+    texts = [t for h in untuned for t in (h, f"{h} then")]
+    nbest = pd.DataFrame({"segment_id": np.repeat(np.arange(1, 7), 2), "target": None,
+                          "rank": np.tile(np.arange(2, dtype=np.int32), 6),
+                          "hypothesis": texts, "score": np.tile([-1.0, -2.0], 6),
+                          "features": [[-1.0, -float(len(t.split()))] for t in texts]})
+    write_table(nbest, tmp_path / "untuned.parquet", NBEST,
+                metadata={"feature_names": json.dumps(["lm", "word_penalty"])})
+    out, conditions = tmp_path / "results.parquet", tmp_path / "conditions.parquet"
+    evaluate_runs("x", test_path, runs, 100, 3, out, conditions_path=conditions, shuffles=100,
+                  untuned=tmp_path / "untuned.parquet", untuned_seed=7, lang="en",
+                  lowercased=True)
+    results = read_table(out, EVALUATION)
+    row = results[results["condition"] == "untuned"].iloc[0]
+    assert results["condition"].tolist() == ["1H", "1H", "2H", "2H", "untuned"]
+    assert (row["reference_type"], row["replicate"], row["seed"], row["references_used"],
+            row["tune_iterations"]) == ("untuned", 0, 7, 0, 0)
+    assert row["bleu"] == corpus_bleu(untuned, TEST_REFERENCES).value
+    assert row["length_ratio"] == pytest.approx(corpus_bleu(untuned, TEST_REFERENCES)
+                                                .length_ratio)
+    assert row["chrf"] == pytest.approx(corpus_chrf(untuned, TEST_REFERENCES).value)
+    assert pd.isna(row["baseline_condition"]) and pd.isna(row["p_value_vs_baseline"])
+    # every run is also scored detokenised with 13a, lowercased as the pipeline
+    assert results["detok_bleu"].notna().all()
+    assert "tok:13a" in row["detok_bleu_signature"] and "case:lc" in row["detok_chrf_signature"]
+    summary = read_table(conditions, CONDITION_SUMMARY)
+    assert summary["condition"].tolist() == ["1H", "2H"]  # no test of the untuned system
+    assert summary["chrf_mean"][1] == pytest.approx(
+        results.loc[results["condition"] == "2H", "chrf"].mean())
+    # the report shows it as row 0 of every series, and its line in the plot
+    table = write_report(out, tmp_path / "t.md", tmp_path / "t.html", tmp_path / "t.csv",
+                         tmp_path / "t.png", conditions=conditions)
+    assert table["label"].tolist()[0] == "untuned"
+    assert table.loc[0, "human_bleu_mean"] == row["bleu"]
+    text = (tmp_path / "t.md").read_text(encoding="utf-8")
+    assert f"| untuned | {row['bleu']:.2f} | {row['ter']:.2f} | {row['chrf']:.2f} |" in text
+    assert f"- chrF: `{row['chrf_signature']}`" in text
+    assert f"- BLEU (detokenised): `{row['detok_bleu_signature']}`" in text
+
+
+def test_reference_texts_write_one_file_per_stream_tokenised_and_detokenised(tmp_path):
+    test = pd.DataFrame({"segment_id": [1, 2], "document": ["d", "d"], "source": ["a", "b"],
+                         "references": [["he said &quot; yes &quot; .", "yes ."], ["it &apos;s ."]],
+                         "ref_order": [[0, 1], [0]]})
+    write_table(test, tmp_path / "test.parquet", EVALSET)
+    tokenised = [tmp_path / "test.ref1.txt", tmp_path / "test.ref2.txt"]
+    detokenised = [tmp_path / "test.ref1.detok.txt", tmp_path / "test.ref2.detok.txt"]
+    write_reference_texts(tmp_path / "test.parquet", tokenised, detokenised, "en")
+    assert tokenised[0].read_text() == "he said &quot; yes &quot; .\nit &apos;s .\n"
+    assert tokenised[1].read_text() == "yes .\n\n"  # segment 2 has one reference
+    assert detokenised[0].read_text() == 'he said "yes".\nit\'s.\n'
+    with pytest.raises(ValueError, match="2 reference streams"):
+        write_reference_texts(tmp_path / "test.parquet", tokenised[:1], detokenised[:1], "en")
 
 
 def test_evaluate_runs_refuses_a_run_worse_than_its_start_before_scoring(tmp_path):
