@@ -52,6 +52,47 @@ def schema_problem(error: Exception) -> str:
     return f"config{' ' + key if key else ''}: {cause.message}"
 
 
+def thesis_numbers(config: Mapping[str, Any]) -> bool:
+    """Whether the report puts the thesis's published numbers beside the experiment's
+    (``report.thesis_numbers``): ``auto`` (the default) = only for the Bible reproduction
+    (``corpus.kind: bible``), not for the user's own data (``files``)."""
+    setting = config.get("report", {}).get("thesis_numbers", "auto")
+    if setting == "auto":
+        return config["corpus"]["kind"] == "bible"
+    return bool(setting)
+
+
+OWN_DATA_COST = (
+    "the schema's defaults are tuning.max_iterations 25, tuning.restarts 20 and 7 "
+    "paraphrase.biases (a pivoted grammar and a tuned paraphraser each), about 2.5 times the "
+    "iterations and twice the restarts of config/config.yaml (10 and 10), whose Bible run "
+    "(docs/measurements.md) took 44 min 33 s on 2 cores with 185 jobs (peak RSS 5.3 GB): 21 "
+    "untargeted tuning runs 13 min 45 s together, 9 targeted 11 min 55 s, 70 test and start "
+    "decodes 10 min 28 s of job time; tuning time grows with iterations x restarts and with "
+    "your tune set's size")
+"""The cost of the defaults an own-data config inherits (:func:`own_data_warnings`)."""
+
+
+def own_data_warnings(config: Mapping[str, Any]) -> list[str]:
+    """What an experiment on the user's own data (``corpus.kind: files``) should hear once when
+    the workflow is built: a single tuning replicate (no significance over replicates), and
+    the cost of the schema's defaults where the config leaves them. Empty for the Bible."""
+    if config["corpus"]["kind"] != "files":
+        return []
+    warnings = []
+    tuning = config["tuning"]
+    if int(tuning.get("replicates", 1)) < 2:
+        warnings.append(
+            "tuning.replicates is 1: each condition is tuned once, so the report's means have "
+            "no standard deviation and the approximate randomisation test over replicates "
+            "(Clark et al. 2011) sees one optimiser run per condition, whose own variance "
+            "(MERT is unstable) it cannot separate from the condition's effect; use 3 or more "
+            "replicates to compare conditions")
+    warnings.append(f"cost of the defaults: {OWN_DATA_COST}; lower tuning.max_iterations, "
+                    "tuning.restarts or paraphrase.biases for a first run")
+    return warnings
+
+
 def config_problems(config: Mapping[str, Any]) -> list[str]:
     """Every problem of a schema-valid configuration (defaults filled in) that would stop a
     job later: see :func:`condition_problems`, :func:`weight_problems`,

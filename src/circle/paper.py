@@ -444,10 +444,13 @@ def _plot_paired(table: pd.DataFrame, groups: Sequence[str], path: str | os.Path
 def write_figure(figure: PaperFigure, evaluation_path: str | os.PathLike,
                  summary_path: str | os.PathLike, tune_path: str | os.PathLike,
                  markdown_path: str | os.PathLike, html_path: str | os.PathLike,
-                 csv_path: str | os.PathLike, png_path: str | os.PathLike) -> pd.DataFrame:
+                 csv_path: str | os.PathLike, png_path: str | os.PathLike,
+                 thesis_numbers: bool = True) -> pd.DataFrame:
     """A figure's page (Markdown, HTML), CSV and plot from the paper runs' EVALUATION and
     CONDITION_SUMMARY tables; ``tune_path`` names the reference sets (Fig. 4.10) or, for the
-    held-out system, its tuning sets (Fig. 4.11/4.12)."""
+    held-out system, its tuning sets (Fig. 4.11/4.12). Without ``thesis_numbers`` (own data:
+    config ``report.thesis_numbers``) the page, the CSV and the Fig. 5.14 plot leave out the
+    thesis's numbers (:func:`without_thesis`)."""
     names = {c.name for c in figure.conditions}
     evaluation = read_table(evaluation_path, EVALUATION)
     summary = read_table(summary_path, CONDITION_SUMMARY)
@@ -490,18 +493,46 @@ def write_figure(figure: PaperFigure, evaluation_path: str | os.PathLike,
         labels["paraphrase"] = "Untargeted"
         biased = [c.reference_type for c in figure.conditions if c.bias is not None]
         table = figure_table(reference_table(evaluation, conditions=summary), THESIS_BIASED,
-                             extra_series=list(dict.fromkeys(biased)))
-        text = (f"# {figure.title}\n\n" + markdown_table(table, labels, Significance.of(summary))
-                + "\n(thesis) columns: the unbiased untargeted and targeted runs of Fig. 5.10, "
+                             extra_series=list(dict.fromkeys(biased)),
+                             thesis_numbers=thesis_numbers)
+        note = ("\n(thesis) columns: the unbiased untargeted and targeted runs of Fig. 5.10, "
                 "which Fig. 5.14 draws again; the thesis prints no numbers for its biased "
-                f"curves.\n\n{READING}" + biased_reading(table, labels) + "\n")
+                "curves.\n" if thesis_numbers else "")
+        text = (f"# {figure.title}\n\n" + markdown_table(table, labels, Significance.of(summary))
+                + f"{note}\n{READING}" + biased_reading(table, labels) + "\n")
         plot_references(table, png_path, labels=labels,
-                        title="BLEU vs. tuning references (thesis Fig. 5.14)")
+                        title="BLEU vs. tuning references"
+                        + (" (thesis Fig. 5.14)" if thesis_numbers else ""))
     else:
         raise ValueError(f"no table for figure {figure.key}")
+    if not thesis_numbers:
+        text, table = without_thesis(text, table)
     write_page(text, markdown_path, html_path, figure.title)
     write_text_atomically(csv_text(table), csv_path)
     return table
+
+
+def without_thesis(text: str, table: pd.DataFrame) -> tuple[str, pd.DataFrame]:
+    """A figure page and table without the thesis's numbers: every Markdown table column whose
+    header says "thesis", every line of text about the thesis's columns, and the table's
+    ``*_thesis`` columns."""
+    lines, out = text.splitlines(), []
+    dropped: list[int] = []
+    for line in lines:
+        if line.startswith("|"):
+            cells = line.strip().strip("|").split("|")
+            if not dropped or all(set(c.strip()) <= set(":-") for c in cells):
+                if not set("".join(cells)) <= set(":- "):
+                    dropped = [i for i, c in enumerate(cells) if "thesis" in c.lower()]
+            out.append("| " + " | ".join(c.strip() for i, c in enumerate(cells)
+                                         if i not in dropped) + " |")
+            continue
+        dropped = []
+        if line.startswith("(thesis)"):
+            continue
+        out.append(line)
+    return "\n".join(out) + "\n", table[[c for c in table.columns
+                                          if not str(c).endswith(f"_{THESIS}")]]
 
 
 def series_reading(table: pd.DataFrame, labels: Mapping[str, str] | None = None,

@@ -14,7 +14,9 @@ from circle.config import (
     config_problems,
     duplicate_key_problems,
     frozen_alignment_problems,
+    own_data_warnings,
     schema_problem,
+    thesis_numbers,
 )
 from circle.decoder.model import MAX_SEARCH_SIZE
 
@@ -279,3 +281,32 @@ def test_the_schema_bounds_the_search_sizes_as_the_decoder_does():
     with pytest.raises(WorkflowError) as error:
         validate(with_change(tiny(), "decoder.k", 10**9), schema=str(SCHEMA))
     assert schema_problem(error.value) == problem
+
+
+def test_thesis_numbers_are_on_for_the_bible_and_off_for_own_data_unless_asked():
+    bible = yaml.safe_load((ROOT / "config" / "config.yaml").read_text())
+    own = readme_example()
+    validate(bible, schema=str(SCHEMA))
+    validate(own, schema=str(SCHEMA))
+    assert bible["report"]["thesis_numbers"] == "auto" and thesis_numbers(bible)
+    assert not thesis_numbers(own)
+    own["report"]["thesis_numbers"] = True
+    assert thesis_numbers(own)
+    bible["report"]["thesis_numbers"] = False
+    assert not thesis_numbers(bible)
+    with pytest.raises(WorkflowError):
+        validate(with_change(own, "report.thesis_numbers", "yes"), schema=str(SCHEMA))
+
+
+def test_own_data_is_warned_about_one_replicate_and_the_cost_of_the_defaults():
+    own = readme_example()
+    validate(own, schema=str(SCHEMA))
+    warnings = own_data_warnings(own)
+    assert len(warnings) == 2 and "tuning.replicates is 1" in warnings[0]
+    assert "max_iterations 25" in warnings[1] and "restarts 20" in warnings[1]
+    assert "44 min 33 s" in warnings[1]
+    own["tuning"]["replicates"] = 3
+    assert len(own_data_warnings(own)) == 1
+    bible = yaml.safe_load((ROOT / "config" / "config.yaml").read_text())
+    validate(bible, schema=str(SCHEMA))
+    assert own_data_warnings(bible) == []

@@ -422,3 +422,17 @@ def test_a_thesis_figure_shows_a_series_the_runs_lack_as_empty_cells():
 def series_of(table: pd.DataFrame) -> list[str]:
     return [c[:-len("_bleu_mean")] for c in table.columns
             if c.endswith("_bleu_mean") and not c.endswith("_matched_bleu_mean")]
+
+
+def test_own_data_tables_and_plots_leave_out_the_thesis(tmp_path):
+    frame = evaluation()
+    paths = [tmp_path / f"f.{suffix}" for suffix in ("md", "html", "csv", "png")]
+    table = write_report(frame, *paths, figure="5.10", thesis_numbers=False)
+    assert not [c for c in table.columns if c.endswith("_thesis")]
+    text = paths[0].read_text(encoding="utf-8")
+    assert "(thesis)" not in text and "thesis Fig" not in text and "NIST" not in text
+    assert text.startswith("# Test-set scores per number of human, untargeted or targeted "
+                           "tuning references\n")
+    assert "thesis" not in paths[2].read_text(encoding="utf-8")
+    with_thesis = write_report(frame, *paths, figure="5.10")
+    assert "human_bleu_thesis" in with_thesis.columns

@@ -5,6 +5,7 @@ import re
 
 from snakemake.common.tbdstring import TBDString
 from snakemake.exceptions import WorkflowError
+from snakemake.logging import logger
 from snakemake.utils import validate
 
 from circle.config import (
@@ -12,7 +13,9 @@ from circle.config import (
     config_problems,
     duplicate_key_problems,
     frozen_alignment_problems,
+    own_data_warnings,
     schema_problem,
+    thesis_numbers,
 )
 from circle.corpus.prepare import EVAL_SETS, PER_DOCUMENT, reference_names
 from circle.dose_response import dose_conditions, dose_controls, dose_extras, dose_runs
@@ -42,6 +45,11 @@ except WorkflowError as error:
     raise ConfigError([schema_problem(error)]) from None
 if problems := config_problems(config):
     raise ConfigError(problems)
+if not (workflow.remote_exec or workflow.subprocess_exec):  # once, not in each job
+    for warning in own_data_warnings(config):
+        logger.warning(f"Own data ({config['experiment']}): {warning}.")
+THESIS_NUMBERS = thesis_numbers(config)
+"""Whether the report tables and plots show the thesis's numbers (report.thesis_numbers)."""
 
 EXPERIMENT = config["experiment"]
 HELDOUT_SYSTEM = f"{EXPERIMENT}/heldout"

@@ -27,6 +27,7 @@ rule report_paper_figure:
         figure="|".join(f.key for f in figures()) or "none",
     params:
         figure=lambda wildcards: figure(wildcards.figure),
+        thesis_numbers=THESIS_NUMBERS,
     conda:
         "../../envs/circle.yaml"
     resources:

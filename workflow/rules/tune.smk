@@ -263,6 +263,7 @@ rule report_references:
         "logs/{experiment}/report_references.log",
     params:
         runs=tuning_runs(),
+        thesis_numbers=THESIS_NUMBERS,
     conda:
         "../../envs/circle.yaml"
     resources:
@@ -302,6 +303,7 @@ rule report_targeted:
     log:
         "logs/{experiment}/report_targeted.log",
     params:
+        thesis_numbers=THESIS_NUMBERS,
         settings=decoder_settings(),
         targeted=targeted_settings,
         samples=10,

@@ -6,7 +6,8 @@ from circle.targeted import sample_triples, targeted_setup, triples_page
 start_job(snakemake)
 write_report(snakemake.input.table, snakemake.output.markdown, snakemake.output.html,
              snakemake.output.csv, snakemake.output.plot, experiment=snakemake.wildcards.experiment,
-             conditions=snakemake.input.conditions, figure="5.10")
+             conditions=snakemake.input.conditions, figure="5.10",
+             thesis_numbers=snakemake.params.thesis_numbers)
 setup = targeted_setup(snakemake.params.targeted, snakemake.input.get("choice"),
                        snakemake.input.paraphrase_grammars, snakemake.input.lm,
                        snakemake.input.paraphraser_weights, snakemake.input.reranking_lm,
