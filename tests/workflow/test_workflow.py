@@ -466,7 +466,7 @@ def check_heldout_system(results: Path) -> None:
     fig4_12 = pd.read_csv(results / "report/fig4_12.csv")
     assert fig4_12["tuning_set"].tolist() == ["Base", "T1", "T2", "T3"]
     assert fig4_12["segments"].tolist() == [30, 50, 66, 82]
-    assert fig4_12["1H_bleu_thesis"].tolist() == [36.40, 36.85, 36.95, 37.00]
+    assert not [c for c in fig4_12.columns if c.endswith("_thesis")]  # own data
 
 
 def check_paper_tables(directory: Path, config: Path) -> None:
