@@ -748,13 +748,23 @@ def evaluate_runs(experiment: str, test_path: str | os.PathLike,
     references = [list(refs) for refs in table["references"]]
     target = reference_length(references)
     outputs, matched = {}, {}
-    for run, _, nbest_path, _ in runs:
+
+    def decoded(nbest_path: str | os.PathLike) -> tuple[list[str], tuple[float, list[str]]]:
+        """A decode's 1-best test output and its output at the common length."""
         nbest = read_table(nbest_path, NBEST)
         best = nbest[nbest["rank"] == 0].set_index("segment_id")["hypothesis"]
+        return ([best.get(s, "") for s in table["segment_id"]],
+                length_matched(nbest, read_metadata(nbest_path), table["segment_id"], target,
+                               nbest_path))
+
+    def at_common_length(shift: float, hypotheses: Sequence[str]) -> dict:
+        score = corpus_bleu(hypotheses, references, lowercased)
+        return {"matched_bleu": score.value, "matched_length_ratio": score.length_ratio,
+                "matched_shift": shift}
+
+    for run, _, nbest_path, _ in runs:
         key = run.condition.name, run.replicate
-        outputs[key] = [best.get(s, "") for s in table["segment_id"]]
-        matched[key] = length_matched(nbest, read_metadata(nbest_path), table["segment_id"],
-                                      target, nbest_path)
+        outputs[key], matched[key] = decoded(nbest_path)
     stats = {metric: {run: get_metric(metric).stats(hypotheses, references)
                       for run, hypotheses in outputs.items()} for metric in SUMMARY_METRICS}
     stats[MATCHED_BLEU] = {run: get_metric("bleu").stats(hypotheses, references)
@@ -778,10 +788,7 @@ def evaluate_runs(experiment: str, test_path: str | os.PathLike,
         log = logs[condition, replicate]
         row = evaluate_system(outputs[condition, replicate], references, base, samples,
                               seed + replicate, stats["ter"][condition, replicate], lowercased)
-        shift, hypotheses = matched[condition, replicate]
-        at_length = corpus_bleu(hypotheses, references, lowercased)
-        row.update(matched_bleu=at_length.value, matched_length_ratio=at_length.length_ratio,
-                   matched_shift=shift)
+        row.update(at_common_length(*matched[condition, replicate]))
         row.update(experiment=experiment, condition=condition,
                    reference_type=parsed.reference_type, human_references=parsed.human,
                    paraphrase_references=parsed.added_references,
@@ -792,15 +799,10 @@ def evaluate_runs(experiment: str, test_path: str | os.PathLike,
         row.update(detokenised(outputs[condition, replicate]))
         rows.append(row)
     if untuned is not None:
-        nbest = read_table(untuned, NBEST)
-        best = nbest[nbest["rank"] == 0].set_index("segment_id")["hypothesis"]
-        hypotheses = [best.get(s, "") for s in table["segment_id"]]
+        hypotheses, at_length = decoded(untuned)
         row = evaluate_system(hypotheses, references, lowercased=lowercased)
-        shift, at_length_output = length_matched(nbest, read_metadata(untuned),
-                                                 table["segment_id"], target, untuned)
-        at_length = corpus_bleu(at_length_output, references, lowercased)
-        row.update(matched_bleu=at_length.value, matched_length_ratio=at_length.length_ratio,
-                   matched_shift=shift, experiment=experiment, condition=UNTUNED,
+        row.update(at_common_length(*at_length))
+        row.update(experiment=experiment, condition=UNTUNED,
                    reference_type=UNTUNED, human_references=0, paraphrase_references=0,
                    references_used=0, replicate=0, seed=untuned_seed, tune_metric="none",
                    tune_iterations=0, eval_set="test", baseline_condition=None)
