@@ -50,6 +50,8 @@ _TIE = 1e-12  # score differences (fractions) this close count as equal: float s
 CLOSE_REPLICATES = 0.01
 """Two tuning replicates whose test BLEU and TER (percent) both differ by less than this are
 *close*: the same output, or as good as (:func:`close_replicates`)."""
+CLOSE_METRICS: tuple[str, ...] = SUMMARY_METRICS
+"""The scores (BLEU, TER) in which two replicates must agree to count as close."""
 
 
 @dataclass(frozen=True)
@@ -444,7 +446,7 @@ def condition_summary(evaluation: pd.DataFrame,
                "references_used": int(first["references_used"]), "replicates": len(rows),
                "length_ratio_mean": float(rows["length_ratio"].mean()),
                "close_replicates": close_replicates(
-                   rows[list(SUMMARY_METRICS)].to_numpy(dtype=np.float64)),
+                   rows[list(CLOSE_METRICS)].to_numpy(dtype=np.float64)),
                "baseline_condition": None if condition == base else base,
                "significance_level": float(significance_level), "shuffles": int(shuffles),
                "shuffle_seed": int(seed)}

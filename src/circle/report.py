@@ -32,6 +32,7 @@ import numpy as np
 import pandas as pd
 
 from circle.evaluate import (
+    CLOSE_METRICS,
     CLOSE_REPLICATES,
     MATCHED_BLEU,
     TESTED_METRICS,
@@ -48,8 +49,6 @@ HUMAN = "human"
 SERIES_LABELS: dict[str, str] = {"human": "Human", "paraphrase": "Paraphrased",
                                  "targeted": "Targeted"}
 METRIC_LABELS: dict[str, str] = {"bleu": "BLEU", "ter": "TER", "chrf": "chrF"}
-CLOSE_METRICS: tuple[str, ...] = ("bleu", "ter")
-"""The metrics in which two replicates must agree to count as close (:data:`CLOSE`)."""
 DETOK_LABELS: dict[str, str] = {"detok_bleu": "BLEU", "detok_chrf": "chrF"}
 """The columns of a reference table's detokenised part (:func:`detokenised_markdown`)."""
 SIGNATURE_LABELS: dict[str, str] = {"bleu": "BLEU", "ter": "TER", "chrf": "chrF",
