@@ -41,6 +41,7 @@ include: "workflow/rules/tune.smk"
 include: "workflow/rules/grid.smk"
 include: "workflow/rules/paper.smk"
 include: "workflow/rules/dose.smk"
+include: "workflow/rules/summary.smk"
 
 
 # Once, not in each cluster job: the jobs of the unreadable tables are forced (force_rebuild),
@@ -64,6 +65,7 @@ rule all:
         rules.grid_search.input,
         rules.targeted_tuning.input if targeted_conditions() else [],
         rules.reference_quality.input if reference_count("tune") > 1 else [],
+        f"results/{EXPERIMENT}/report/index.html",
 
 
 onsuccess:

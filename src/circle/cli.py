@@ -233,6 +233,12 @@ def _translate(args: argparse.Namespace) -> None:
     print(f"circle translate: {untranslated_summary(translations)}", file=sys.stderr)
 
 
+def _results_docs(args: argparse.Namespace) -> None:
+    from circle.summary import write_results_docs
+
+    print(write_results_docs(args.results, args.out))
+
+
 def _results_argument(sub: argparse.ArgumentParser) -> None:
     sub.add_argument("--experiment",
                      help="the experiment whose results/<experiment> directory holds the tables "
@@ -348,6 +354,14 @@ def build_parser() -> argparse.ArgumentParser:
         f"weight file (default: RESULTS/{TUNED_PARAPHRASE_WEIGHTS}, the tuned paraphraser, "
         f"if it exists, else RESULTS/{UNTUNED_PARAPHRASE_WEIGHTS}); which one is used is "
         "printed on stderr", "the target language of the experiment's config", required=False)
+
+    sub = command("results-docs", _results_docs, "write a run's results documentation: "
+                  "OUT/index.md, every report page of RESULTS/report on one page under the "
+                  "findings of its significance marks, the run's commit and effective config, "
+                  "with the plots copied beside it (rerun after a rerun to refresh the numbers)")
+    sub.add_argument("out", help="the documentation directory to write, e.g. "
+                     "docs/results/default")
+    _results_argument(sub)
     return parser
 
 

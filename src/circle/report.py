@@ -23,7 +23,7 @@ import logging
 import math
 import os
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from itertools import groupby
 from pathlib import Path
@@ -469,15 +469,31 @@ CHARACTER_REFERENCE = re.compile(
 it: the character it stands for."""
 
 
+LINK = re.compile(r"\[([^\]\n]+)\]\(([^()\s]+)\)")
+"""A Markdown link, ``[text](target)``: the summary's contents links to its sections."""
+IMAGE = re.compile(r"!\[([^\]\n]*)\]\(([^()\s]+)\)\s*$")
+"""A Markdown image on a line of its own, ``![alt](file.png)``."""
+
+
 def _inline_html(text: str) -> str:
-    """One line of the pages' Markdown as HTML: escaped once, ``**bold**`` kept.
+    """One line of the pages' Markdown as HTML: escaped once, ``**bold**``, code and links
+    kept.
 
     As in Markdown, a character reference stands for its character: the pipeline's tokenised
     text holds the Moses tokeniser's escapes (``&apos;``, ``&quot;``, ``&amp;``, ``&#124;``),
     which are resolved before the text is escaped, so the reader sees ``'`` and never
     ``&apos;``; any other ``&``, ``<`` and ``>`` are escaped."""
     resolved = CHARACTER_REFERENCE.sub(lambda match: html.unescape(match[0]), text)
-    return re.sub(r"\*\*(.+?)\*\*", r"<strong>\1</strong>", html.escape(resolved, quote=False))
+    escaped = html.escape(resolved, quote=False)
+    escaped = re.sub(r"\*\*(.+?)\*\*", r"<strong>\1</strong>", escaped)
+    escaped = re.sub(r"`([^`]+)`", r"<code>\1</code>", escaped)
+    return LINK.sub(lambda m: f'<a href="{m[2].replace(chr(34), "%22")}">{m[1]}</a>', escaped)
+
+
+def heading_id(title: str) -> str:
+    """The anchor of a heading as GitHub makes it from the heading's text (lowercase; spaces to
+    hyphens; other punctuation dropped), so one link works on GitHub and in the HTML page."""
+    return re.sub(r"[^\w\- ]", "", title.strip().lower()).replace(" ", "-")
 
 
 def _table_html(rows: list[str]) -> list[str]:
@@ -489,13 +505,17 @@ def _table_html(rows: list[str]) -> list[str]:
         return "<tr>" + "".join(f'<{tag} style="text-align:{a}">{_inline_html(c)}</{tag}>'
                                 for c, a in zip(row, align, strict=False)) + "</tr>"
 
-    return ["<table>", "<thead>", row_html(header, "th"), "</thead>", "<tbody>",
-            *(row_html(row, "td") for row in body), "</tbody>", "</table>"]
+    return ['<div class="wide"><table>', "<thead>", row_html(header, "th"), "</thead>",
+            "<tbody>", *(row_html(row, "td") for row in body), "</tbody>", "</table></div>"]
 
 
-def markdown_html(text: str, title: str) -> str:
-    """A report page's Markdown (headings, paragraphs, ``-`` lists, pipe tables, bold) as one
-    HTML document, for the Snakemake report, which shows HTML but not Markdown."""
+def markdown_html(text: str, title: str,
+                  image_source: Callable[[str], str] | None = None) -> str:
+    """A report page's Markdown (headings, paragraphs, ``-`` lists, pipe tables, bold, links,
+    images on lines of their own) as one HTML document, for the Snakemake report, which shows
+    HTML but not Markdown. ``image_source`` maps an image's file name to the ``src`` to use
+    (e.g. a data URI, for a self-contained page); by default the name itself."""
+    image_source = image_source or (lambda name: name)
     blocks: list[list[str]] = [[]]
     for line in text.splitlines():
         if line.strip():
@@ -506,9 +526,13 @@ def markdown_html(text: str, title: str) -> str:
     for block in filter(None, blocks):
         if block[0].startswith("|"):
             body += _table_html(block)
+        elif all(IMAGE.match(line) for line in block):
+            body += [f'<p><img alt="{html.escape(m[1])}" src="{html.escape(image_source(m[2]))}"'
+                     ' style="max-width:100%"></p>' for m in map(IMAGE.match, block)]
         elif match := re.match(r"(#+) (.*)", block[0]):
             level = len(match.group(1))
-            body.append(f"<h{level}>{_inline_html(match.group(2))}</h{level}>")
+            body.append(f'<h{level} id="{heading_id(match.group(2))}">'
+                        f"{_inline_html(match.group(2))}</h{level}>")
             if block[1:]:
                 body.append(f"<p>{_inline_html(' '.join(block[1:]))}</p>")
         elif any(line.startswith("- ") for line in block):
@@ -525,8 +549,10 @@ def markdown_html(text: str, title: str) -> str:
     return "\n".join([
         "<!DOCTYPE html>", '<html><head><meta charset="utf-8">',
         f"<title>{html.escape(title)}</title>",
-        "<style>body{font-family:sans-serif;margin:1em}table{border-collapse:collapse}"
-        "th,td{border:1px solid #ccc;padding:2px 6px}</style>",
+        "<style>body{font-family:sans-serif;margin:1em;line-height:1.4}"
+        "table{border-collapse:collapse;margin:0.5em 0}th{background:#f2f2f2}"
+        "th,td{border:1px solid #ccc;padding:2px 6px}td[style*=right]{white-space:nowrap}"
+        ".wide{overflow-x:auto}code{background:#f4f4f4}</style>",
         "</head><body>", *body, "</body></html>", ""])
 
 
@@ -549,15 +575,23 @@ def write_table_files(table: pd.DataFrame, markdown_path: str | os.PathLike,
     write_text_atomically(csv_text(table), csv_path)
 
 
+SUMMARY_PAGE = "index"
+"""The stem of the report page that shows every other (:mod:`circle.summary`)."""
+
+
 def finished_line(report_directory: str | os.PathLike) -> str:
-    """The line that ends a run: the report pages (tables) in ``report_directory``, and where
-    their CSVs and plots are."""
+    """The line that ends a run: the summary page, the report pages (tables) in
+    ``report_directory``, and where their CSVs and plots are."""
     directory = Path(report_directory)
-    pages = sorted(directory.glob("*.md"))
+    pages = sorted(page for page in directory.glob("*.md") if page.stem != SUMMARY_PAGE)
     if not pages:
         return f"No report tables in {directory} yet."
-    return (f"Tables: {', '.join(str(page) for page in pages)}; their HTML, CSV and plots are "
-            f"beside them in {directory}/ (all with captions: snakemake --report report.zip).")
+    summary = directory / f"{SUMMARY_PAGE}.html"
+    return ((f"Summary: {summary} (one page, open it in a browser). " if summary.exists()
+             else "")
+            + f"Tables: {', '.join(str(page) for page in pages)}; their HTML, CSV and plots "
+            f"are beside them in {directory}/ (all with captions: snakemake --report "
+            "report.zip).")
 
 
 def p_value_text(value) -> str:
@@ -587,7 +621,7 @@ def plot_references(table: pd.DataFrame, path: str | os.PathLike, metric: str = 
     dashed where the table has them; the untuned system (row 0) a dotted horizontal line."""
     from matplotlib.figure import Figure  # Agg canvas; no pyplot state
 
-    figure = Figure(figsize=(5.5, 4.0), dpi=100)
+    figure = Figure(figsize=(7.5, 4.0), dpi=100)
     axes = figure.add_subplot()
     markers = "osd^v<>"
     untuned = table[table["references"] == 0]
@@ -617,7 +651,7 @@ def plot_references(table: pd.DataFrame, path: str | os.PathLike, metric: str = 
     axes.set_ylabel(f"test {METRIC_LABELS.get(metric, metric)} (%)")
     axes.set_title(title or f"{METRIC_LABELS.get(metric, metric)} vs. tuning references")
     axes.grid(alpha=0.3)
-    axes.legend()
+    axes.legend(loc="upper left", bbox_to_anchor=(1.02, 1.0), fontsize="small")  # off the data
     figure.tight_layout()
     with atomic_path(path) as tmp:
         figure.savefig(tmp, format="png", metadata={"Software": None})

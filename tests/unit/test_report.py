@@ -16,6 +16,7 @@ from circle.report import (
     Significance,
     figure_table,
     finished_line,
+    heading_id,
     markdown_html,
     markdown_table,
     plot_tuning_curves,
@@ -332,7 +333,7 @@ def test_a_page_becomes_html_with_its_tables_lists_and_headings():
             "- **Chosen**: bias 50 %\n- argmin\n")
     text = markdown_html(page, "Fig. 4.3")
     assert text.startswith("<!DOCTYPE html>") and "<title>Fig. 4.3</title>" in text
-    assert "<h1>Title &amp; more</h1>" in text
+    assert '<h1 id="title--more">Title &amp; more</h1>' in text
     assert "<p>One paragraph on two lines, <strong>bold</strong>.</p>" in text
     assert ('<tr><th style="text-align:left">k</th><th style="text-align:right">BLEU</th></tr>'
             in text)
@@ -369,7 +370,8 @@ def test_the_report_page_html_holds_the_table_of_the_markdown(tmp_path):
     rows = [line for line in markdown.splitlines() if line.startswith("| ")]
     assert html.count("<tr>") == len(rows) > 2
     title = THESIS_TABLES["4.3"].title
-    assert f"<title>{title}</title>" in html and f"<h1>{title}</h1>" in html
+    assert f"<title>{title}</title>" in html
+    assert f'<h1 id="{heading_id(title)}">{title}</h1>' in html
 
 
 def test_finished_line_names_the_tables(tmp_path):

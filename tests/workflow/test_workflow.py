@@ -328,6 +328,7 @@ def test_tiny_end_to_end_through_grammars_and_decoding(tmp_path):
     assert (quality["segments"] == len(tune)).all()
     assert (quality["lm_decoding"] < 0).all() and (quality["lm_reranking"] < 0).all()
 
+    check_summary(results)
     check_curves(tmp_path, config)
     check_paper_tables(tmp_path, config)
     check_grid_search(results)
@@ -361,6 +362,7 @@ def test_tiny_end_to_end_through_grammars_and_decoding(tmp_path):
     assert list(logs[0]["weights"].iloc[1]) != list(logs[1]["weights"].iloc[1])
     assert "Shell command" not in result.stdout + result.stderr
     assert result.stdout.splitlines()[-1].startswith(
+        "Summary: results/tiny/report/index.html (one page, open it in a browser). "
         "Tables: results/tiny/report/fig4_3.md, results/tiny/report/fig5_10.md, "
         "results/tiny/report/grid_search.md, results/tiny/report/paraphraser-bias0.md, "
         "results/tiny/report/reference_quality.md, results/tiny/report/single_reference.md, "
@@ -368,6 +370,29 @@ def test_tiny_end_to_end_through_grammars_and_decoding(tmp_path):
         "their HTML, CSV and plots are beside them")
     check_report(tmp_path, config)
     check_fanned_out_tuning(tmp_path, results)
+
+
+def check_summary(results: Path) -> None:
+    """The summary page of the default target: the findings of its tables, every page of the
+    default target in reading order, the plots inlined in the HTML; ``circle results-docs``
+    writes it as documentation with the plots beside it."""
+    summary = (results / "report/index.md").read_text()
+    assert "- **Quality of the extra tuning references**: BLEU / chrF" in summary
+    titles = [line[3:] for line in summary.splitlines() if line.startswith("## ")]
+    pages = ["fig4_3", "fig5_10", "reference_quality", "single_reference", "grid_search",
+             "targeted_samples", "paraphraser-bias0"]
+    assert titles == ["Findings", "Contents", *(
+        (results / f"report/{page}.md").read_text().splitlines()[0][2:] for page in pages)]
+    html = (results / "report/index.html").read_text()
+    assert html.count('src="data:image/png;base64,') == 5  # Fig. 4.3, curves, 5.10, 5.3, 5.8
+    docs = results.parent.parent / "docs" / "tiny"
+    written = subprocess.run(
+        [sys.executable, "-m", "circle.cli", "results-docs", "--results", str(results),
+         str(docs)], capture_output=True, text=True)
+    assert written.returncode == 0, written.stderr
+    assert (docs / "index.md").read_text().startswith(summary.split("(sha256")[0])
+    assert sorted(path.name for path in docs.glob("*.png")) == [
+        "fig4_3.png", "fig5_10.png", "fig5_3.png", "fig5_8.png", "tuning_curves.png"]
 
 
 def check_fanned_out_tuning(directory: Path, results: Path) -> None:
@@ -426,12 +451,12 @@ def check_report(directory: Path, config: Path) -> None:
                               "fig4_12.html", "fig4_12.png",
                               "fig5_14.html", "fig5_14.png", "fig6_2.html", "fig6_2.png",
                               "paper_tables.html", "single_reference.html",
-                              "reference_quality.html"}
+                              "reference_quality.html", "index.html"}
         report = archive.read(names["report.html"]).decode()
         table = archive.read(names["fig4_3.html"]).decode()
     assert table == (directory / "results/tiny/report/fig4_3.html").read_text()
     assert "<td style=\"text-align:left\">2 (1H+1)</td>" in table
-    for category in ("Reference sparsity", "Paraphraser", "Targeted paraphraser",
+    for category in ("Summary", "Reference sparsity", "Paraphraser", "Targeted paraphraser",
                      "Thesis figures", "Reference quality"):
         assert category in report
     for rst in sorted((ROOT / "workflow/report").glob("*.rst")):

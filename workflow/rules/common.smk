@@ -33,6 +33,7 @@ from circle.experiments import (
 from circle.paper import figure_runs, focus_runs, paper_figures
 from circle.paraphraser import ParaphraserConfig
 from circle.resources import MEMORY, input_mb, parquet_rows, runtime_model
+from circle.summary import summary_inputs
 from circle.tables import config_hash
 from circle.tune.checkpoint import ended
 
@@ -492,3 +493,13 @@ def dose_response_inputs(wildcards):
     if "1H+1P" in dose_controls(config):
         inputs["paraphrases"] = untargeted_paraphrases(wildcards.experiment, Condition(1, 1))
     return inputs
+
+
+def default_target_summary_inputs(wildcards):
+    """The report pages the default target makes (its named targets' pages), the pages their
+    rules write beside them and their plots."""
+    report_dir = f"results/{wildcards.experiment}/report"
+    stems = [os.path.basename(path)[: -len(".md")] for path in rules.all.input
+             if isinstance(path, str) and os.path.dirname(path) == report_dir
+             and path.endswith(".md")]
+    return summary_inputs(report_dir, stems)

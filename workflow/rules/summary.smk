@@ -1,0 +1,27 @@
+# The run's summary page: every report page of the default target on one page (circle.summary).
+
+
+rule report_summary:
+    """What the run found, on one page: the findings of its tables' significance marks, then
+    each report page of the default target with its plots, under the commit and the effective
+    config (Markdown, and HTML with the plots inlined, first in the Snakemake report)."""
+    input:
+        config=EFFECTIVE_CONFIG,
+        files=default_target_summary_inputs,
+    output:
+        markdown="results/{experiment}/report/index.md",
+        html=report(
+            "results/{experiment}/report/index.html",
+            caption="../report/summary.rst",
+            category="Summary",
+        ),
+    log:
+        "logs/{experiment}/report_summary.log",
+    params:
+        results="results/{experiment}",
+    conda:
+        "../../envs/circle.yaml"
+    resources:
+        runtime=runtime_minutes,
+    script:
+        "../scripts/report_summary.py"
