@@ -231,7 +231,9 @@ PIVOT_RULES = _schema(
     "The bilingual rules a pivot's pairing jobs pair (thesis §3.2): the kept rules (top pivots, "
     "pruning) of the foreign sides the phrases to paraphrase pivot through, shared by at least "
     "two English sides. `e` is the English side with its nonterminals renumbered left to right, "
-    "`swapped` whether that swapped them; probabilities and lexical weights as plain values.",
+    "`swapped` whether that swapped them; probabilities and lexical weights as plain values "
+    "(from several pivot languages, f is keyed by its language and p(f|e), lex(f|e) are "
+    "weighted by 1/|C(e)|: circle.grammar.pivot).",
     [
         pa.field("f", pa.string(), nullable=False),
         pa.field("e", pa.string(), nullable=False),

@@ -316,3 +316,99 @@ def test_phrases_are_dealt_in_order_to_partitions_and_jobs():
     assert list(dealt["partition"]) == [0, 1, 1, 1, 2, 3]
     assert set(dealt["job"]) == {0}
     assert _deal([], partition_pairs=3, jobs=2).empty
+
+
+# A second pivot language: "casa" is also one of its words (a foreign string shared with the
+# first language, which must not pivot across languages), "dimora" is its own; "dwelling" is an
+# English side of this language only, "building" of the first only.
+SECOND_LANGUAGE = [
+    ("casa", "house", 2.0, 0.5, 0.5),
+    ("casa", "dwelling", 2.0, 0.5, 0.5),
+    ("dimora", "home", 1.0, 0.5, 0.5),
+    ("dimora", "dwelling", 1.0, 0.5, 0.5),
+]
+
+
+@pytest.fixture
+def two_languages(tmp_path, bilingual):
+    second = tmp_path / "second.parquet"
+    write_table(bilingual_frame(SECOND_LANGUAGE), second, GRAMMAR)
+    return [bilingual, second]
+
+
+def test_two_pivot_languages_by_hand(tmp_path, two_languages, pivot):
+    """p(e2|e1) = 1/|C(e1)| sum_c sum_(f in c) p_c(e2|f) p_c(f|e1) (Bannard & Callison-Burch
+    2005, averaged), worked out by hand on two languages."""
+    grammar, residuals = pivot(tmp_path, two_languages)
+    rows = grammar.set_index(["source", "target"])
+
+    def p21(e1, e2):
+        return math.exp(rows.loc[(e1, e2), "log_p_e2_given_e1"])
+
+    # house is in both languages: half of each language's sum; the first language's casa does
+    # not reach the second language's dwelling, nor the second's casa the first's home
+    first_house_home = (1 / 4) * (3 / 3.5) + (2 / 2.5) * (0.5 / 3.5)
+    assert p21("house", "home") == pytest.approx(first_house_home / 2)
+    assert p21("house", "dwelling") == pytest.approx((2 / 4) * (2 / 2) / 2)
+    assert rows.loc[("house", "home"), "pivots"] == 2  # casa and hogar of the first language
+    assert rows.loc[("house", "dwelling"), "pivots"] == 1
+    # dwelling is in the second language only: its sums are that language's, unweighted
+    assert p21("dwelling", "house") == pytest.approx((2 / 4) * (2 / 3))
+    assert p21("dwelling", "home") == pytest.approx((1 / 2) * (1 / 3))
+    # home: both languages; the first gives house, the second dwelling
+    assert p21("home", "dwelling") == pytest.approx((1 / 2) * (1 / 1) / 2)
+    assert p21("home", "house") == pytest.approx(((3 / 4) * (1 / 3) + (0.5 / 2.5) * (2 / 3)) / 2)
+    # p(e1|e2) weighs by e2's languages: p(house|dwelling) reversed is p(dwelling|house)'s term
+    assert math.exp(rows.loc[("house", "dwelling"), "log_p_e1_given_e2"]) == pytest.approx(
+        (2 / 4) * (2 / 3))
+    # p(e1) pools the bilingual counts (12 + 6): p(house) = (3.5 + 2) / 18
+    assert math.exp(rows.loc[("house", "home"), "log_p_e1_e2"]) == pytest.approx(
+        first_house_home / 2 * 5.5 / 18)
+    assert ("building", "dwelling") not in rows.index and "building" not in set(grammar["source"])
+    # every phrase's conditionals sum to one with its residual (eq. 5.2), across languages
+    for phrase in residuals.itertuples():
+        paraphrased = grammar.loc[grammar["source"] == phrase.phrase, "log_p_e2_given_e1"]
+        assert paraphrased.map(math.exp).sum() + phrase.residual == pytest.approx(1.0)
+    assert residuals.set_index("phrase").loc["house", "residual"] == pytest.approx(
+        1 - first_house_home / 2 - 0.5 / 2)
+    assert read_metadata(tmp_path / "para" / "part0.parquet")["pivot_languages"] == "2"
+
+
+def test_two_pivot_languages_derived_counts_by_hand(tmp_path, two_languages, pivot):
+    """Derived counts pool the pivots of every language: c(e1, e2) = sum_c sum_(f in c)
+    c_c(f, e1) c_c(f, e2) (eq. 3.4), with eq. 3.6-3.8 over all of them."""
+    grammar, _ = pivot(tmp_path, two_languages, method="counts")
+    rows = grammar.set_index(["source", "target"])
+    # c(house) pairs: first language 3 * 4 + 0.5 * 2.5, second 2 * 4; c(X) = sum of c(f)^2
+    c_house = 3 * 4 + 0.5 * 2.5 + 2 * 4
+    c_x = 4**2 + 2.5**2 + 3**2 + 1.5**2 + 1**2 + 4**2 + 2**2
+    assert rows.loc[("house", "home"), "count"] == pytest.approx(3 * 1 + 0.5 * 2)
+    assert math.exp(rows.loc[("house", "home"), "log_p_e2_given_e1"]) == pytest.approx(
+        4 / c_house)
+    assert math.exp(rows.loc[("house", "dwelling"), "log_p_e2_given_e1"]) == pytest.approx(
+        2 * 2 / c_house)
+    assert math.exp(rows.loc[("house", "dwelling"), "log_p_e1_e2"]) == pytest.approx(4 / c_x)
+
+
+def test_one_pivot_language_is_the_single_pivot(tmp_path, bilingual, read_pivoted):
+    """A list of one grammar pivots exactly as the grammar alone (the default experiment's
+    tables do not change), and a grammar cannot be a pivot language twice."""
+    alone, listed = tmp_path / "alone", tmp_path / "listed"
+    pivot_grammar(bilingual, alone / "p", alone / "s.parquet")
+    pivot_grammar([bilingual], listed / "p", listed / "s.parquet")
+    pd.testing.assert_frame_equal(read_pivoted(listed / "p"), read_pivoted(alone / "p"),
+                                  check_exact=True)
+    pd.testing.assert_frame_equal(read_table(listed / "s.parquet", SELF_PARAPHRASE),
+                                  read_table(alone / "s.parquet", SELF_PARAPHRASE),
+                                  check_exact=True)
+    with pytest.raises(ValueError, match="given twice"):
+        pivot_grammar([bilingual, bilingual], tmp_path / "p", tmp_path / "s.parquet")
+
+
+def test_top_pivots_apply_within_each_language(tmp_path, two_languages, pivot):
+    grammar, _ = pivot(tmp_path, two_languages, top_pivots=1)
+    rows = grammar.set_index(["source", "target"])
+    # first language: house keeps casa, home hogar (no shared pivot); second language: house
+    # keeps casa (its only one), dwelling casa (2 > 1, the tie-break is not needed)
+    assert set(rows.index) >= {("house", "dwelling"), ("dwelling", "house")}
+    assert ("house", "home") not in rows.index

@@ -27,6 +27,28 @@ Both: ``neg_target_terminals`` = ln exp(-T(e2)); pivoted lexical weights
 lex(e2|e1) = sum_f lex(e2|f) lex(f|e1) and the reverse (Thrax's pivoted lexical features), a
 decoder feature only with ``lexical_feature=True``.
 
+Several pivot languages (``grammars``, one bilingual grammar per foreign language c, each
+extracted from all of that language's bitexts, so that within a language a foreign phrase f
+pivots between the English phrases of every English version paired with it): a pivot is a
+pair (c, f), and foreign phrases of different languages never meet. Bannard & Callison-Burch
+(2005), pooling several Europarl languages, rank paraphrases by the sum over languages of the
+single-language sums, sum_c sum_{f in c} p_c(f|e1) p_c(e2|f); the thesis's future work (§6.5)
+describes this as averaging over the languages. Here each language's sum is weighted by
+p(c|e1) = 1/|C(e1)|, C(e1) the languages whose grammar has a rule with English side e1:
+
+    p(e2|e1) = 1/|C(e1)| sum_{c in C(e1)} sum_{f in c} p_c(e2|f) p_c(f|e1)
+
+(eq. 3.12 per language), which orders the e2 of each e1 as B&CB's sum does and is again a
+distribution, so the residual of eq. 5.2 and the bias stay in range; likewise p(e1|e2)
+(eq. 3.10, with 1/|C(e2)|) and the pivoted lexical weights. p(e1) of eq. 3.13 pools the
+bilingual counts of every language (the English phrase's relative frequency in all the English
+seen). Derived counts pool the same way: c(e1, e2) = sum_c sum_{f in c} c_c(f, e1) c_c(f, e2)
+(eq. 3.4 over the pivots of every language, B&CB's sum on counts) and c(X) over all of them, so
+eq. 3.6-3.8 are unchanged and larger bitexts weigh more. ``top_pivots``, ``min_count`` and
+``min_probability`` apply within each language, to its own p_c. The ``SELF_PARAPHRASE`` table is
+computed from the combined features, so the bias (:mod:`circle.grammar.bias`) is applied after
+combination. With one grammar every weight is 1 and the tables are the single pivot's.
+
 The pair of a rule with itself (e1 → e1 through the same bilingual rule) is the identity
 paraphrase. By default it is dropped, as Madnani (2007) did; its mass stays as the residual
 p(e1|e1) = 1 - sum_{e != e1} p(e|e1) (eq. 5.2), which is written with p(e1) and the identity's
@@ -142,6 +164,26 @@ RULES = f"""
 """The paraphrase rules of table ``paraphrases`` in the columns of the written grammar."""
 
 
+PIVOT_MARK = "\x1f"
+"""With several pivot languages, a foreign side is keyed ``<language number>PIVOT_MARK<f>``,
+so that the pivots (c, f) of different languages never meet, whatever their text."""
+
+Grammars = str | os.PathLike | Sequence[str | os.PathLike]
+"""The bilingual ``GRAMMAR`` table(s) a paraphrase grammar is pivoted from: one, or one per
+pivot language (module doc)."""
+
+
+def pivot_languages(grammars: Grammars) -> list[Path]:
+    """The pivot grammars ``grammars`` as a list, one per pivot language, each given once."""
+    paths = ([Path(grammars)] if isinstance(grammars, str | os.PathLike)
+             else [Path(grammar) for grammar in grammars])
+    if not paths:
+        raise ValueError("pivoting needs at least one bilingual grammar")
+    if len(set(paths)) < len(paths):
+        raise ValueError(f"a pivot grammar is given twice: {[str(p) for p in paths]}")
+    return paths
+
+
 @dataclass(frozen=True)
 class PivotOptions:
     """How a bilingual grammar is pivoted (config key ``paraphrase`` and the decoder's span
@@ -229,12 +271,12 @@ def grammar_parts(directory: str | os.PathLike, jobs: int) -> list[Path]:
     return [Path(directory) / f"part{job}.parquet" for job in range(jobs)]
 
 
-def pivot_grammar(grammar_path: str | os.PathLike, out_dir: str | os.PathLike,
+def pivot_grammar(grammars: Grammars, out_dir: str | os.PathLike,
                   self_paraphrase_path: str | os.PathLike,
                   sentences: Iterable[str] | None = None, jobs: int = 1, threads: int = 1,
                   memory_limit: str | None = None,
                   provenance: Mapping[str, str] | None = None, **options) -> PivotStats:
-    """Pivot the ``GRAMMAR`` table at ``grammar_path`` into a paraphrase grammar in ``jobs``
+    """Pivot the ``GRAMMAR`` table(s) ``grammars`` into a paraphrase grammar in ``jobs``
     parts in ``out_dir`` (:func:`grammar_parts`) and its ``SELF_PARAPHRASE`` table, in one
     process: the two steps of the module doc, the pairing jobs one after the other.
     ``options`` are :class:`PivotOptions`."""
@@ -243,7 +285,7 @@ def pivot_grammar(grammar_path: str | os.PathLike, out_dir: str | os.PathLike,
     parts = grammar_parts(out_dir, jobs)
     with scratch_directory(Path(out_dir) / "pivoting") as scratch:
         work = PivotWork.inside(scratch)
-        prepare_pivot(grammar_path, work, self_paraphrase_path, options, sentences, jobs,
+        prepare_pivot(grammars, work, self_paraphrase_path, options, sentences, jobs,
                       threads, memory_limit, provenance)
         for job, part in enumerate(parts):
             pivot_part(work, job, part, self_paraphrase_path, options, threads, memory_limit,
@@ -253,7 +295,7 @@ def pivot_grammar(grammar_path: str | os.PathLike, out_dir: str | os.PathLike,
     return stats
 
 
-def prepare_pivot(grammar_path: str | os.PathLike, work: PivotWork,
+def prepare_pivot(grammars: Grammars, work: PivotWork,
                   self_paraphrase_path: str | os.PathLike, options: PivotOptions,
                   sentences: Iterable[str] | None = None, jobs: int = 1, threads: int = 1,
                   memory_limit: str | None = None,
@@ -263,10 +305,13 @@ def prepare_pivot(grammar_path: str | os.PathLike, work: PivotWork,
     of at most ``options.span_limit`` words of them are paraphrased."""
     if jobs < 1:
         raise ValueError(f"pivoting needs at least one pairing job, got {jobs}")
-    grammar_schema(grammar_path, (GRAMMAR,))
+    grammars = pivot_languages(grammars)
+    for grammar in grammars:
+        grammar_schema(grammar, (GRAMMAR,))
     if sentences is not None:
         sentences = list(sentences)
     metadata = options.metadata(None if sentences is None else len(sentences))
+    metadata["pivot_languages"] = str(len(grammars))
     # p(e) of the phrase table: from the bilingual counts, or by eq. 3.6 from the pair counts
     p_e = ("p_bilingual" if options.method == "features"
            else "c_e_pairs / (SELECT pairs FROM totals)")
@@ -274,7 +319,7 @@ def prepare_pivot(grammar_path: str | os.PathLike, work: PivotWork,
         con = connect(threads, memory_limit, spill)
         for name, step in (
                 ("loaded the bilingual rules and chose the pivots",
-                 lambda: _load_bilingual(con, grammar_path, options.top_pivots,
+                 lambda: _load_bilingual(con, grammars, options.top_pivots,
                                          options.min_count, options.min_probability)),
                 ("computed the phrase statistics",
                  lambda: _phrase_statistics(con, options.method)),
@@ -287,7 +332,9 @@ def prepare_pivot(grammar_path: str | os.PathLike, work: PivotWork,
             step()
             logger.info("%s in %.1f s", name, time.perf_counter() - step_started)
         write_relation(con.sql("""
-            SELECT f, e, swapped, c, p_e_f, p_f_e, lex_e_f, lex_f_e FROM pairing_rules"""),
+            SELECT f, e, swapped, c, p_e_f, weight * p_f_e AS p_f_e, lex_e_f,
+                   weight * lex_f_e AS lex_f_e
+            FROM pairing_rules"""),
             work.rules, PIVOT_RULES, provenance)
         bilingual, kept, total_pairs = con.execute("""
             SELECT (SELECT count(*) FROM bilingual), kept_rules, pairs FROM totals"""
@@ -390,37 +437,55 @@ def _deal(loads: list[tuple[str, int]], partition_pairs: int, jobs: int) -> pd.D
                          "job": pd.Series(dealt_to, dtype="int32")})
 
 
-def _load_bilingual(con: duckdb.DuckDBPyConnection, grammar_path: str | os.PathLike,
+def _load_bilingual(con: duckdb.DuckDBPyConnection, grammars: Sequence[Path],
                     top_pivots: int, min_count: float, min_probability: float) -> None:
-    """Table ``bilingual`` (all rules: canonical English side, probabilities) and views
-    ``pivot_rules`` (the same rules with whether each is ``kept`` — it passes the pruning
-    thresholds and its f is among the top pivots of its e — and, for kept rules, c(f),
-    sum_e p(e|f) and the number of English sides over the kept rules of f) and ``kept``.
+    """Table ``bilingual`` (all rules of every pivot grammar ``grammars``, numbered by
+    ``language``, the foreign side keyed by its language when there are several
+    (:data:`PIVOT_MARK`): canonical English side, probabilities and the ``weight``
+    p(c|e) = 1/|C(e)| of p(f|e) and lex(f|e), module doc) and views ``pivot_rules`` (the
+    same rules with whether each is ``kept`` — it passes the pruning thresholds and its f is
+    among the top pivots of its e in its language — and, for kept rules, c(f), sum_e p(e|f)
+    and the number of English sides over the kept rules of f) and ``kept``.
 
     The rules are never sorted or windowed as a whole: the (e, f) counts are ranked only for the
     English sides with more than ``top_pivots`` foreign sides (few), and the statistics of f are
     kept only where f has more than one kept rule (for the others they are the rule's own)."""
-    grammar = checked_parquet(grammar_path)
-    lhs = con.execute(f"SELECT DISTINCT lhs FROM {grammar}").fetchall()
-    if lhs != [(LHS,)]:
-        raise GrammarInputError(f"{grammar_path}: pivoting needs a Hiero grammar whose only "
-                                f"left-hand side is {LHS}, found {sorted(x for x, in lhs)}")
-    con.execute(f"""
-        CREATE TEMP TABLE bilingual AS
-        SELECT source AS f, canonical(target) AS e, is_swapped(target) AS swapped,
-               count AS c, exp(log_p_e_given_f) AS p_e_f, exp(log_p_f_given_e) AS p_f_e,
-               exp(log_lex_e_given_f) AS lex_e_f, exp(log_lex_f_given_e) AS lex_f_e
-        FROM {grammar}""")
+    selects = []
+    for language, path in enumerate(grammars):
+        grammar = checked_parquet(path)
+        lhs = con.execute(f"SELECT DISTINCT lhs FROM {grammar}").fetchall()
+        if lhs != [(LHS,)]:
+            raise GrammarInputError(f"{path}: pivoting needs a Hiero grammar whose only "
+                                    f"left-hand side is {LHS}, found {sorted(x for x, in lhs)}")
+        pivot = "source" if len(grammars) == 1 else f"'{language}{PIVOT_MARK}' || source"
+        selects.append(f"""
+            SELECT {language}::INTEGER AS language, {pivot} AS f, canonical(target) AS e,
+                   is_swapped(target) AS swapped, count AS c,
+                   exp(log_p_e_given_f) AS p_e_f, exp(log_p_f_given_e) AS p_f_e,
+                   exp(log_lex_e_given_f) AS lex_e_f, exp(log_lex_f_given_e) AS lex_f_e,
+                   1.0::DOUBLE AS weight
+            FROM {grammar}""")
+    con.execute(f"CREATE TEMP TABLE bilingual AS {' UNION ALL '.join(selects)}")
+    if len(grammars) > 1:  # p(c|e) = 1/|C(e)| (module doc); with one grammar it is 1
+        con.execute("""
+            UPDATE bilingual SET weight = 1.0 / n.languages
+            FROM (SELECT e, count(DISTINCT language) AS languages FROM bilingual GROUP BY e
+                  HAVING count(DISTINCT language) > 1) n
+            WHERE bilingual.e = n.e""")
     passes = (f"c >= {min_count} AND p_e_f >= {min_probability} "
               f"AND p_f_e >= {min_probability}")
     con.execute(f"""
         CREATE TEMP TABLE dropped AS
         WITH pivot_counts AS (
-            SELECT e, f, sum(c) AS c_ef FROM bilingual WHERE {passes} GROUP BY e, f),
-        crowded AS (SELECT e FROM pivot_counts GROUP BY e HAVING count(*) > {top_pivots}),
+            SELECT language, e, f, sum(c) AS c_ef FROM bilingual WHERE {passes}
+            GROUP BY language, e, f),
+        crowded AS (
+            SELECT language, e FROM pivot_counts GROUP BY language, e
+            HAVING count(*) > {top_pivots}),
         ranked AS (
-            SELECT e, f, row_number() OVER (PARTITION BY e ORDER BY c_ef DESC, f) AS rank
-            FROM pivot_counts SEMI JOIN crowded USING (e))
+            SELECT language, e, f,
+                   row_number() OVER (PARTITION BY language, e ORDER BY c_ef DESC, f) AS rank
+            FROM pivot_counts SEMI JOIN crowded USING (language, e))
         SELECT e, f FROM ranked WHERE rank > {top_pivots}""")
     kept = f"({passes}) AND d.e IS NULL"
     con.execute(f"""
@@ -453,10 +518,10 @@ def _phrase_statistics(con: duckdb.DuckDBPyConnection, method: str) -> None:
         CREATE TEMP TABLE phrases AS
         WITH per_phrase AS (
             SELECT e, sum(c) / (SELECT sum(c) FROM bilingual) AS p_bilingual,
-                   sum(p_f_e * (p_kept_f - p_e_f)) {kept} AS shared_mass,
+                   sum(weight * p_f_e * (p_kept_f - p_e_f)) {kept} AS shared_mass,
                    sum(c * c_f) {kept} AS c_e_pairs, sum(c * c) {kept} AS count_identity,
                    count(*) {kept} AS pivots_identity,
-                   sum(lex_e_f * lex_f_e) {kept} AS lex_identity,
+                   sum(lex_e_f * (weight * lex_f_e)) {kept} AS lex_identity,
                    coalesce(max(senses) {kept} > 1, false) AS paraphrased
             FROM pivot_rules GROUP BY e)
         SELECT e, p_bilingual, {residual} AS residual, c_e_pairs, count_identity,
