@@ -18,6 +18,7 @@ from typing import Any
 import yaml
 
 from circle.align import REFREEZE_HINT, aligner_name
+from circle.corpus.pivots import pivot_problems
 from circle.corpus.prepare import reference_names
 from circle.decoder.model import DECODER_FEATURES, Model, finite_weight
 from circle.dose_response import dose_problems
@@ -96,12 +97,13 @@ def own_data_warnings(config: Mapping[str, Any]) -> list[str]:
 def config_problems(config: Mapping[str, Any]) -> list[str]:
     """Every problem of a schema-valid configuration (defaults filled in) that would stop a
     job later: see :func:`condition_problems`, :func:`weight_problems`,
-    :func:`bounds_problems`, :func:`grid_problems` and
-    :func:`circle.dose_response.dose_problems`. The frozen alignment is checked by the jobs
+    :func:`bounds_problems`, :func:`grid_problems`,
+    :func:`circle.dose_response.dose_problems` and
+    :func:`circle.corpus.pivots.pivot_problems`. The frozen alignment is checked by the jobs
     that replay it (:func:`frozen_alignment_problems`), so that the job rebuilding it can run
     while it is broken."""
     return (condition_problems(config) + weight_problems(config) + bounds_problems(config)
-            + grid_problems(config) + dose_problems(config))
+            + grid_problems(config) + dose_problems(config) + pivot_problems(config))
 
 
 def condition_problems(config: Mapping[str, Any]) -> list[str]:

@@ -100,6 +100,36 @@ def test_default_config_dry_run_plans_every_stage():
         assert rule in result.stdout
 
 
+def test_pivot_bitexts_dry_run_plans_their_alignment_and_grammar(tmp_path):
+    """paraphrase.pivots: Spanish with the KJV (the training bitext, its frozen alignment) and
+    the WEB (tokenised and aligned by eflomal) make one pivot language with its own grammar;
+    the training bitext alone pivots from the MT grammar as the default does."""
+    overlay = tmp_path / "pivots.yaml"
+    overlay.write_text(yaml.safe_dump({"paraphrase": {"pivots": [
+        {"source": "es", "target": "kjv"}, {"source": "es", "target": "web"}]}}))
+    target = "results/default/paraphrase/self_paraphrase.parquet"
+    result = snakemake("-n", "--forceall", "--configfile", "config/config.yaml", str(overlay),
+                       "--", target)
+    assert result.returncode == 0, result.stdout + result.stderr
+    out = result.stdout
+    assert "output: results/default/pivots/es-web/tokenized/train.parquet" in out
+    assert "output: results/default/pivots/es-web/align/eflomal.parquet" in out
+    assert "results/default/pivot/es/grammar/bilingual.parquet" in out
+    assert "resources/alignment/bible-es-kjv.parquet" in out  # the training pair's, frozen
+    prepare = out[out.index("rule prepare_pivot:"):]
+    assert "input: results/default/pivot/es/grammar/bilingual.parquet" in prepare
+    assert "results/default/grammar/bilingual.parquet" not in prepare.split("output:")[0]
+    overlay.write_text(yaml.safe_dump({"paraphrase": {"pivots": [
+        {"source": "es", "target": "kjv"}]}}))
+    result = snakemake("-n", "--forceall", "--configfile", "config/config.yaml", str(overlay),
+                       "--", target)
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert "rule pivot_language:" not in result.stdout
+    assert "rule pivot_bitext:" not in result.stdout
+    prepare = result.stdout[result.stdout.index("rule prepare_pivot:"):]
+    assert "input: results/default/grammar/bilingual.parquet" in prepare
+
+
 def test_tiny_config_dry_run(tmp_path):
     result = snakemake("-n", "--configfile", str(tiny_config(tmp_path)), "--directory",
                        str(tmp_path))
@@ -199,7 +229,9 @@ def test_unknown_config_key_is_rejected_in_a_short_message(tmp_path):
         "neg_target_terminals": 0.0, "lmm": 0.5, "word_penalty": -0.5, "phrase_penalty": 0.0,
         "glue": 0.0, "oov": -10.0}},
      "unknown ['lmm'], missing ['lm']"),
-], ids=["no-1H", "7H-of-2", "nan-weight", "misspelt-weight"])
+    ({"paraphrase.pivots": [{"source": "es", "target": "web"}]},
+     "paraphrase.pivots: pivot bitexts are columns of the Bible table (corpus.kind: bible)"),
+], ids=["no-1H", "7H-of-2", "nan-weight", "misspelt-weight", "pivots-of-own-files"])
 def test_an_infeasible_config_is_refused_when_the_workflow_is_built(tmp_path, changes, problem):
     result = snakemake("-n", "--configfile", str(tiny_config(tmp_path, **changes)),
                        "--directory", str(tmp_path))

@@ -2,6 +2,8 @@
 
 
 rule align_corpus:
+    """eflomal on a training bitext: the experiment's (unless alignment.frozen replays one) and
+    each pivot bitext of paraphrase.pivots other than it."""
     input:
         bitext="results/{experiment}/tokenized/train.parquet",
     output:
@@ -13,7 +15,7 @@ rule align_corpus:
     params:
         options=config["alignment"],
     wildcard_constraints:
-        experiment=MAIN_SYSTEM,
+        experiment=ALIGNED_SYSTEM,
     threads: 2
     resources:
         runtime=runtime_minutes,

@@ -17,6 +17,7 @@ from circle.config import (
     schema_problem,
     thesis_numbers,
 )
+from circle.corpus.pivots import pivot_bitexts, pivot_languages, training_bitext
 from circle.corpus.prepare import EVAL_SETS, PER_DOCUMENT, reference_names
 from circle.dose_response import dose_conditions, dose_controls, dose_extras, dose_runs
 from circle.experiments import (
@@ -63,10 +64,48 @@ MAIN_SYSTEM = re.escape(EXPERIMENT)
 """Wildcard constraint of the rules that only the experiment's own system has (its corpus,
 tokenisation, alignment and set selection are the held-out system's hold_out_blocks job)."""
 SPLITS = ("train", *EVAL_SETS)
+PIVOT_LANGUAGES = pivot_languages(pivot_bitexts(config))
+"""The paraphrase grammar's pivot bitexts by foreign language (paraphrase.pivots,
+circle.corpus.pivots); empty: the paraphrase grammar pivots from the MT grammar alone."""
+TRAINING_BITEXT = training_bitext(config)
+
+
+def pivot_pair_system(bitext):
+    """Where a pivot bitext's tokenised table and eflomal alignment are made, as a system of
+    its own (tokenized/train.parquet, align/eflomal.parquet)."""
+    return f"{EXPERIMENT}/pivots/{bitext.name}"
+
+
+def pivot_language_system(language):
+    """Where a pivot language's grammar is extracted from its bitexts' concatenation, as a
+    system of its own (tokenized/train.parquet, align/links.parquet, grammar/...)."""
+    return f"{EXPERIMENT}/pivot/{language}"
+
+
+PIVOT_PAIRS = {pivot_pair_system(bitext): bitext
+               for bitexts in PIVOT_LANGUAGES.values() for bitext in bitexts
+               if bitext != TRAINING_BITEXT}
+"""The pivot bitexts other than the training bitext, by the system that tokenises and aligns
+them."""
+PIVOT_PAIR_SYSTEMS = list(PIVOT_PAIRS)
+PIVOT_LANGUAGE_SYSTEMS = [pivot_language_system(language)
+                          for language, bitexts in PIVOT_LANGUAGES.items()
+                          if bitexts != [TRAINING_BITEXT]]
+
+
+def one_of(systems):
+    """A wildcard constraint matching exactly ``systems`` (none: nothing)."""
+    return "|".join(re.escape(system) for system in systems) or "(?!)"
+
+
+ALIGNED_SYSTEM = one_of([EXPERIMENT, *PIVOT_PAIR_SYSTEMS])
+"""Wildcard constraint of the eflomal alignment: the experiment's bitext and the pivot
+bitexts other than it."""
 
 
 wildcard_constraints:
-    experiment=f"{MAIN_SYSTEM}|{re.escape(HELDOUT_SYSTEM)}",
+    experiment=one_of([EXPERIMENT, HELDOUT_SYSTEM, *PIVOT_PAIR_SYSTEMS,
+                       *PIVOT_LANGUAGE_SYSTEMS]),
     split="|".join(SPLITS),
     evalset="|".join(EVAL_SETS),
     order=r"\d+",
@@ -163,14 +202,41 @@ def alignment_path(experiment):
     """The alignment of a system's training bitext: the held-out system's links (its share of
     the experiment's), else the frozen alignment table if the config names one (checked
     against the config's alignment settings), else eflomal's fresh output."""
-    if experiment == HELDOUT_SYSTEM:
-        return f"results/{HELDOUT_SYSTEM}/align/links.parquet"
+    if experiment == HELDOUT_SYSTEM or experiment in PIVOT_LANGUAGE_SYSTEMS:
+        return f"results/{experiment}/align/links.parquet"
+    if experiment in PIVOT_PAIR_SYSTEMS:
+        return f"results/{experiment}/align/eflomal.parquet"
     frozen = config["alignment"]["frozen"]
     if not frozen:
         return f"results/{EXPERIMENT}/align/eflomal.parquet"
     if problems := frozen_alignment_problems(config):
         raise ConfigError(problems)
     return frozen
+
+
+def pivot_bitext_files(bitext):
+    """The tokenised table and alignment of a pivot bitext: the experiment's own for its
+    training bitext, else those of its pivot_pair_system."""
+    system = EXPERIMENT if bitext == TRAINING_BITEXT else pivot_pair_system(bitext)
+    return f"results/{system}/tokenized/train.parquet", alignment_path(system)
+
+
+def pivot_language_inputs(wildcards):
+    """The tokenised tables and alignments of a pivot language's bitexts, in config order."""
+    language = wildcards.experiment.removeprefix(f"{EXPERIMENT}/pivot/")
+    files = [pivot_bitext_files(bitext) for bitext in PIVOT_LANGUAGES[language]]
+    return {"bitexts": [bitext for bitext, _ in files],
+            "alignments": [alignment for _, alignment in files]}
+
+
+def pivot_grammars(wildcards):
+    """The bilingual grammars the paraphrase grammar is pivoted from, one per pivot language
+    (circle.grammar.pivot): the MT grammar alone by default and for a language whose only
+    bitext is the training bitext, else the language's own."""
+    mt_grammar = f"results/{EXPERIMENT}/grammar/bilingual.parquet"
+    return [mt_grammar if bitexts == [TRAINING_BITEXT]
+            else f"results/{pivot_language_system(language)}/grammar/bilingual.parquet"
+            for language, bitexts in PIVOT_LANGUAGES.items()] or [mt_grammar]
 
 
 def alignment_source(wildcards):

@@ -101,11 +101,56 @@ rule filter_grammar:
         "../scripts/filter_grammar.py"
 
 
+rule pivot_bitext:
+    """A pivot bitext of paraphrase.pivots (circle.corpus.pivots): the Bible table's training
+    verses of one (foreign, English) column pair, tokenised as the MT bitext is."""
+    input:
+        table=lambda wildcards: config["corpus"]["bible"]["table"],
+    output:
+        bitext="results/{experiment}/tokenized/train.parquet",
+    log:
+        "logs/{experiment}/pivot_bitext.log",
+    params:
+        source=lambda wildcards: PIVOT_PAIRS[wildcards.experiment].source,
+        target=lambda wildcards: PIVOT_PAIRS[wildcards.experiment].target,
+        options=config["preprocess"],
+    wildcard_constraints:
+        experiment=one_of(PIVOT_PAIR_SYSTEMS),
+    resources:
+        runtime=runtime_minutes,
+    conda:
+        "../../envs/circle.yaml"
+    script:
+        "../scripts/pivot_bitext.py"
+
+
+rule pivot_language:
+    """A pivot language's training bitext and alignment: its pivot bitexts one after the other
+    (the training bitext with the experiment's alignment, the others with their own), from
+    which its bilingual grammar is extracted by the rules above."""
+    input:
+        unpack(pivot_language_inputs),
+    output:
+        bitext="results/{experiment}/tokenized/train.parquet",
+        alignment="results/{experiment}/align/links.parquet",
+    log:
+        "logs/{experiment}/pivot_language.log",
+    wildcard_constraints:
+        experiment=one_of(PIVOT_LANGUAGE_SYSTEMS),
+    resources:
+        runtime=runtime_minutes,
+    conda:
+        "../../envs/circle.yaml"
+    script:
+        "../scripts/pivot_language.py"
+
+
 rule prepare_pivot:
     """Pivoting, step 1: the pivots, the per-phrase residuals p(e1|e1) (eq. 5.2) and what the
-    pairing jobs read, the phrases to paraphrase dealt to paraphrase.pivot_jobs jobs."""
+    pairing jobs read, the phrases to paraphrase dealt to paraphrase.pivot_jobs jobs; from the
+    MT grammar, or from one grammar per pivot language (paraphrase.pivots)."""
     input:
-        grammar="results/{experiment}/grammar/bilingual.parquet",
+        grammar=pivot_grammars,
         evalsets=expand(
             "results/{{experiment}}/sets/{evalset}.parquet",
             evalset=config["paraphrase"]["phrases_from"],

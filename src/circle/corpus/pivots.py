@@ -1,0 +1,148 @@
+"""The bitexts a paraphrase grammar is pivoted from (config ``paraphrase.pivots``, issue #37).
+
+By default the paraphrase grammar is pivoted from the MT system's own training bitext (the
+thesis's setting, §3.2). ``paraphrase.pivots`` names instead a list of (foreign, English) text
+columns of the shipped Bible table, e.g. Spanish with the KJV and with the WEB: each is a
+:class:`PivotBitext` over the training books only (rows of the ``train`` split, never a verse of
+an evaluation set), and the bitexts of one foreign language make one pivot grammar, extracted
+from their concatenation, so that a foreign phrase pivots between the English of every version
+paired with it; the languages are combined as :mod:`circle.grammar.pivot` describes (Bannard &
+Callison-Burch 2005).
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+
+from circle.align import BITEXT_DIGEST, bitext_digest, check_bitext_digest
+from circle.corpus.bible import REFERENCES
+from circle.corpus.validate import CorpusError
+from circle.preprocess import tokenize_bitext
+from circle.schemas import ALIGNMENT, BITEXT, VERSES
+from circle.tables import read_metadata, read_table, write_table
+
+KEY = "paraphrase.pivots"
+
+TRAIN_SPLIT = "train"
+
+
+@dataclass(frozen=True)
+class PivotBitext:
+    """A pivot bitext: foreign text column ``source`` and English text column ``target`` of
+    the Bible table, over its training verses."""
+
+    source: str
+    target: str
+
+    @property
+    def name(self) -> str:
+        """File-name form, ``es-web``."""
+        return f"{self.source}-{self.target}"
+
+
+def pivot_bitexts(config: Mapping[str, Any]) -> list[PivotBitext]:
+    """The pivot bitexts ``paraphrase.pivots`` names; empty = the MT training bitext."""
+    return [PivotBitext(item["source"], item["target"])
+            for item in config["paraphrase"].get("pivots", [])]
+
+
+def training_bitext(config: Mapping[str, Any]) -> PivotBitext | None:
+    """The MT system's own training bitext as a pivot bitext (Bible corpus only)."""
+    if config["corpus"]["kind"] != "bible":
+        return None
+    bible = config["corpus"]["bible"]
+    return PivotBitext(bible["source"], bible["train_target"])
+
+
+def pivot_languages(bitexts: Sequence[PivotBitext]) -> dict[str, list[PivotBitext]]:
+    """The bitexts grouped by foreign language (in order of first mention): one pivot grammar
+    each."""
+    languages: dict[str, list[PivotBitext]] = {}
+    for bitext in bitexts:
+        languages.setdefault(bitext.source, []).append(bitext)
+    return languages
+
+
+def pivot_problems(config: Mapping[str, Any]) -> list[str]:
+    """``paraphrase.pivots`` (its columns checked by the schema) needs the Bible corpus and
+    names each (foreign, English) pair once."""
+    bitexts = pivot_bitexts(config)
+    if bitexts and config["corpus"]["kind"] != "bible":
+        return [f"{KEY}: pivot bitexts are columns of the Bible table (corpus.kind: bible); "
+                "with your own files the paraphrase grammar pivots from the training bitext, "
+                f"so leave {KEY} out"]
+    names = [bitext.name for bitext in bitexts]
+    return [f"{KEY}: {name} is given twice" for name in sorted(set(names))
+            if names.count(name) > 1]
+
+
+def pivot_bitext_rows(verses: pd.DataFrame, bitext: PivotBitext) -> pd.DataFrame:
+    """The ``BITEXT`` rows of ``bitext`` (untokenised): the verses of the training split only
+    whose two texts are present, without the verses where an evaluation reference sits in a
+    shifted slot when the English is one of them (``ref_versification_flag``)."""
+    usable = verses["split"] == TRAIN_SPLIT
+    for column in (bitext.source, bitext.target):
+        if column not in verses.columns:
+            raise CorpusError([f"{KEY}: no text column '{column}' in the verse table"])
+        usable &= verses[column].fillna("").str.strip() != ""
+    if bitext.target in REFERENCES:
+        usable &= ~verses["ref_versification_flag"]
+    rows = verses[usable]
+    return pd.DataFrame({"segment_id": rows["segment_id"], "document": rows["document"],
+                         "source": rows[bitext.source], "target": rows[bitext.target]}
+                        ).reset_index(drop=True)
+
+
+def write_pivot_bitext(table_path: str | os.PathLike, bitext: PivotBitext,
+                       out_path: str | os.PathLike, source_lang: str, target_lang: str,
+                       lowercase: bool, provenance: Mapping[str, str] | None = None) -> int:
+    """Write ``bitext``'s training verses, tokenised as the MT bitext is, as a ``BITEXT``
+    table; returns its rows."""
+    rows = pivot_bitext_rows(read_table(table_path, VERSES), bitext)
+    write_table(tokenize_bitext(rows, source_lang, target_lang, lowercase), out_path, BITEXT,
+                provenance, {"pivot_bitext": bitext.name})
+    return len(rows)
+
+
+def join_language(pairs: Sequence[tuple[str | os.PathLike, str | os.PathLike]],
+                  bitext_out: str | os.PathLike, alignment_out: str | os.PathLike,
+                  provenance: Mapping[str, str] | None = None) -> int:
+    """One pivot language's training bitext and alignment: the tokenised bitexts and their
+    alignments ``pairs`` (each checked against its bitext) one after the other, segments
+    renumbered in that order. Returns the segments written."""
+    bitexts, alignments, made_with = [], [], set()
+    first = 0
+    for bitext_path, alignment_path in pairs:
+        bitext = read_table(bitext_path, BITEXT).sort_values("segment_id", ignore_index=True)
+        check_bitext_digest(alignment_path, bitext, bitext_path)
+        links = read_table(alignment_path, ALIGNMENT).set_index("segment_id")
+        missing = set(bitext["segment_id"]) - set(links.index)
+        if missing:
+            raise ValueError(f"{alignment_path}: no links for {len(missing)} segments of "
+                             f"{bitext_path}")
+        meta = read_metadata(alignment_path)
+        made_with.add((meta.get("aligner"), meta.get("symmetrization")))
+        numbers = range(first, first + len(bitext))
+        links = links.loc[bitext["segment_id"]].reset_index(drop=True)
+        alignments.append(links.assign(segment_id=numbers))
+        bitexts.append(bitext.assign(segment_id=numbers))
+        first += len(bitext)
+    if len(made_with) > 1:
+        raise ValueError(f"the alignments of one pivot language were made differently: "
+                         f"{sorted(made_with, key=str)}")
+    (aligner, symmetrization), = made_with
+    joined = pd.concat(bitexts, ignore_index=True)
+    write_table(joined, bitext_out, BITEXT, provenance,
+                {"pivot_bitexts": ",".join(str(Path(path)) for path, _ in pairs)})
+    write_table(pd.concat(alignments, ignore_index=True)[["segment_id", "forward", "reverse",
+                                                          "links"]],
+                alignment_out, ALIGNMENT, provenance,
+                {"aligner": str(aligner), "symmetrization": str(symmetrization),
+                 BITEXT_DIGEST: bitext_digest(joined)})
+    return len(joined)

@@ -1,0 +1,6 @@
+from circle.corpus.pivots import join_language
+from circle.jobs import start_job
+
+provenance = start_job(snakemake)
+join_language(list(zip(snakemake.input.bitexts, snakemake.input.alignments, strict=True)),
+              snakemake.output.bitext, snakemake.output.alignment, provenance=provenance)
