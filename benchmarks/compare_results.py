@@ -3,7 +3,7 @@
 For every Parquet table both directories hold (same relative path), compares the data (columns,
 types, values, row order) and, apart from it, the provenance metadata (which names the config
 hash and package versions, so it may differ where the data does not); text outputs (weights,
-reference streams, CSV and Markdown pages) are compared byte for byte. Prints one line per
+reference streams, CSV and Markdown pages, language models) are compared byte for byte. Prints one line per
 difference and a count per kind; exit status 1 if any data differ. Paths matching --skip
 (substrings) are left out, e.g. outputs that only one of the two commits writes.
 
@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pyarrow.parquet as pq
 
-TEXT = {".txt", ".csv", ".md", ".yaml"}
+BYTES = {".txt", ".csv", ".md", ".yaml", ".arpa", ".binary"}
 
 
 def main() -> int:
@@ -28,7 +28,7 @@ def main() -> int:
 
     def files(root: Path) -> set[str]:
         return {str(path.relative_to(root)) for path in root.rglob("*") if path.is_file()
-                and (path.suffix == ".parquet" or path.suffix in TEXT)
+                and (path.suffix == ".parquet" or path.suffix in BYTES)
                 and not any(skip in str(path.relative_to(root)) for skip in args.skip)}
 
     first, second = files(args.first), files(args.second)

@@ -1,4 +1,4 @@
-"""The bitexts a paraphrase grammar is pivoted from (config ``paraphrase.pivots``, issue #37).
+"""The bitexts a paraphrase grammar is pivoted from (config ``paraphrase.pivots``).
 
 By default the paraphrase grammar is pivoted from the MT system's own training bitext (the
 thesis's setting, §3.2). ``paraphrase.pivots`` names instead a list of (foreign, English) text
