@@ -92,15 +92,6 @@ def _short_title(page_text: str, stem: str) -> str:
     return f"Thesis {match.group(1)}" if match else title
 
 
-def quality_finding(table: pd.DataFrame) -> str:
-    """The reference-quality page in one line: each candidate's first rank (R, H2, P1, T1, the
-    MT outputs), BLEU / chrF against the held-out human references, mean over replicates."""
-    first = table[table["rank"] == 1].groupby("candidate", sort=False)[["bleu", "chrf"]].mean()
-    cells = [f"{name} {row.bleu:.1f} / {row.chrf:.1f}" for name, row in first.iterrows()]
-    return ("BLEU / chrF of each extra reference against the verse's held-out human "
-            "references: " + ", ".join(cells) + ".")
-
-
 def table_findings(table: pd.DataFrame, baseline: str) -> list[str]:
     """One line per series of a reference table (the CSV of :func:`circle.report.
     reference_table` with its marks): the rows significantly better or worse than the baseline
@@ -131,30 +122,27 @@ def table_findings(table: pd.DataFrame, baseline: str) -> list[str]:
     return lines
 
 
+READING = "Reading: "
+"""How a report page starts the line that reads its own numbers (reference quality, the
+dose-response, the paper figures)."""
+
+
 def findings(report_dir: str | Path, pages: Sequence[Page]) -> list[str]:
-    """The summary's findings: per page with a reference table (a CSV with significance marks)
-    its lines from :func:`table_findings`, and the dose-response page's own reading."""
+    """The summary's findings, page by page: the lines of :func:`table_findings` where the page
+    has a reference table (a CSV with significance marks), and the page's own reading."""
     report_dir = Path(report_dir)
     lines = []
     for page in pages:
         text = (report_dir / f"{page.stem}.md").read_text(encoding="utf-8")
+        name = _short_title(text, page.stem)
         csv = report_dir / f"{page.stem}.csv"
-        if page.stem == "reference_quality" and csv.exists():
-            lines.append(f"**{_short_title(text, page.stem)}**: "
-                         + quality_finding(pd.read_csv(csv)))
-            continue
-        if page.stem == "dose_response":
-            reading = [line for line in text.splitlines() if line.startswith("**Reading.**")]
-            lines += [f"**{_short_title(text, page.stem)}**: {line[len('**Reading.** '):]}"
-                      for line in reading]
-            continue
-        if not csv.exists():
-            continue
-        table = pd.read_csv(csv, keep_default_na=True)
-        if "label" not in table.columns:
-            continue
-        lines += [f"**{_short_title(text, page.stem)}**, {line}"
-                  for line in table_findings(table, _baseline(text))]
+        if csv.exists():
+            table = pd.read_csv(csv)
+            if "label" in table.columns:
+                lines += [f"**{name}**, {line}"
+                          for line in table_findings(table, _baseline(text))]
+        lines += [f"**{name}**: {line[len(READING):]}" for line in text.splitlines()
+                  if line.startswith(READING)]
     return lines
 
 

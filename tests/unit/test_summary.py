@@ -110,6 +110,7 @@ def test_results_docs_hold_every_page_with_the_run_commit(tmp_path):
                     "## Fig. 4.8 table\n"):
         assert text.count(heading) == 1, heading
     assert "circle results-docs --results results/exp " in text
+    assert "- **Fig. 4.8 table**: x.\n" in text  # a page's own reading is a finding
     # the run's own summary names the commit the run was made at: the docs keep it
     write_summary(results, ["fig4_3"], results / "report/index.md",
                   results / "report/index.html")

@@ -409,7 +409,8 @@ def check_summary(results: Path) -> None:
     default target in reading order, the plots inlined in the HTML; ``circle results-docs``
     writes it as documentation with the plots beside it."""
     summary = (results / "report/index.md").read_text()
-    assert "- **Quality of the extra tuning references**: BLEU / chrF" in summary
+    assert "- **Quality of the extra tuning references**: against the held-out human " \
+        "references, R scores " in summary
     titles = [line[3:] for line in summary.splitlines() if line.startswith("## ")]
     pages = ["fig4_3", "fig5_10", "reference_quality", "single_reference", "grid_search",
              "targeted_samples", "paraphraser-bias0"]
