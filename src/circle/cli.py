@@ -236,7 +236,7 @@ def _translate(args: argparse.Namespace) -> None:
 def _results_docs(args: argparse.Namespace) -> None:
     from circle.summary import write_results_docs
 
-    print(write_results_docs(args.results, args.out))
+    print(write_results_docs(args.results, args.out, args.made_at))
 
 
 def _results_argument(sub: argparse.ArgumentParser) -> None:
@@ -361,6 +361,10 @@ def build_parser() -> argparse.ArgumentParser:
                   "with the plots copied beside it (rerun after a rerun to refresh the numbers)")
     sub.add_argument("out", help="the documentation directory to write, e.g. "
                      "docs/results/default")
+    sub.add_argument("--made-at", metavar="TEXT",
+                     help="the run's commits, where one commit does not say it (a run resumed "
+                          "or extended at later commits); default: the commit its summary page "
+                          "names, else its checkout's")
     _results_argument(sub)
     return parser
 

@@ -242,10 +242,13 @@ def write_summary(results_dir: str | Path, stems: Iterable[str],
                                        f"{TITLE}: {Path(results_dir).name}"), html_path)
 
 
-def write_results_docs(results_dir: str | Path, out_dir: str | Path) -> Path:
+def write_results_docs(results_dir: str | Path, out_dir: str | Path,
+                       made_at: str | None = None) -> Path:
     """The results documentation of a run: ``out_dir/index.md``, the summary of every page in
     the run's report directory (the default target's and those of targets run since, e.g.
-    ``paper_tables``), and the plots it shows, copied beside it. Returns the page."""
+    ``paper_tables``), and the plots it shows, copied beside it. ``made_at`` names the run's
+    commits where one commit does not (a run resumed or extended at later commits); by default
+    :func:`run_commit`. Returns the page."""
     results_dir, out_dir = Path(results_dir), Path(out_dir)
     report_dir = results_dir / "report"
     pages = report_pages(report_dir)
@@ -256,9 +259,11 @@ def write_results_docs(results_dir: str | Path, out_dir: str | Path) -> Path:
         if (report_dir / image).exists():
             shutil.copyfile(report_dir / image, out_dir / image)
     written_by = (f"; this page was written from them by `circle results-docs --results "
-                  f"results/{results_dir.name} {out_dir}` at commit "
+                  f"results/{results_dir.name} {out_dir}"
+                  + (f" --made-at '{made_at}'" if made_at else "") + "` at commit "
                   f"{checkout_commit(Path(__file__).parent)}")
     page = out_dir / f"{SUMMARY_PAGE}.md"
-    write_text_atomically(summary_markdown(results_dir, pages, run_commit(results_dir),
-                                           written_by), page)
+    write_text_atomically(summary_markdown(results_dir, pages,
+                                           made_at or run_commit(results_dir), written_by),
+                          page)
     return page

@@ -122,6 +122,9 @@ def test_results_docs_hold_every_page_with_the_run_commit(tmp_path):
     assert "made at commit 1234567 with" in text
     assert [page.stem for page in report_pages(results / "report")] == [
         "fig4_3", "single_reference", "fig4_8"]  # the summary is not one of its own pages
+    text = write_results_docs(results, out, made_at="abc1234 (resumed on def5678)").read_text()
+    assert "made at commit abc1234 (resumed on def5678) with" in text
+    assert "--made-at 'abc1234 (resumed on def5678)'` at commit" in text
     with pytest.raises(FileNotFoundError, match="no report pages"):
         write_results_docs(tmp_path / "results" / "none", out)
 
