@@ -4,7 +4,7 @@
 rule report_summary:
     """What the run found, on one page: the findings of its tables' significance marks, then
     each report page of the default target with its plots, under the commit and the effective
-    config (Markdown, and HTML with the plots inlined, first in the Snakemake report)."""
+    config (Markdown, and HTML with the plots inlined, the Snakemake report's Summary)."""
     input:
         config=EFFECTIVE_CONFIG,
         files=default_target_summary_inputs,
