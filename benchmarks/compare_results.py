@@ -3,9 +3,9 @@
 For every Parquet table both directories hold (same relative path), compares the data (columns,
 types, values, row order) and, apart from it, the provenance metadata (which names the config
 hash and package versions, so it may differ where the data does not); text outputs (weights,
-reference streams, CSV and Markdown pages, language models) are compared byte for byte. Prints one line per
-difference and a count per kind; exit status 1 if any data differ. Paths matching --skip
-(substrings) are left out, e.g. outputs that only one of the two commits writes.
+reference streams, CSV and Markdown pages) and language models are compared byte for byte.
+Prints one line per difference and a count per kind; exit status 1 if any data differ. Paths
+matching --skip (substrings) are left out, e.g. outputs that only one of the two commits writes.
 
 Usage: python benchmarks/compare_results.py RESULTS_A RESULTS_B [--skip report/ targeted/cache]
 """
