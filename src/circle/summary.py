@@ -18,7 +18,7 @@ import hashlib
 import re
 import shutil
 import subprocess
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -127,13 +127,15 @@ READING = "Reading: "
 dose-response, the paper figures)."""
 
 
-def findings(report_dir: str | Path, pages: Sequence[Page]) -> list[str]:
-    """The summary's findings, page by page: the lines of :func:`table_findings` where the page
-    has a reference table (a CSV with significance marks), and the page's own reading."""
+def findings(report_dir: str | Path, pages: Sequence[Page], texts: Mapping[str, str]
+             ) -> list[str]:
+    """The summary's findings, page by page (``texts``: each page's Markdown by stem): the lines
+    of :func:`table_findings` where the page has a reference table (a CSV with significance
+    marks), and the page's own reading."""
     report_dir = Path(report_dir)
     lines = []
     for page in pages:
-        text = (report_dir / f"{page.stem}.md").read_text(encoding="utf-8")
+        text = texts[page.stem]
         name = _short_title(text, page.stem)
         csv = report_dir / f"{page.stem}.csv"
         if csv.exists():
@@ -189,7 +191,8 @@ def summary_markdown(results_dir: str | Path, pages: Sequence[Page], commit: str
         "The significance marks of the tables (approximate randomisation over the tuning "
         "replicates, as each page says) and the pages' own readings: what the numbers show, "
         "not why.", "",
-        *(f"- {line}" for line in findings(report_dir, pages) or ["no tested table yet"]), "",
+        *(f"- {line}" for line in findings(report_dir, pages, texts)
+          or ["no tested table yet"]), "",
         "## Contents", "",
         *(f"- [{title}](#{heading_id(title)})"
           for title in (_title(texts[page.stem], page.stem) for page in pages)), ""]
