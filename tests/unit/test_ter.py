@@ -10,11 +10,11 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 import pytest
-from sacrebleu.metrics import lib_ter
+from sacrebleu.metrics import TER, lib_ter
 
 from circle import _ter
-from circle.evaluate import corpus_ter
-from circle.metrics import ter_from_stats, ter_stats, ter_stats_reference
+from circle.evaluate import corpus_ter, reference_streams
+from circle.metrics import ter_stats, ter_stats_reference
 
 BIBLE = Path(__file__).resolve().parents[2] / "resources" / "bible" / "bible.parquet"
 VERSIONS = ["kjv", "web", "dar", "ylt", "bbe"]
@@ -169,11 +169,23 @@ def test_real_bible_pairs():
     assert_identical(hypotheses, references)
 
 
-def test_corpus_ter_equals_the_score_from_the_statistics():
+def test_corpus_ter_is_sacrebleus_value_and_signature():
+    """corpus_ter adds the compiled statistics as sacrebleu adds its own: the same value to the
+    last bit and the same signature, on Bible verses with one to five references each (nrefs:
+    var) and mixed case, folded only when ``lowercased``."""
     hypotheses, references = bible_pairs(12, seed=1)
-    stats = ter_stats(hypotheses, references)
-    summed = np.cumsum(stats, axis=0)[-1]  # in segment order, as sacrebleu adds them
-    assert corpus_ter(hypotheses, references).value == 100 * ter_from_stats(summed)
+    assert len({len(refs) for refs in references}) > 1
+    hypotheses = [h.upper() if i % 3 == 0 else h for i, h in enumerate(hypotheses)]
+    streams = reference_streams(references)
+    values = {}
+    for lowercased in (False, True):
+        ours = corpus_ter(hypotheses, references, lowercased)
+        metric = TER(case_sensitive=not lowercased)
+        theirs = metric.corpus_score(hypotheses, streams)
+        assert ours.value == theirs.score
+        assert ours.signature == str(metric.get_signature()) and "nrefs:var" in ours.signature
+        values[lowercased] = ours.value
+    assert values[True] < values[False]  # the upper-cased verses match once folded
 
 
 def test_compiled_entry_checks_its_lists():
