@@ -20,7 +20,7 @@ from pathlib import Path
 import pandas as pd
 import pytest
 import yaml
-from test_workflow import ROOT, tiny_alignment, tiny_config
+from test_workflow import KEPT_RUN, ROOT, tiny_alignment, tiny_config
 
 from circle.resources import MEMORY, RUNTIME_FLOOR_MIN, input_mb, parquet_rows, runtime_model
 
@@ -276,9 +276,15 @@ def test_readme_cluster_command_matches_a_local_run(tmp_path):
 
     run(readme, ROOT, tmp_path / "slurm.log")
     # Both replay the tiny config's frozen alignment (eflomal has no seed); everything after it
-    # is deterministic and must come out identical.
-    run([*snakemake, "--cores", "2", "--configfile", str(tiny_config(local)),
-         "--directory", str(local)], ROOT, tmp_path / "local.log")
+    # is deterministic and must come out identical. The local run is the one `make test` kept
+    # (CIRCLE_KEEP_TINY_RUN, set by .ci/run), or one made here.
+    kept = Path(os.environ.get(KEPT_RUN, "") or tmp_path / "no-kept-run")
+    if (kept / "snakemake.log").is_file():
+        local = kept
+        shutil.copyfile(kept / "snakemake.log", tmp_path / "local.log")
+    else:
+        run([*snakemake, "--cores", "2", "--configfile", str(tiny_config(local)),
+             "--directory", str(local)], ROOT, tmp_path / "local.log")
 
     resumed = submissions(tmp_path / "slurm.log")
     assert resumed, "no job went through sbatch:\n" + (tmp_path / "slurm.log").read_text()[-3000:]
