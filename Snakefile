@@ -8,8 +8,8 @@ import os
 from snakemake.logging import logger
 from snakemake.utils import min_version
 
-from circle.report import finished_line
-from circle.tables import remove_unreadable_tables
+from circle.core.pages import finished_line
+from circle.core.tables import remove_unreadable_tables
 
 min_version("9.0")
 

@@ -8,7 +8,7 @@ ROOT = Path(__file__).resolve().parents[1]
 
 
 def test_ruff_is_clean():
-    checked = [name for name in ("src", "workflow/scripts", "tests", "benchmarks")
+    checked = [name for name in ("src", "workflow/scripts", "tests", "bench")
                if (ROOT / name).is_dir()]
     result = subprocess.run([sys.executable, "-m", "ruff", "check", *checked], cwd=ROOT,
                             capture_output=True, text=True)

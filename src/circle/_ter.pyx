@@ -457,7 +457,7 @@ def edit_distances(const int32_t[::1] ids, const int64_t[::1] offsets,
                    const int32_t[::1] target, Py_ssize_t vocabulary):
     """The Levenshtein distance in words from each candidate ``ids[offsets[i]:offsets[i + 1]]``
     to ``target``, word ids below ``vocabulary``: an int64 array (substitutions, insertions and
-    deletions cost 1; :func:`circle.metrics.wer_stats_reference` is the textbook twin). Targets
+    deletions cost 1; :func:`circle.tune.metrics.wer_stats_reference` is the textbook twin). Targets
     of up to 64 words take the bit-parallel algorithm of Myers (1999) in Hyyrö's (2001) form,
     one step per candidate word; longer ones the row-by-row recurrence."""
     cdef Py_ssize_t n = offsets.shape[0] - 1, m = target.shape[0], i, j, k

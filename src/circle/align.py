@@ -23,9 +23,15 @@ from pathlib import Path
 
 import pandas as pd
 
-from circle.external import run_tool
-from circle.schemas import ALIGNMENT, BITEXT
-from circle.tables import atomic_path, read_metadata, read_table, scratch_directory, write_table
+from circle.core.external import run_tool
+from circle.core.schemas import ALIGNMENT, BITEXT
+from circle.core.tables import (
+    atomic_path,
+    read_metadata,
+    read_table,
+    scratch_directory,
+    write_table,
+)
 
 logger = logging.getLogger(__name__)
 Link = tuple[int, int]

@@ -21,9 +21,9 @@ from pathlib import Path
 import pyarrow.parquet as pq
 
 from circle.align import AlignmentError
+from circle.core.tables import SchemaError, parquet_errors, read_metadata
+from circle.corpus.preprocess import normalize
 from circle.corpus.validate import CorpusError, decode_lines, limit_problems, read_parallel
-from circle.preprocess import normalize
-from circle.tables import SchemaError, parquet_errors, read_metadata
 
 Handler = Callable[[argparse.Namespace], None]
 
@@ -144,7 +144,7 @@ def _decode(args: argparse.Namespace) -> None:
 
 def _paraphrase(args: argparse.Namespace) -> None:
     from circle.decoder import read_weights
-    from circle.paraphraser import Paraphraser
+    from circle.paraphrase.paraphraser import Paraphraser
     from circle.translate import Experiment, paraphrase_lines
 
     args.grammar = _in_results(args, args.grammar, PARAPHRASE_GRAMMAR)
@@ -234,7 +234,7 @@ def _translate(args: argparse.Namespace) -> None:
 
 
 def _results_docs(args: argparse.Namespace) -> None:
-    from circle.summary import write_results_docs
+    from circle.figures.summary import write_results_docs
 
     print(write_results_docs(args.results, args.out, args.made_at))
 

@@ -12,11 +12,11 @@ import logging
 from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 
+from circle.core.external import run_tool
+from circle.core.schemas import BITEXT, EVALSET
+from circle.core.tables import atomic_path, read_table, scratch_directory
+from circle.corpus.preprocess import normalize_all
 from circle.corpus.validate import CorpusError, read_lines
-from circle.external import run_tool
-from circle.preprocess import normalize_all
-from circle.schemas import BITEXT, EVALSET
-from circle.tables import atomic_path, read_table, scratch_directory
 
 logger = logging.getLogger(__name__)
 

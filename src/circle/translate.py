@@ -47,10 +47,10 @@ import pyarrow.compute as pc
 import pyarrow.parquet as pq
 import yaml
 
+from circle.corpus.preprocess import detokenize, normalize
 from circle.decoder import DecoderSettings, Grammar, LanguageModel, decode_corpus, read_weights
 from circle.decoder.chart import match
 from circle.grammar.filter import SentenceIndex, SourcePattern
-from circle.preprocess import detokenize, normalize
 
 log = logging.getLogger(__name__)
 
@@ -169,9 +169,9 @@ class Experiment:
 def best_tuned_run(results: Path, condition: str) -> tuple[str, str, float, int] | None:
     """(run, metric, tune score, runs compared) of the replicate of ``condition`` whose tuning
     log returned the best decoded tune score and whose weights exist; None if there is none."""
-    from circle.metrics import get_metric
-    from circle.schemas import TUNING_LOG
-    from circle.tables import read_table
+    from circle.core.schemas import TUNING_LOG
+    from circle.core.tables import read_table
+    from circle.tune.metrics import get_metric
 
     found = []
     for log_path in sorted((results / "tune").glob(f"{condition}.rep*.parquet")):
@@ -464,7 +464,7 @@ class ParaphraseResult:
 
 def paraphrase_lines(paraphraser, sentences: Sequence[str]) -> list[ParaphraseResult]:
     """The 1-best paraphrases of tokenised ``sentences`` with one loaded
-    :class:`circle.paraphraser.Paraphraser`, each with the reason where there is none."""
+    :class:`circle.paraphrase.paraphraser.Paraphraser`, each with the reason where there is none."""
     outputs = paraphraser.paraphrase(list(sentences), k=1)
     results = []
     for sentence, hypotheses in zip(sentences, outputs, strict=True):

@@ -7,9 +7,9 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
+from circle.core.schemas import PARAPHRASE_GRAMMAR
+from circle.core.tables import read_table
 from circle.decoder import decode_corpus
-from circle.schemas import PARAPHRASE_GRAMMAR
-from circle.tables import read_table
 from circle.tune import fanout
 from circle.tune.checkpoint import Checkpoint, ended, read_iteration
 from circle.tune.loop import PoolBuilder, TuningProblem, default_hook

@@ -11,10 +11,10 @@ import re
 import pandas as pd
 import pytest
 
+from circle.core.schemas import VERSES
+from circle.core.tables import read_table
 from circle.corpus import bible
 from circle.corpus.versification import read_flags
-from circle.schemas import VERSES
-from circle.tables import read_table
 
 
 def test_missing_sword_module_names_the_debian_packages(tmp_path):

@@ -12,8 +12,8 @@ import pytest
 from test_tables import tiny_bitext
 
 from circle.cli import build_parser
-from circle.schemas import BITEXT
-from circle.tables import provenance, write_table
+from circle.core.schemas import BITEXT
+from circle.core.tables import provenance, write_table
 
 
 def circle(*args: str, **options) -> subprocess.CompletedProcess:

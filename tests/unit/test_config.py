@@ -10,7 +10,8 @@ import yaml
 from snakemake.exceptions import WorkflowError
 from snakemake.utils import validate
 
-from circle.config import (
+from circle.decoder.model import MAX_SEARCH_SIZE
+from circle.pipeline.config import (
     config_problems,
     duplicate_key_problems,
     frozen_alignment_problems,
@@ -18,7 +19,6 @@ from circle.config import (
     schema_problem,
     thesis_numbers,
 )
-from circle.decoder.model import MAX_SEARCH_SIZE
 
 ROOT = Path(__file__).resolve().parents[2]
 SCHEMA = ROOT / "workflow" / "schemas" / "config.schema.yaml"

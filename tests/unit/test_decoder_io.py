@@ -19,6 +19,8 @@ import pandas as pd
 import pyarrow as pa
 import pytest
 
+from circle.core.schemas import ALL_SCHEMAS, TableSchema
+from circle.core.tables import read_metadata, read_table, write_table
 from circle.decoder import (
     NBEST,
     Decoder,
@@ -37,8 +39,6 @@ from circle.decoder import (
 from circle.decoder.corpus import DecoderPool
 from circle.decoder.grammar import NT, concatenated_ranges
 from circle.decoder.sets import gather_nbest
-from circle.schemas import ALL_SCHEMAS, TableSchema
-from circle.tables import read_metadata, read_table, write_table
 
 ARPA = """\\data\\
 ngram 1=9

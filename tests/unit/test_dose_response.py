@@ -1,5 +1,5 @@
-"""circle.dose_response on real data: the tiny corpus's tune set (tests/data/tiny) and verses of
-the shipped Bible table, tokenised and lowercased as the pipeline does."""
+"""circle.experiments.dose_response on real data: the tiny corpus's tune set (tests/data/tiny) and
+verses of the shipped Bible table, tokenised and lowercased as the pipeline does."""
 
 from __future__ import annotations
 
@@ -13,9 +13,11 @@ import yaml
 from sacrebleu.metrics import BLEU, CHRF
 from snakemake.utils import validate
 
-from circle.config import config_problems
+from circle.core.schemas import EVALSET, EXTRA_REFERENCE, VERSES
+from circle.core.tables import read_metadata, read_table, write_table
 from circle.corpus.prepare import bible_tables, file_tables
-from circle.dose_response import (
+from circle.corpus.preprocess import normalize, tokenize_evalset
+from circle.experiments.dose_response import (
     adequacy,
     degraded_references,
     dose_conditions,
@@ -26,10 +28,8 @@ from circle.dose_response import (
     mt_references,
     write_extra_references,
 )
-from circle.experiments import CONDITION_PATTERN, Condition, condition_references
-from circle.preprocess import normalize, tokenize_evalset
-from circle.schemas import EVALSET, EXTRA_REFERENCE, VERSES
-from circle.tables import read_metadata, read_table, write_table
+from circle.experiments.reference_sparsity import CONDITION_PATTERN, Condition, condition_references
+from circle.pipeline.config import config_problems
 from circle.tune.loop import ordered_references, single_references
 
 ROOT = Path(__file__).resolve().parents[2]

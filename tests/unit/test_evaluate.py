@@ -1,5 +1,6 @@
-"""circle.evaluate: sacrebleu corpus scores with signatures, paired bootstrap resampling,
-approximate randomisation over tuning replicates, the tuning-log guard, per-condition summary."""
+"""circle.experiments.evaluate: sacrebleu corpus scores with signatures, paired bootstrap
+resampling, approximate randomisation over tuning replicates, the tuning-log guard, per-condition
+summary."""
 
 from __future__ import annotations
 
@@ -10,7 +11,9 @@ import pandas as pd
 import pytest
 from sacrebleu.metrics import BLEU, CHRF, TER
 
-from circle.evaluate import (
+from circle.core.schemas import CONDITION_SUMMARY, EVALUATION, TUNING_LOG
+from circle.core.tables import read_table, write_table
+from circle.experiments.evaluate import (
     approximate_randomisation,
     bootstrap_p_value,
     check_tuning_log,
@@ -28,9 +31,7 @@ from circle.evaluate import (
     write_condition_summary,
     write_evaluation,
 )
-from circle.metrics import bleu_from_stats, bleu_stats, get_metric
-from circle.schemas import CONDITION_SUMMARY, EVALUATION, TUNING_LOG
-from circle.tables import read_table, write_table
+from circle.tune.metrics import bleu_from_stats, bleu_stats, get_metric
 
 VOCAB = "the a cat dog sat on mat rug and big small".split()
 

@@ -1,5 +1,5 @@
 """Reference conditions, set selection and test evaluation of the ch. 4 experiments
-(circle.experiments)."""
+(circle.experiments.reference_sparsity)."""
 
 from __future__ import annotations
 
@@ -10,9 +10,11 @@ import numpy as np
 import pandas as pd
 import pytest
 
+from circle.core.schemas import CONDITION_SUMMARY, EVALSET, EVALUATION, TUNING_LOG
+from circle.core.tables import read_metadata, read_table, write_table
 from circle.decoder.nbest import NBEST
-from circle.evaluate import approximate_randomisation, corpus_bleu, corpus_chrf
-from circle.experiments import (
+from circle.experiments.evaluate import approximate_randomisation, corpus_bleu, corpus_chrf
+from circle.experiments.reference_sparsity import (
     Condition,
     TuningRun,
     condition_references,
@@ -24,12 +26,10 @@ from circle.experiments import (
     tagged_reference,
     write_reference_texts,
 )
-from circle.metrics import get_metric
-from circle.paraphraser import ParaphraserConfig
-from circle.report import write_report
-from circle.schemas import CONDITION_SUMMARY, EVALSET, EVALUATION, TUNING_LOG
-from circle.tables import read_metadata, read_table, write_table
+from circle.figures.report import write_report
+from circle.paraphrase.paraphraser import ParaphraserConfig
 from circle.tune.loop import single_references
+from circle.tune.metrics import get_metric
 
 TINY = Path(__file__).resolve().parents[1] / "data" / "tiny"
 
@@ -55,7 +55,8 @@ def test_condition_names_parse(name, human, paraphrases, kind):
 
 
 def test_targeted_conditions_tune_from_the_single_reference_and_the_hook():
-    # the targeted paraphrases are per hypothesis (circle.targeted); the fixed set is 1H's
+    # the targeted paraphrases are per hypothesis (circle.paraphrase.targeted); the fixed set is
+    # 1H's
     assert condition_references(evalset(), Condition.parse("1H+2T"), None) == \
         condition_references(evalset(), Condition.parse("1H"), None)
 

@@ -8,11 +8,11 @@ import pandas as pd
 import pytest
 from test_grammar_pivot import RULES, bilingual_frame
 
+from circle.core.schemas import GRAMMAR, PARAPHRASE_GRAMMAR, SELF_PARAPHRASE
+from circle.core.tables import read_metadata, read_table, write_table
 from circle.grammar.bias import bias_grammar
 from circle.grammar.io import GrammarInputError
 from circle.grammar.pivot import grammar_parts, pivot_grammar
-from circle.schemas import GRAMMAR, PARAPHRASE_GRAMMAR, SELF_PARAPHRASE
-from circle.tables import read_metadata, read_table, write_table
 
 P_E1 = 0.01
 

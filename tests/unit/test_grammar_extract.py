@@ -14,6 +14,9 @@ import pandas as pd
 import pytest
 
 from circle.align import BITEXT_DIGEST, AlignmentError, bitext_digest
+from circle.core.schemas import ALIGNED_BITEXT, ALIGNMENT, BITEXT, GRAMMAR, LEXICAL
+from circle.core.tables import read_table, write_table
+from circle.corpus.preprocess import tokenize_bitext
 from circle.grammar.extract import (
     ExtractionLimits,
     count_part,
@@ -27,9 +30,6 @@ from circle.grammar.extract import (
 )
 from circle.grammar.io import GrammarInputError
 from circle.grammar.lexical import lexical_frame, lexical_table, table_from_frame, word_factors
-from circle.preprocess import tokenize_bitext
-from circle.schemas import ALIGNED_BITEXT, ALIGNMENT, BITEXT, GRAMMAR, LEXICAL
-from circle.tables import read_table, write_table
 
 
 def rule_counts(source: str, target: str, links: list[tuple[int, int]],

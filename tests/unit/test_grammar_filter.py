@@ -8,12 +8,12 @@ import math
 import pytest
 from test_grammar_pivot import bilingual_frame
 
+from circle.core.schemas import GRAMMAR, PARAPHRASE_GRAMMAR
+from circle.core.tables import SchemaError, read_metadata, read_table, write_table
 from circle.grammar.filter import SentenceIndex, SourcePattern, filter_grammar
 from circle.grammar.inspect import top_paraphrases
 from circle.grammar.pivot import pivot_grammar
 from circle.grammar.thrax import export_thrax
-from circle.schemas import GRAMMAR, PARAPHRASE_GRAMMAR
-from circle.tables import SchemaError, read_metadata, read_table, write_table
 
 
 def test_source_pattern():

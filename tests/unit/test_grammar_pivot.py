@@ -9,10 +9,10 @@ from collections import defaultdict
 import pandas as pd
 import pytest
 
+from circle.core.schemas import GRAMMAR, PARAPHRASE_GRAMMAR, PARAPHRASE_GRAMMAR_LEX, SELF_PARAPHRASE
+from circle.core.tables import read_metadata, read_table, write_table
 from circle.grammar.io import GrammarInputError
 from circle.grammar.pivot import _deal, pivot_grammar
-from circle.schemas import GRAMMAR, PARAPHRASE_GRAMMAR, PARAPHRASE_GRAMMAR_LEX, SELF_PARAPHRASE
-from circle.tables import read_metadata, read_table, write_table
 
 # (foreign, English, fractional count, lex(e|f), lex(f|e))
 RULES = [

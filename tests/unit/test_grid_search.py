@@ -5,8 +5,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from circle.config import grid_problems
-from circle.grid_search import (
+from circle.paraphrase.grid_search import (
     GridSearchError,
     PointRule,
     WeightRange,
@@ -14,7 +13,8 @@ from circle.grid_search import (
     paraphraser_configuration,
     point_table,
 )
-from circle.paraphraser import ParaphraserConfig, ReferenceMove, segment_distances
+from circle.paraphrase.paraphraser import ParaphraserConfig, ReferenceMove, segment_distances
+from circle.pipeline.config import grid_problems
 
 REFERENCE = "the children of israel went up to fight"
 MT_OUTPUT = "the sons of israel went up to battle"

@@ -7,18 +7,18 @@ import pandas as pd
 import pytest
 
 from circle.align import BITEXT_DIGEST, bitext_digest
+from circle.core.schemas import ALIGNMENT, BITEXT, EVALSET
+from circle.core.tables import read_metadata, read_table, write_table
 from circle.corpus.prepare import file_tables
-from circle.experiments import Condition, select_segments
-from circle.grammar.extract import load_aligned_bitext
-from circle.heldout import (
+from circle.experiments.heldout import (
     TUNING_SETS,
     block_sizes,
     choose_block,
     hold_out_blocks,
     tuning_set_rows,
 )
-from circle.schemas import ALIGNMENT, BITEXT, EVALSET
-from circle.tables import read_metadata, read_table, write_table
+from circle.experiments.reference_sparsity import Condition, select_segments
+from circle.grammar.extract import load_aligned_bitext
 from circle.tune.loop import single_references
 
 TINY = Path(__file__).parents[1] / "data" / "tiny"

@@ -1,4 +1,4 @@
-"""circle.length_matching: the exact word-penalty shift against a brute-force search."""
+"""circle.experiments.length_matching: the exact word-penalty shift against a brute-force search."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ import itertools
 import numpy as np
 import pytest
 
-from circle.length_matching import match_length, reference_length
+from circle.experiments.length_matching import match_length, reference_length
 
 
 def brute_force(scores, lengths, target):

@@ -7,10 +7,10 @@ import kenlm
 import pandas as pd
 import pytest
 
+from circle.core.schemas import BITEXT, EVALSET
+from circle.core.tables import write_table
 from circle.corpus.validate import CorpusError
 from circle.lm import LeakError, estimate_lm, prepare_lm_text
-from circle.schemas import BITEXT, EVALSET
-from circle.tables import write_table
 
 PREPROCESS = {"source_lang": "es", "target_lang": "en", "lowercase": True}
 TRAIN = ["in the beginning god created the heaven and the earth .",

@@ -3,7 +3,6 @@
 import numpy as np
 import pytest
 
-from circle.metrics import bleu_stats, get_metric
 from circle.tune.mert import (
     Box,
     MertSettings,
@@ -17,6 +16,7 @@ from circle.tune.mert import (
     score_weights,
     upper_envelopes,
 )
+from circle.tune.metrics import bleu_stats, get_metric
 
 VOCAB = "the a cat dog sat on mat".split()
 

@@ -1,4 +1,4 @@
-"""circle.metrics against sacrebleu: BLEU-4 / TER / TERBLEU sufficient statistics."""
+"""circle.tune.metrics against sacrebleu: BLEU-4 / TER / TERBLEU sufficient statistics."""
 
 import random
 from collections import Counter
@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 from sacrebleu.metrics import BLEU, TER
 
-from circle.metrics import (
+from circle.tune.metrics import (
     bleu_from_stats,
     bleu_stats,
     closest_ref_length,

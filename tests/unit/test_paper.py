@@ -1,4 +1,4 @@
-"""The thesis's other figures (circle.paper): their run sets, tables and readings."""
+"""The thesis's other figures (circle.figures.paper): their run sets, tables and readings."""
 
 from __future__ import annotations
 
@@ -8,8 +8,8 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from circle.experiments import Condition
-from circle.paper import (
+from circle.experiments.reference_sparsity import Condition
+from circle.figures.paper import (
     FigurePage,
     figure_runs,
     focus_rows,

@@ -9,6 +9,8 @@ import pytest
 import yaml
 
 from circle.align import BITEXT_DIGEST, bitext_digest
+from circle.core.schemas import ALIGNMENT, BITEXT, VERSES
+from circle.core.tables import read_metadata, read_table, write_table
 from circle.corpus.pivots import (
     PivotBitext,
     join_language,
@@ -17,8 +19,6 @@ from circle.corpus.pivots import (
     pivot_problems,
     write_pivot_bitext,
 )
-from circle.schemas import ALIGNMENT, BITEXT, VERSES
-from circle.tables import read_metadata, read_table, write_table
 
 ROOT = Path(__file__).resolve().parents[2]
 BIBLE = ROOT / "resources" / "bible" / "bible.parquet"

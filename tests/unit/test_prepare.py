@@ -21,7 +21,7 @@ from circle.corpus.prepare import (
     reference_order,
 )
 from circle.corpus.validate import CorpusError
-from circle.single_reference import single_reference_markdown, single_reference_table
+from circle.experiments.single_reference import single_reference_markdown, single_reference_table
 
 DOCS = ["a", "a", "b", "c", "b", "a"]
 

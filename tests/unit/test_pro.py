@@ -7,8 +7,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from circle.metrics import get_metric
 from circle.tune.mert import flat_pool, score_weights
+from circle.tune.metrics import get_metric
 from circle.tune.pro import (
     ProSettings,
     bleu_plus_one,

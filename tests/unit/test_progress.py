@@ -6,7 +6,7 @@ import logging
 
 import pytest
 
-from circle.progress import Progress, duration, progress
+from circle.core.progress import Progress, duration, progress
 
 logger = logging.getLogger("circle.test_progress")
 

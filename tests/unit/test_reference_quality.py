@@ -1,6 +1,6 @@
-"""circle.reference_quality on real verses: Ruth 1:1-3 in three translations (tests/data/tiny
-and the WEB/Darby/YLT texts of the shipped corpus), tokenised and lowercased as the pipeline
-does, and a hand-made n-best list for reachability."""
+"""circle.experiments.reference_quality on real verses: Ruth 1:1-3 in three translations
+(tests/data/tiny and the WEB/Darby/YLT texts of the shipped corpus), tokenised and lowercased as the
+pipeline does, and a hand-made n-best list for reachability."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ import pandas as pd
 import pytest
 from sacrebleu.metrics import BLEU, CHRF, TER
 
-from circle.reference_quality import (
+from circle.experiments.reference_quality import (
     CandidateSet,
     human_sets,
     ngram_set,

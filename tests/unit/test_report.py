@@ -1,4 +1,4 @@
-"""circle.report: the Fig. 4.3 table (Markdown, CSV) and plot from an EVALUATION table, its
+"""circle.figures.report: the Fig. 4.3 table (Markdown, CSV) and plot from an EVALUATION table, its
 significance marks from a CONDITION_SUMMARY, and the tuning curves from the tuning logs."""
 
 from __future__ import annotations
@@ -9,24 +9,20 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from circle.evaluate import write_evaluation
-from circle.preprocess import normalize
-from circle.report import (
+from circle.core.pages import finished_line, heading_id, markdown_html, write_page
+from circle.core.schemas import TUNING_LOG
+from circle.core.tables import write_table
+from circle.corpus.preprocess import normalize
+from circle.experiments.evaluate import significance_mark, write_evaluation
+from circle.figures.report import (
     THESIS_TABLES,
     Significance,
     figure_table,
-    finished_line,
-    heading_id,
-    markdown_html,
     markdown_table,
     plot_tuning_curves,
     reference_table,
-    significance_mark,
-    write_page,
     write_report,
 )
-from circle.schemas import TUNING_LOG
-from circle.tables import write_table
 
 CONDITIONS = [  # condition, reference type, human, paraphrase, replicates
     ("1H", "human", 1, 0, 3), ("2H", "human", 2, 0, 3), ("3H", "human", 3, 0, 1),

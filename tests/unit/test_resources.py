@@ -1,4 +1,4 @@
-"""Memory requests that follow a job's threads and its training data (circle.resources)."""
+"""Memory requests that follow a job's threads and its training data (circle.pipeline.resources)."""
 
 from __future__ import annotations
 
@@ -8,7 +8,8 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from circle.resources import (
+from circle.core.tables import parquet_rows
+from circle.pipeline.resources import (
     DEFAULT_RUNTIME,
     HEADROOM,
     MEMORY,
@@ -19,7 +20,6 @@ from circle.resources import (
     RuntimeModel,
     duckdb_limit,
     input_mb,
-    parquet_rows,
     runtime_model,
 )
 
@@ -78,7 +78,7 @@ def test_impossible_jobs_are_refused(threads, pairs, rules):
 
 
 def test_a_paraphraser_asks_for_its_grammar_once_whatever_its_workers():
-    """Measured peak RSS of loading a paraphrase grammar (benchmarks/grammar_load.py): 607 MiB
+    """Measured peak RSS of loading a paraphrase grammar (bench/grammar_load.py): 607 MiB
     for 2.17 M rules (the default pruned pivot), 2,145 MiB for 12.0 M and 4,096 MiB for 25.1 M
     (exact pivots of a quarter and half of the Bible). The request covers each with headroom,
     and grows with the rules: the exact pivot of the whole Bible (64.6 M rules) asks for

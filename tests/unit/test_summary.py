@@ -1,4 +1,4 @@
-"""circle.summary: the page that shows every report page of a run under the findings of its
+"""circle.figures.summary: the page that shows every report page of a run under the findings of its
 significance marks, as Markdown, as self-contained HTML and as results documentation."""
 
 from __future__ import annotations
@@ -11,8 +11,9 @@ import pandas as pd
 import pytest
 from tests.unit.test_report import evaluation, summary
 
-from circle.report import heading_id, markdown_html, write_page, write_report
-from circle.summary import (
+from circle.core.pages import heading_id, markdown_html, write_page
+from circle.figures.report import write_report
+from circle.figures.summary import (
     checkout_commit,
     page_order,
     report_pages,

@@ -10,10 +10,8 @@ import pandas as pd
 import pyarrow.parquet as pq
 import pytest
 
-from circle.decoder.nbest import NBEST
-from circle.grammar.filter import filter_grammar
-from circle.schemas import ALL_SCHEMAS, BITEXT, EVALSET, GRAMMAR, TableSchema
-from circle.tables import (
+from circle.core.schemas import ALL_SCHEMAS, BITEXT, EVALSET, GRAMMAR, TableSchema
+from circle.core.tables import (
     SchemaError,
     atomic_path,
     provenance,
@@ -23,6 +21,8 @@ from circle.tables import (
     scratch_directory,
     write_table,
 )
+from circle.decoder.nbest import NBEST
+from circle.grammar.filter import filter_grammar
 
 TINY = Path(__file__).resolve().parents[1] / "data" / "tiny"
 

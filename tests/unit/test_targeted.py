@@ -11,9 +11,8 @@ import pytest
 
 from circle.decoder import DecoderSettings, Grammar, Hypothesis
 from circle.lm import estimate_lm
-from circle.metrics import get_metric, ter_from_stats, ter_stats
-from circle.paraphraser import ParaphraserConfig
-from circle.targeted import (
+from circle.paraphrase.paraphraser import ParaphraserConfig
+from circle.paraphrase.targeted import (
     ParaphraseCache,
     ParaphraseMemo,
     Reranker,
@@ -27,6 +26,7 @@ from circle.targeted import (
 )
 from circle.tune.loop import TuningSettings, tune
 from circle.tune.mert import MertSettings
+from circle.tune.metrics import get_metric, ter_from_stats, ter_stats
 
 # A bigram model whose only bigram repeats its unigram and whose backoffs are 0, so a sentence's
 # log10 probability is the sum of these unigram values ("</s>" ends every sentence).

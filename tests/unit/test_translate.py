@@ -18,14 +18,14 @@ import yaml
 
 from circle.align import BITEXT_DIGEST, bitext_digest
 from circle.cli import main
+from circle.core.schemas import ALIGNMENT, BITEXT, TUNING_LOG
+from circle.core.tables import read_table, write_table
+from circle.corpus.preprocess import normalize, tokenize_bitext
 from circle.decoder import write_weights
 from circle.grammar.extract import extract_grammar
 from circle.grammar.filter import filter_grammar
 from circle.grammar.pivot import pivot_grammar
 from circle.lm import estimate_lm
-from circle.preprocess import normalize, tokenize_bitext
-from circle.schemas import ALIGNMENT, BITEXT, TUNING_LOG
-from circle.tables import read_table, write_table
 from circle.translate import Experiment, Recaser, RuleReadStats, key_ranges, rules_for
 
 TINY = Path(__file__).resolve().parents[1] / "data" / "tiny"

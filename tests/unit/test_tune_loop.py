@@ -14,13 +14,13 @@ import numpy as np
 import pandas as pd
 import pytest
 
+from circle.core.schemas import TUNING_CHECKPOINT, TUNING_LOG
+from circle.core.tables import read_metadata, read_table
 from circle.decoder import DecoderSettings, Grammar, decode_corpus
 from circle.decoder.sets import RecordedDecode, write_nbest
-from circle.evaluate import corpus_bleu, corpus_ter
-from circle.experiments import TuningRun, run_seed, tuning_params
+from circle.experiments.evaluate import corpus_bleu, corpus_ter
+from circle.experiments.reference_sparsity import TuningRun, run_seed, tuning_params
 from circle.lm import estimate_lm
-from circle.schemas import TUNING_CHECKPOINT, TUNING_LOG
-from circle.tables import read_metadata, read_table
 from circle.tune import fanout, loop
 from circle.tune.checkpoint import Checkpoint, StaleIteration, read_iteration
 from circle.tune.loop import TuningSettings, select_references, tune, write_tuning_log

@@ -8,8 +8,8 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
+from circle.corpus.preprocess import normalize
 from circle.corpus.validate import MAX_PROBLEMS_PER_FILE, CorpusError, read_lines, read_parallel
-from circle.preprocess import normalize
 
 TINY = Path(__file__).resolve().parents[1] / "data" / "tiny"
 

@@ -21,8 +21,8 @@ import pyarrow.parquet as pq
 import pytest
 from test_workflow import TINY, snakemake, tiny_config
 
-from circle.schemas import GRAMMAR
-from circle.tables import read_table
+from circle.core.schemas import GRAMMAR
+from circle.core.tables import read_table
 
 pytestmark = pytest.mark.workflow
 

@@ -13,8 +13,8 @@ import yaml
 from test_workflow import ROOT, snakemake, tiny_config
 
 from circle.align import BITEXT_DIGEST, bitext_digest
-from circle.schemas import BITEXT
-from circle.tables import read_metadata, read_table
+from circle.core.schemas import BITEXT
+from circle.core.tables import read_metadata, read_table
 
 pytestmark = pytest.mark.workflow
 

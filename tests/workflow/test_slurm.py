@@ -22,7 +22,8 @@ import pytest
 import yaml
 from test_workflow import KEPT_RUN, ROOT, tiny_alignment, tiny_config
 
-from circle.resources import MEMORY, RUNTIME_FLOOR_MIN, input_mb, parquet_rows, runtime_model
+from circle.core.tables import parquet_rows
+from circle.pipeline.resources import MEMORY, RUNTIME_FLOOR_MIN, input_mb, runtime_model
 
 pytestmark = pytest.mark.workflow
 

@@ -24,10 +24,7 @@ import pandas as pd
 import pytest
 import yaml
 
-from circle.decoder import read_weights
-from circle.decoder.nbest import NBEST
-from circle.preprocess import detokenize
-from circle.schemas import (
+from circle.core.schemas import (
     ALIGNMENT,
     BITEXT,
     CONDITION_SUMMARY,
@@ -47,7 +44,10 @@ from circle.schemas import (
     TARGETING_WEIGHTS,
     TUNING_LOG,
 )
-from circle.tables import read_metadata, read_table
+from circle.core.tables import read_metadata, read_table
+from circle.corpus.preprocess import detokenize
+from circle.decoder import read_weights
+from circle.decoder.nbest import NBEST
 
 ROOT = Path(__file__).resolve().parents[2]
 TINY = ROOT / "tests" / "data" / "tiny"
@@ -592,9 +592,9 @@ def check_paper_tables(directory: Path, config: Path) -> None:
 
 
 def check_stage_cost(directory: Path) -> None:
-    """benchmarks/stage_cost.py sums the run's job benchmarks per stage: the config's tuning
+    """bench/stage_cost.py sums the run's job benchmarks per stage: the config's tuning
     runs and the figures' apart, targeted apart, the held-out system's in a table of its own."""
-    printed = subprocess.run([sys.executable, str(ROOT / "benchmarks/stage_cost.py"),
+    printed = subprocess.run([sys.executable, str(ROOT / "bench/stage_cost.py"),
                               str(directory), "--experiment", "tiny"],
                              capture_output=True, text=True, check=True).stdout
     main, heldout = printed.split("Its held-out system")

@@ -8,19 +8,11 @@ from snakemake.exceptions import WorkflowError
 from snakemake.logging import logger
 from snakemake.utils import validate
 
-from circle.config import (
-    ConfigError,
-    config_problems,
-    duplicate_key_problems,
-    frozen_alignment_problems,
-    own_data_warnings,
-    schema_problem,
-    thesis_numbers,
-)
+from circle.core.tables import config_hash, parquet_rows
 from circle.corpus.pivots import pivot_bitexts, pivot_languages, training_bitext
 from circle.corpus.prepare import EVAL_SETS, PER_DOCUMENT, reference_names
-from circle.dose_response import dose_conditions, dose_controls, dose_extras, dose_runs
-from circle.experiments import (
+from circle.experiments.dose_response import dose_conditions, dose_controls, dose_extras, dose_runs
+from circle.experiments.reference_sparsity import (
     CONDITION_PATTERN,
     EXTRA_PATTERN,
     REFERENCE_TAG_PATTERN,
@@ -31,11 +23,19 @@ from circle.experiments import (
     tagged_reference,
     tuning_params,
 )
-from circle.paper import figure_runs, focus_runs, paper_figures
-from circle.paraphraser import ParaphraserConfig
-from circle.resources import MEMORY, input_mb, parquet_rows, runtime_model
-from circle.summary import summary_inputs
-from circle.tables import config_hash
+from circle.figures.paper import figure_runs, focus_runs, paper_figures
+from circle.figures.summary import summary_inputs
+from circle.paraphrase.paraphraser import ParaphraserConfig
+from circle.pipeline.config import (
+    ConfigError,
+    config_problems,
+    duplicate_key_problems,
+    frozen_alignment_problems,
+    own_data_warnings,
+    schema_problem,
+    thesis_numbers,
+)
+from circle.pipeline.resources import MEMORY, input_mb, runtime_model
 from circle.tune.checkpoint import ended
 
 
@@ -55,7 +55,7 @@ THESIS_NUMBERS = thesis_numbers(config)
 
 EXPERIMENT = config["experiment"]
 HELDOUT_SYSTEM = f"{EXPERIMENT}/heldout"
-"""The experiment's held-out system (circle.heldout, Fig. 4.11/4.12): built by the same rules
+"""The experiment's held-out system (circle.experiments.heldout, Fig. 4.11/4.12): built by the same rules
 under results/<experiment>/heldout/ from the tables the hold_out_blocks job writes."""
 EFFECTIVE_CONFIG = f"results/{EXPERIMENT}/config.yaml"
 """The experiment's effective configuration (written by effective_config): an input of every
@@ -140,7 +140,7 @@ def force_rebuild(paths):
 
 
 def memory_mb(wildcards, input, threads, rulename):
-    """The job's memory request from its rule's model (circle.resources.MEMORY), at the job's
+    """The job's memory request from its rule's model (circle.pipeline.resources.MEMORY), at the job's
     final thread count and, where the model asks, the training pairs (for the split of the
     training bitext: rows of the bitext or, before that exists, of the alignment, one row per
     pair) and the rules of the paraphrase grammar the job loads (the largest of its input
@@ -164,7 +164,7 @@ def memory_mb(wildcards, input, threads, rulename):
 
 def runtime_minutes(wildcards, input, threads, rulename):
     """The job's time limit in minutes (Snakemake's ``runtime``, the Slurm executor's --time)
-    from its rule's model (circle.resources.RUNTIME), at the summed size of its inputs and its
+    from its rule's model (circle.pipeline.resources.RUNTIME), at the summed size of its inputs and its
     final thread count. Until every input exists the limit is to be determined, like the
     memory of the jobs that load a paraphrase grammar: it is evaluated again when the job is
     ready."""
@@ -283,7 +283,7 @@ def tuning_seed(run):
 
 
 def tuning_settings(condition=None):
-    """A tuning job's params from the config's tuning section (circle.experiments.tuning_params)."""
+    """A tuning job's params from the config's tuning section (circle.experiments.reference_sparsity.tuning_params)."""
     return tuning_params(config["tuning"], condition)
 
 
@@ -304,7 +304,7 @@ def tuning_runs():
 
 
 def figures():
-    """The thesis figures with tuning runs of their own (circle.paper), for this config."""
+    """The thesis figures with tuning runs of their own (circle.figures.paper), for this config."""
     return paper_figures(
         config["tuning"]["conditions"], reference_count("tune"), config["tuning"]["metric"],
         config["figures"]["metric"], config["figures"]["untargeted_biases"],
@@ -317,7 +317,7 @@ def figure(key):
 
 
 def dose_response_runs():
-    """The run names of the dose-response (circle.dose_response): 1H, the controls 2H and
+    """The run names of the dose-response (circle.experiments.dose_response): 1H, the controls 2H and
     1H+1P where the experiment has them, and every 1H+1X_<extra>, each replicate."""
     conditions = dose_conditions(dose_extras(config), dose_controls(config))
     return [run.name for run in dose_runs(conditions, config["tuning"]["replicates"])]
@@ -336,7 +336,7 @@ def evaluated_runs(wildcards):
 
 
 def paper_figure_inputs(wildcards):
-    """A circle.paper figure's evaluation tables (the paper runs', or the held-out system's
+    """A circle.figures.paper figure's evaluation tables (the paper runs', or the held-out system's
     for Fig. 4.11/4.12) and the tune set that names its reference or tuning sets."""
     if figure(wildcards.figure).heldout:
         system, run_set = HELDOUT_SYSTEM, ""
@@ -519,7 +519,7 @@ def targeted_conditions():
 
 
 def targeted_settings(wildcards):
-    """The targeted paraphraser's settings besides its inputs (circle.targeted.targeted_setup)."""
+    """The targeted paraphraser's settings besides its inputs (circle.paraphrase.targeted.targeted_setup)."""
     return {
         "biases": [float(b) for b in config["paraphrase"]["biases"]],
         "point": config["grid_search"]["point"],

@@ -1,6 +1,6 @@
 # Configuring the targeted paraphraser (thesis §5.2.3, Fig. 5.3, 5.6-5.8): the grid sample, the
 # targeting sweep, the grid's weights, one paraphrasing job per bias, the choice and its report.
-# Logic in circle.grid_search, circle.paraphraser and circle.grid_figures.
+# Logic in circle.paraphrase.grid_search, circle.paraphrase.paraphraser and circle.figures.grid_figures.
 
 
 rule grid_sample:
@@ -58,7 +58,7 @@ rule targeting_sweep:
 
 
 rule grid_weights:
-    """The grid's targeting weights from the sweep, by circle.grid_search.WeightRange."""
+    """The grid's targeting weights from the sweep, by circle.paraphrase.grid_search.WeightRange."""
     input:
         distances=lambda wildcards: (
             f"results/{wildcards.experiment}/grid/sweep/"

@@ -1,7 +1,7 @@
 # The reference-sparsity experiments of thesis ch. 4 and 5.3: paraphraser tuning, untargeted
 # paraphrases of the single reference, MERT of the MT system per condition and replicate (1H+kT
 # with targeted references per hypothesis), test evaluation, the Fig. 4.3 and 5.10 tables. Logic
-# in circle.experiments, circle.targeted, circle.tune, circle.evaluate, circle.report.
+# in circle.experiments.reference_sparsity, circle.paraphrase.targeted, circle.tune, circle.experiments.evaluate, circle.figures.report.
 
 
 rule select_evalset:
@@ -344,7 +344,7 @@ rule report_paraphraser:
 
 rule report_single_reference:
     """Which translations make up the tune set's single reference (1H) and how long they are
-    against the other references (circle.single_reference; the choice rule is
+    against the other references (circle.experiments.single_reference; the choice rule is
     corpus.single_reference, §4.3.1 by default)."""
     input:
         tune="results/{experiment}/sets/tune.parquet",
@@ -383,7 +383,7 @@ rule reference_sparsity:
 
 rule reference_quality:
     """Named target: the quality of every set of extra tuning references of the config's
-    conditions (circle.reference_quality)."""
+    conditions (circle.experiments.reference_quality)."""
     input:
         EFFECTIVE_CONFIG,
         f"results/{EXPERIMENT}/report/reference_quality.md",

@@ -1,5 +1,5 @@
 from circle.align import align_table
-from circle.jobs import start_job
+from circle.core.jobs import start_job
 
 provenance = start_job(snakemake)
 align_table(snakemake.input.bitext, snakemake.output.alignment, samplers=snakemake.threads,

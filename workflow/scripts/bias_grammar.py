@@ -1,6 +1,6 @@
+from circle.core.jobs import start_job
 from circle.grammar.bias import bias_grammar
-from circle.jobs import start_job
-from circle.resources import duckdb_limit
+from circle.pipeline.resources import duckdb_limit
 
 provenance = start_job(snakemake)
 bias_grammar(snakemake.input.parts, snakemake.input.self_paraphrase, snakemake.output.grammar,

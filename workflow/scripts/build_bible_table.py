@@ -1,7 +1,7 @@
 import sys
 
+from circle.core.jobs import start_job
 from circle.corpus.bible import write_bible_table
-from circle.jobs import start_job
 
 start_job(snakemake)
 frame = write_bible_table(snakemake.output.table, shift_flags_path=snakemake.params.shift_flags,

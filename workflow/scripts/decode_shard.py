@@ -1,6 +1,6 @@
+from circle.core.jobs import start_job
 from circle.decoder.model import DecoderSettings
 from circle.decoder.sets import decode_shard
-from circle.jobs import start_job
 
 provenance = start_job(snakemake)
 decode_shard(snakemake.input.evalset, snakemake.input.grammar, snakemake.input.lm,

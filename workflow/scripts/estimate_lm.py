@@ -1,4 +1,4 @@
-from circle.jobs import start_job
+from circle.core.jobs import start_job
 from circle.lm import estimate_lm
 
 start_job(snakemake)

@@ -1,5 +1,5 @@
-from circle.experiments import TuningRun, evaluate_runs
-from circle.jobs import start_job
+from circle.core.jobs import start_job
+from circle.experiments.reference_sparsity import TuningRun, evaluate_runs
 
 provenance = start_job(snakemake)
 runs = []

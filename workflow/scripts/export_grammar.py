@@ -1,5 +1,5 @@
+from circle.core.jobs import start_job
 from circle.grammar.thrax import export_thrax
-from circle.jobs import start_job
 
 start_job(snakemake)
 export_thrax(snakemake.input.grammar, snakemake.output.text)

@@ -1,5 +1,5 @@
-from circle.dose_response import write_extra_references
-from circle.jobs import start_job
+from circle.core.jobs import start_job
+from circle.experiments.dose_response import write_extra_references
 
 provenance = start_job(snakemake)
 write_extra_references(snakemake.wildcards.extra, snakemake.input.tune, snakemake.output.table,

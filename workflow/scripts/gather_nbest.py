@@ -1,5 +1,5 @@
+from circle.core.jobs import start_job
 from circle.decoder.sets import gather_nbest
-from circle.jobs import start_job
 
 provenance = start_job(snakemake)
 gather_nbest(snakemake.input.shards, snakemake.output.nbest, snakemake.output.text,

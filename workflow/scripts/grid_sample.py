@@ -1,6 +1,6 @@
+from circle.core.jobs import start_job
 from circle.decoder import DecoderSettings
-from circle.grid_search import make_grid_sample
-from circle.jobs import start_job
+from circle.paraphrase.grid_search import make_grid_sample
 
 provenance = start_job(snakemake)
 make_grid_sample(snakemake.input.evalset, snakemake.input.grammar, snakemake.input.lm,

@@ -1,5 +1,5 @@
-from circle.grid_search import WeightRange, write_grid_weights
-from circle.jobs import start_job
+from circle.core.jobs import start_job
+from circle.paraphrase.grid_search import WeightRange, write_grid_weights
 
 provenance = start_job(snakemake)
 rule = WeightRange(snakemake.params.weight_count, snakemake.params.effective_share,

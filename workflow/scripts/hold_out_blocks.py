@@ -1,5 +1,5 @@
-from circle.heldout import hold_out_blocks
-from circle.jobs import start_job
+from circle.core.jobs import start_job
+from circle.experiments.heldout import hold_out_blocks
 
 provenance = start_job(snakemake)
 outputs = {name: getattr(snakemake.output, name)

@@ -1,6 +1,6 @@
+from circle.core.jobs import start_job
 from circle.decoder import DecoderSettings
-from circle.grid_search import paraphrase_sample, read_grid_weights
-from circle.jobs import start_job
+from circle.paraphrase.grid_search import paraphrase_sample, read_grid_weights
 
 provenance = start_job(snakemake)
 if "targeting_weights" in snakemake.input.keys():

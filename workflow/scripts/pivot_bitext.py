@@ -1,5 +1,5 @@
+from circle.core.jobs import start_job
 from circle.corpus.pivots import PivotBitext, write_pivot_bitext
-from circle.jobs import start_job
 
 provenance = start_job(snakemake)
 write_pivot_bitext(snakemake.input.table,

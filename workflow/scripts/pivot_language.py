@@ -1,5 +1,5 @@
+from circle.core.jobs import start_job
 from circle.corpus.pivots import join_language
-from circle.jobs import start_job
 
 provenance = start_job(snakemake)
 join_language(list(zip(snakemake.input.bitexts, snakemake.input.alignments, strict=True)),

@@ -1,6 +1,6 @@
+from circle.core.jobs import start_job
 from circle.grammar.pivot import PivotOptions, PivotWork, pivot_part
-from circle.jobs import start_job
-from circle.resources import duckdb_limit
+from circle.pipeline.resources import duckdb_limit
 
 provenance = start_job(snakemake)
 pivot_part(PivotWork(snakemake.input.rules, snakemake.input.sources, snakemake.input.lookup),

@@ -1,8 +1,8 @@
+from circle.core.jobs import start_job
+from circle.core.schemas import EVALSET
+from circle.core.tables import read_table
 from circle.grammar.pivot import PivotOptions, PivotWork, prepare_pivot
-from circle.jobs import start_job
-from circle.resources import duckdb_limit
-from circle.schemas import EVALSET
-from circle.tables import read_table
+from circle.pipeline.resources import duckdb_limit
 
 provenance = start_job(snakemake)
 options = snakemake.params.options

@@ -1,5 +1,5 @@
-from circle.dose_response import dose_response_report
-from circle.jobs import start_job
+from circle.core.jobs import start_job
+from circle.experiments.dose_response import dose_response_report
 
 provenance = start_job(snakemake)
 dose_response_report(snakemake.input.tune,

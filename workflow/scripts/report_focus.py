@@ -1,8 +1,8 @@
+from circle.core.jobs import start_job
 from circle.decoder import DecoderSettings
-from circle.experiments import TuningRun
-from circle.jobs import start_job
-from circle.paper import write_focus_figure
-from circle.targeted import targeted_setup
+from circle.experiments.reference_sparsity import TuningRun
+from circle.figures.paper import write_focus_figure
+from circle.paraphrase.targeted import targeted_setup
 
 start_job(snakemake)
 settings = DecoderSettings(**snakemake.params.settings)

@@ -1,5 +1,5 @@
-from circle.grid_figures import write_grid_report
-from circle.jobs import start_job
+from circle.core.jobs import start_job
+from circle.figures.grid_figures import write_grid_report
 
 start_job(snakemake)
 write_grid_report(snakemake.input.points, snakemake.input.sweep, snakemake.input.weights,

@@ -1,5 +1,5 @@
-from circle.jobs import start_job
-from circle.paper import write_figure
+from circle.core.jobs import start_job
+from circle.figures.paper import write_figure
 
 start_job(snakemake)
 write_figure(snakemake.params.figure, snakemake.input.table, snakemake.input.conditions,

@@ -1,5 +1,5 @@
-from circle.jobs import start_job
-from circle.paper import write_paper_tables
+from circle.core.jobs import start_job
+from circle.figures.paper import write_paper_tables
 
 start_job(snakemake)
 write_paper_tables(snakemake.wildcards.experiment, snakemake.params.figures,

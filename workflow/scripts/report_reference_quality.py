@@ -1,8 +1,12 @@
+from circle.core.jobs import start_job
+from circle.core.pages import csv_text, write_page, write_text_atomically
 from circle.decoder import DecoderSettings
-from circle.jobs import start_job
-from circle.reference_quality import quality_markdown, quality_of_run, write_reference_quality
-from circle.report import csv_text, write_page, write_text_atomically
-from circle.targeted import targeted_setup
+from circle.experiments.reference_quality import (
+    quality_markdown,
+    quality_of_run,
+    write_reference_quality,
+)
+from circle.paraphrase.targeted import targeted_setup
 
 provenance = start_job(snakemake)
 targeted = None

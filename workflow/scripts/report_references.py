@@ -1,6 +1,6 @@
-from circle.experiments import TuningRun
-from circle.jobs import start_job
-from circle.report import plot_tuning_curves, write_report
+from circle.core.jobs import start_job
+from circle.experiments.reference_sparsity import TuningRun
+from circle.figures.report import plot_tuning_curves, write_report
 
 start_job(snakemake)
 write_report(snakemake.input.table, snakemake.output.markdown, snakemake.output.html,

@@ -1,7 +1,7 @@
 from pathlib import Path
 
-from circle.jobs import start_job
-from circle.summary import write_summary
+from circle.core.jobs import start_job
+from circle.figures.summary import write_summary
 
 start_job(snakemake)
 write_summary(snakemake.params.results,

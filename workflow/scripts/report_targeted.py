@@ -1,7 +1,8 @@
+from circle.core.jobs import start_job
+from circle.core.pages import write_page
 from circle.decoder import DecoderSettings
-from circle.jobs import start_job
-from circle.report import write_page, write_report
-from circle.targeted import sample_triples, targeted_setup, triples_page
+from circle.figures.report import write_report
+from circle.paraphrase.targeted import sample_triples, targeted_setup, triples_page
 
 start_job(snakemake)
 write_report(snakemake.input.table, snakemake.output.markdown, snakemake.output.html,

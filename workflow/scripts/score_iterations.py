@@ -1,6 +1,6 @@
+from circle.core.jobs import start_job
 from circle.decoder import DecoderSettings
-from circle.iterations import score_iterations
-from circle.jobs import start_job
+from circle.experiments.iterations import score_iterations
 
 provenance = start_job(snakemake)
 score_iterations(snakemake.input.log, snakemake.input.test, snakemake.input.grammar,

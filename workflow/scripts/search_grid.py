@@ -1,5 +1,5 @@
-from circle.grid_search import PointRule, search_grid
-from circle.jobs import start_job
+from circle.core.jobs import start_job
+from circle.paraphrase.grid_search import PointRule, search_grid
 
 provenance = start_job(snakemake)
 search_grid(snakemake.input.sweep, snakemake.input.rows,

@@ -1,5 +1,5 @@
+from circle.core.jobs import start_job
 from circle.grammar.extract import split_for_counting
-from circle.jobs import start_job
 
 provenance = start_job(snakemake)
 split_for_counting(snakemake.input.bitext, snakemake.input.alignment, snakemake.output.lexical,

@@ -1,5 +1,5 @@
-from circle.jobs import start_job
-from circle.preprocess import tokenize_table
+from circle.core.jobs import start_job
+from circle.corpus.preprocess import tokenize_table
 
 provenance = start_job(snakemake)
 tokenize_table(snakemake.input.table, snakemake.output.table, provenance=provenance,

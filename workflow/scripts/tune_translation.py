@@ -1,5 +1,5 @@
-from circle.experiments import ConditionTuning
-from circle.jobs import start_job
+from circle.core.jobs import start_job
+from circle.experiments.reference_sparsity import ConditionTuning
 from circle.tune.checkpoint import Checkpoint
 
 provenance = start_job(snakemake)

@@ -1,5 +1,5 @@
-from circle.config import write_effective_config
-from circle.jobs import start_job
+from circle.core.jobs import start_job
+from circle.pipeline.config import write_effective_config
 
 start_job(snakemake)
 write_effective_config(snakemake.config, snakemake.output.config)

@@ -1,4 +1,5 @@
-"""Build the default corpus: the verse-aligned Bible table (schema :data:`circle.schemas.VERSES`).
+"""Build the default corpus: the verse-aligned Bible table (schema
+:data:`circle.core.schemas.VERSES`).
 
 Spanish RV1909 (source) and five English versions in KJV versification, one row per KJV verse
 slot (31,102). Sources, cleaning, flags and splits are documented in ``resources/bible/README.md``;
@@ -30,6 +31,8 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from circle.core.schemas import VERSES
+from circle.core.tables import provenance, write_table
 from circle.corpus import versification
 from circle.corpus.bible_clean import (
     VerseKey,
@@ -40,8 +43,6 @@ from circle.corpus.bible_clean import (
     resegment_numbered_text,
     strip_acrostic_letter,
 )
-from circle.schemas import VERSES
-from circle.tables import provenance, write_table
 
 DEFAULT_SWORD_PATH = Path("/usr/share/sword")
 RESOURCES = Path(__file__).resolve().parents[3] / "resources" / "bible"
@@ -250,7 +251,8 @@ def build_texts(sword_path: str | Path = DEFAULT_SWORD_PATH) -> pd.DataFrame:
 def build_bible_table(sword_path: str | Path = DEFAULT_SWORD_PATH,
                       shift_flags_path: str | Path = DEFAULT_SHIFT_FLAGS,
                       seed: int = 13, detect_shifts: bool = False) -> pd.DataFrame:
-    """The verse-aligned table (columns of :data:`circle.schemas.VERSES`), one row per KJV slot.
+    """The verse-aligned table (columns of :data:`circle.core.schemas.VERSES`), one row per KJV
+    slot.
 
     ``shift_flags_path`` is the frozen list of RV1909 verses shifted against KJV versification;
     ``detect_shifts`` reruns the (stochastic) detector and overwrites that file first (see
@@ -306,7 +308,7 @@ def write_bible_table(out_path: str | Path = DEFAULT_OUTPUT,
                       seed: int = 13, detect_shifts: bool = False,
                       rule: str = "build_bible_table") -> pd.DataFrame:
     """Build the table (:func:`build_bible_table`) and write it as Parquet
-    (:data:`~circle.schemas.VERSES`) to ``out_path``; returns it."""
+    (:data:`~circle.core.schemas.VERSES`) to ``out_path``; returns it."""
     frame = build_bible_table(sword_path, shift_flags_path, seed, detect_shifts)
     flags_digest = hashlib.sha256(Path(shift_flags_path).read_bytes()).hexdigest()[:16]
     write_table(frame, out_path, VERSES,

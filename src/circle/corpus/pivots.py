@@ -21,11 +21,11 @@ from typing import Any
 import pandas as pd
 
 from circle.align import BITEXT_DIGEST, bitext_digest, check_bitext_digest
+from circle.core.schemas import ALIGNMENT, BITEXT, VERSES
+from circle.core.tables import read_metadata, read_table, write_table
 from circle.corpus.bible import REFERENCES
+from circle.corpus.preprocess import tokenize_bitext
 from circle.corpus.validate import CorpusError
-from circle.preprocess import tokenize_bitext
-from circle.schemas import ALIGNMENT, BITEXT, VERSES
-from circle.tables import read_metadata, read_table, write_table
 
 KEY = "paraphrase.pivots"
 

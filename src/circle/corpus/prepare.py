@@ -1,11 +1,11 @@
 """Turn a corpus (the shipped Bible table or a user's files) into the pipeline's split tables.
 
-Outputs are one :data:`~circle.schemas.BITEXT` table for training and one
-:data:`~circle.schemas.EVALSET` table per evaluation set (``tune``, ``test``, ``paratune``). The
-single-reference condition of the thesis (§4.2: per document, one of the human references chosen at
-random) and the 2H, 3H, ... conditions are encoded once, here, as a seeded per-document permutation
-of the reference indices (``ref_order``): condition kH uses the first k indices. How the single
-reference is chosen is the corpus's ``single_reference`` rule (:data:`CHOICE_RULES`).
+Outputs are one :data:`~circle.core.schemas.BITEXT` table for training and one
+:data:`~circle.core.schemas.EVALSET` table per evaluation set (``tune``, ``test``, ``paratune``).
+The single-reference condition of the thesis (§4.2: per document, one of the human references chosen
+at random) and the 2H, 3H, ... conditions are encoded once, here, as a seeded per-document
+permutation of the reference indices (``ref_order``): condition kH uses the first k indices. How the
+single reference is chosen is the corpus's ``single_reference`` rule (:data:`CHOICE_RULES`).
 """
 
 from __future__ import annotations
@@ -21,9 +21,9 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from circle.core.schemas import BITEXT, EVALSET, VERSES
+from circle.core.tables import read_table, write_table
 from circle.corpus.validate import CorpusError, read_parallel
-from circle.schemas import BITEXT, EVALSET, VERSES
-from circle.tables import read_table, write_table
 
 EVAL_SETS = ("tune", "test", "paratune")
 
@@ -65,9 +65,9 @@ def balanced_reference_order(documents: Sequence[str], n_refs: int,
     Documents are visited in order of first appearance, in blocks of ``n_refs``; each block
     draws a permutation of ``range(n_refs)`` that gives its documents their single references,
     so that every prefix of the documents (and so a set cut to its first whole documents,
-    :func:`circle.experiments.select_segments`) has each reference as the single reference of
-    k or k + 1 documents. Each document's further references follow in a seeded random order.
-    Balances documents, not segments: documents differ in length. The thesis draws the single
+    :func:`circle.experiments.reference_sparsity.select_segments`) has each reference as the single
+    reference of k or k + 1 documents. Each document's further references follow in a seeded random
+    order. Balances documents, not segments: documents differ in length. The thesis draws the single
     reference per document at random (§4.3.1); balancing goes beyond it, so that 1H does not
     rest mostly on one translation's length and style."""
     rng = np.random.default_rng(seed)

@@ -14,8 +14,8 @@ from pathlib import Path
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from circle.preprocess import has_tokens
-from circle.tables import SchemaError, parquet_errors
+from circle.core.tables import SchemaError, parquet_errors
+from circle.corpus.preprocess import has_tokens
 
 MAX_PROBLEMS_PER_FILE = 10
 PARQUET_TEXT_COLUMN = "text"
@@ -36,7 +36,7 @@ def read_lines(path: str | Path, max_chars: int) -> tuple[list[str], list[str]]:
 
     Text files must be UTF-8 (a byte-order mark at the start is dropped); Parquet files must have
     a string column named ``text``, a row per line. Lines are stripped of the trailing newline
-    only; the tokeniser brings them to Unicode NFC (:func:`circle.preprocess.normalize`).
+    only; the tokeniser brings them to Unicode NFC (:func:`circle.corpus.preprocess.normalize`).
     Problems: missing or empty file, invalid UTF-8, a NUL byte (UTF-16 read as UTF-8), empty or
     whitespace-only line, line longer than ``max_chars`` characters, a line break inside a line
     (a Parquet cell holds one segment), line that tokenises to nothing (only control

@@ -38,7 +38,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from circle.external import run_tool
+from circle.core.external import run_tool
 
 MAX_OFFSET = 5
 """Offsets tried on each side; Job 40 in RV1909 is 5 verses off."""

@@ -20,13 +20,13 @@ from collections.abc import Callable, Hashable, Iterator, Mapping, Sequence
 from multiprocessing.connection import Connection, wait
 from typing import TypeVar
 
+from circle.core.jobs import die_with_parent
+from circle.core.progress import progress
 from circle.decoder.grammar import Grammar, load_grammar
 from circle.decoder.lm import LanguageModel
 from circle.decoder.model import DecoderSettings, read_weights
 from circle.decoder.nbest import Hypothesis
 from circle.decoder.search import Decoder
-from circle.jobs import die_with_parent
-from circle.progress import progress
 
 logger = logging.getLogger(__name__)
 
@@ -54,7 +54,7 @@ def _serve(connection: Connection, decoder_args: tuple, parent: int) -> None:
     """A worker's loop: make the decoder, then answer each ``(number, function, task)`` message
     with ``(number, True, function(decoder, task))``, or ``(number, False, error)``, until None.
     An error making the decoder is the answer to every task. The worker dies with ``parent``
-    (:func:`circle.jobs.die_with_parent`)."""
+    (:func:`circle.core.jobs.die_with_parent`)."""
     die_with_parent(parent)
     try:
         decoder: Decoder | None = _make_decoder(*decoder_args)

@@ -7,9 +7,9 @@ sides at once (Arrow compute) into symbol ids, so the decoder scores a key's rul
 (:meth:`Grammar.rows`, :meth:`Grammar.features`, :attr:`Grammar.terminal_counts`) and parses
 into a :class:`Rule` only the few it keeps (:meth:`Grammar.rules_at`).
 
-Nonterminals are ``[X,1]`` / ``[X,2]`` as in :mod:`circle.schemas`. Within a parsed :class:`Rule`
-a target nonterminal is the position (0 or 1) of the co-indexed nonterminal on the source side,
-so a source side written ``[X,2] de [X,1]`` matches the same key as ``[X,1] de [X,2]``.
+Nonterminals are ``[X,1]`` / ``[X,2]`` as in :mod:`circle.core.schemas`. Within a parsed
+:class:`Rule` a target nonterminal is the position (0 or 1) of the co-indexed nonterminal on the
+source side, so a source side written ``[X,2] de [X,1]`` matches the same key as ``[X,1] de [X,2]``.
 """
 
 from __future__ import annotations
@@ -23,10 +23,9 @@ import pandas as pd
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from circle.core.schemas import ALL_SCHEMAS, TableSchema
+from circle.core.tables import parquet_rows, read_batches, read_metadata
 from circle.decoder.model import DECODER_FEATURES
-from circle.resources import parquet_rows
-from circle.schemas import ALL_SCHEMAS, TableSchema
-from circle.tables import read_batches, read_metadata
 
 NT = "[X]"
 """The trie symbol of a source nonterminal (terminals never contain ``[``)."""

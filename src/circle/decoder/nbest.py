@@ -15,7 +15,7 @@ from dataclasses import dataclass
 
 import pyarrow as pa
 
-from circle.schemas import TableSchema
+from circle.core.schemas import TableSchema
 
 
 @dataclass

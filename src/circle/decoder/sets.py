@@ -20,14 +20,14 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
+from circle.core.schemas import EVALSET
+from circle.core.tables import atomic_path, read_metadata, read_table, write_table
+from circle.corpus.preprocess import detokenize
 from circle.decoder.corpus import decode_corpus
 from circle.decoder.grammar import load_grammar
 from circle.decoder.lm import LanguageModel
 from circle.decoder.model import DECODER_FEATURES, DecoderSettings, Model, read_weights
 from circle.decoder.nbest import NBEST, Hypothesis, format_nbest, nbest_rows
-from circle.preprocess import detokenize
-from circle.schemas import EVALSET
-from circle.tables import atomic_path, read_metadata, read_table, write_table
 
 
 def shard_rows(count: int, shard: int, shards: int) -> range:

@@ -1,6 +1,6 @@
 """Hierarchical translation grammars and the paraphrase grammars pivoted from them.
 
-Stages, each an entry function over Parquet tables (:mod:`circle.schemas`):
+Stages, each an entry function over Parquet tables (:mod:`circle.core.schemas`):
 :func:`~circle.grammar.extract.extract_grammar` (Hiero extraction, thesis eq. 3.3),
 :func:`~circle.grammar.pivot.pivot_grammar` (eq. 3.4-3.13),
 :func:`~circle.grammar.bias.bias_grammar` (self-paraphrase bias, eq. 5.2-5.10),

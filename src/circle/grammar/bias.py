@@ -28,6 +28,8 @@ from collections.abc import Mapping, Sequence
 
 import duckdb
 
+from circle.core.schemas import PARAPHRASE_GRAMMAR, PARAPHRASE_GRAMMAR_LEX, SELF_PARAPHRASE
+from circle.core.tables import scratch_directory
 from circle.grammar.io import (
     GrammarInputError,
     carried_metadata,
@@ -36,8 +38,6 @@ from circle.grammar.io import (
     grammar_schema,
     write_relation,
 )
-from circle.schemas import PARAPHRASE_GRAMMAR, PARAPHRASE_GRAMMAR_LEX, SELF_PARAPHRASE
-from circle.tables import scratch_directory
 
 
 def bias_grammar(paraphrase_parts: Sequence[str | os.PathLike],

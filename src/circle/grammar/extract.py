@@ -51,6 +51,16 @@ import pandas as pd
 import pyarrow as pa
 
 from circle.align import AlignmentError, check_bitext_digest, parse_links
+from circle.core.jobs import die_with_parent
+from circle.core.progress import progress
+from circle.core.schemas import ALIGNED_BITEXT, ALIGNMENT, BITEXT, GRAMMAR, LEXICAL, RULE_COUNTS
+from circle.core.tables import (
+    parquet_rows,
+    read_metadata,
+    read_table,
+    scratch_directory,
+    write_table,
+)
 from circle.grammar.io import (
     GrammarInputError,
     RelationWriter,
@@ -66,11 +76,6 @@ from circle.grammar.lexical import (
     table_from_frame,
     word_factors,
 )
-from circle.jobs import die_with_parent
-from circle.progress import progress
-from circle.resources import parquet_rows
-from circle.schemas import ALIGNED_BITEXT, ALIGNMENT, BITEXT, GRAMMAR, LEXICAL, RULE_COUNTS
-from circle.tables import read_metadata, read_table, scratch_directory, write_table
 
 logger = logging.getLogger(__name__)
 

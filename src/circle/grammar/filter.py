@@ -20,6 +20,8 @@ from dataclasses import dataclass
 import duckdb
 import pyarrow as pa
 
+from circle.core.schemas import GRAMMAR, PARAPHRASE_GRAMMAR, PARAPHRASE_GRAMMAR_LEX
+from circle.core.tables import scratch_directory
 from circle.grammar.io import (
     carried_metadata,
     checked_parquet,
@@ -27,8 +29,6 @@ from circle.grammar.io import (
     grammar_schema,
     write_relation,
 )
-from circle.schemas import GRAMMAR, PARAPHRASE_GRAMMAR, PARAPHRASE_GRAMMAR_LEX
-from circle.tables import scratch_directory
 
 GRAMMAR_SCHEMAS = (GRAMMAR, PARAPHRASE_GRAMMAR, PARAPHRASE_GRAMMAR_LEX)
 

@@ -8,9 +8,9 @@ import numpy as np
 import pandas as pd
 import pyarrow.parquet as pq
 
+from circle.core.schemas import PARAPHRASE_GRAMMAR, PARAPHRASE_GRAMMAR_LEX
+from circle.core.tables import parquet_errors
 from circle.grammar.io import grammar_schema
-from circle.schemas import PARAPHRASE_GRAMMAR, PARAPHRASE_GRAMMAR_LEX
-from circle.tables import parquet_errors
 
 
 def top_paraphrases(grammar_path: str | os.PathLike, phrase: str, n: int = 10) -> pd.DataFrame:

@@ -2,10 +2,10 @@
 
 Grammar tables can hold tens of millions of rules, so the stages compute on them with DuckDB over
 the Parquet files (out of core, with a memory limit and a spill directory) instead of loading them
-with :func:`circle.tables.read_table`; :func:`grammar_schema` performs the same name/version check
-first, and DuckDB reads tables only through :func:`checked_parquet`, which verifies their page
+with :func:`circle.core.tables.read_table`; :func:`grammar_schema` performs the same name/version
+check first, and DuckDB reads tables only through :func:`checked_parquet`, which verifies their page
 checksums as ``read_table`` does. Results are streamed to Parquet by :func:`write_relation`,
-which writes exactly what :func:`circle.tables.write_table` would.
+which writes exactly what :func:`circle.core.tables.write_table` would.
 """
 
 from __future__ import annotations
@@ -18,8 +18,8 @@ import duckdb
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from circle.schemas import TableSchema
-from circle.tables import (
+from circle.core.schemas import TableSchema
+from circle.core.tables import (
     META_PREFIX,
     PARQUET_WRITE_OPTIONS,
     SchemaError,
@@ -91,7 +91,7 @@ CREATE OR REPLACE MACRO canonical(s) AS
 CREATE OR REPLACE MACRO terminal_count(s) AS
     len(string_split(s, ' ')) - (len(s) - len(replace(s, '[X,', ''))) // 3;
 """
-"""SQL macros for the nonterminal conventions of :mod:`circle.schemas`.
+"""SQL macros for the nonterminal conventions of :mod:`circle.core.schemas`.
 
 ``canonical`` renumbers an English side's nonterminals left to right (``[X,2] 's [X,1]`` →
 ``[X,1] 's [X,2]``) and ``is_swapped`` says whether that renumbering was needed; grammars have at
@@ -104,7 +104,7 @@ def write_relation(relation: duckdb.DuckDBPyRelation, path: str | os.PathLike,
                    metadata: Mapping[str, str] | None = None) -> int:
     """Stream a DuckDB relation into a table of ``schema``; returns the number of rows.
 
-    The streaming counterpart of :func:`circle.tables.write_table` (same strict cast, same
+    The streaming counterpart of :func:`circle.core.tables.write_table` (same strict cast, same
     ``circle.*`` metadata, same page checksums, same atomic replace) for tables too large to hold
     as one frame.
     """
@@ -158,7 +158,7 @@ class RelationWriter:
 
 def checked_parquet(paths: str | os.PathLike | Sequence[str | os.PathLike]) -> str:
     """DuckDB's ``read_parquet`` of the pipeline table(s) ``paths``, once every page's
-    checksum has been verified (:func:`circle.tables.verify_checksums`)."""
+    checksum has been verified (:func:`circle.core.tables.verify_checksums`)."""
     paths = [paths] if isinstance(paths, str | os.PathLike) else list(paths)
     for path in paths:
         verify_checksums(path)

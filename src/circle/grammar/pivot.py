@@ -102,8 +102,8 @@ the default grammar), as each partition's join meets the terms in another order.
 features may then differ between runs. So may another ``memory_limit`` when DuckDB spills, as a
 spilled aggregate adds its partial sums in another order: the default pruned pivot's preparation
 does not spill at the workflow's 6,000 MB (60 % of the job's request,
-:data:`circle.resources.DUCKDB_SHARE`); at 4,000 and at 3,500 MB it does, and the two tables
-differ in the last bit of p(e1, e2) in 32,560 of the 2.17 M rules.
+:data:`circle.pipeline.resources.DUCKDB_SHARE`); at 4,000 and at 3,500 MB it does, and the two
+tables differ in the last bit of p(e1, e2) in 32,560 of the 2.17 M rules.
 """
 
 from __future__ import annotations
@@ -120,6 +120,24 @@ import pandas as pd
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
+from circle.core.progress import progress
+from circle.core.schemas import (
+    GRAMMAR,
+    PARAPHRASE_GRAMMAR,
+    PARAPHRASE_GRAMMAR_LEX,
+    PIVOT_LOOKUP,
+    PIVOT_RULES,
+    PIVOT_SOURCES,
+    SELF_PARAPHRASE,
+    TableSchema,
+)
+from circle.core.tables import (
+    parquet_rows,
+    read_metadata,
+    read_table,
+    scratch_directory,
+    write_table,
+)
 from circle.grammar.extract import LHS
 from circle.grammar.filter import matching_phrases
 from circle.grammar.io import (
@@ -132,19 +150,6 @@ from circle.grammar.io import (
     sql_string,
     write_relation,
 )
-from circle.progress import progress
-from circle.resources import parquet_rows
-from circle.schemas import (
-    GRAMMAR,
-    PARAPHRASE_GRAMMAR,
-    PARAPHRASE_GRAMMAR_LEX,
-    PIVOT_LOOKUP,
-    PIVOT_RULES,
-    PIVOT_SOURCES,
-    SELF_PARAPHRASE,
-    TableSchema,
-)
-from circle.tables import read_metadata, read_table, scratch_directory, write_table
 
 logger = logging.getLogger(__name__)
 

@@ -13,9 +13,9 @@ from pathlib import Path
 
 import pyarrow.parquet as pq
 
+from circle.core.tables import atomic_path
 from circle.grammar.filter import GRAMMAR_SCHEMAS
 from circle.grammar.io import grammar_schema
-from circle.tables import atomic_path
 
 
 def export_thrax(grammar_path: str | os.PathLike, out_path: str | os.PathLike,

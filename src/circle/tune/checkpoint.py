@@ -3,8 +3,8 @@ where it stopped instead of at MERT iteration 1 (:func:`circle.tune.loop.tune`).
 
 A checkpoint is a directory next to the run's output. After every iteration, the last one
 included, the loop writes one file ``iteration-NNNN.parquet`` into it
-(:data:`~circle.schemas.TUNING_CHECKPOINT`, atomically): the n-best pool rows that joined in that
-iteration with their features and frozen metric statistics (against each hypothesis' own
+(:data:`~circle.core.schemas.TUNING_CHECKPOINT`, atomically): the n-best pool rows that joined in
+that iteration with their features and frozen metric statistics (against each hypothesis' own
 references, as a per-hypothesis reference hook gave them), the iteration's log row, and the
 weights the next iteration decodes with. The loop's random generators depend on the seed and
 the iteration number alone (:meth:`~circle.tune.loop.TuningSettings.iteration_rng`), so these
@@ -35,8 +35,8 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from circle.schemas import TUNING_CHECKPOINT
-from circle.tables import SchemaError, read_metadata, read_table, write_table
+from circle.core.schemas import TUNING_CHECKPOINT
+from circle.core.tables import SchemaError, read_metadata, read_table, write_table
 
 logger = logging.getLogger(__name__)
 
@@ -71,7 +71,7 @@ class StaleIteration(ValueError):
 
 def read_iteration(path: str | os.PathLike, fingerprint: str) -> SavedIteration:
     """One saved iteration; refuses (:class:`StaleIteration`) a file written for another
-    fingerprint, and an unreadable one (:class:`~circle.tables.SchemaError`)."""
+    fingerprint, and an unreadable one (:class:`~circle.core.tables.SchemaError`)."""
     meta = read_metadata(path)
     if meta.get("fingerprint") != fingerprint:
         raise StaleIteration(f"{Path(path).name} was written for other inputs or settings")

@@ -8,7 +8,7 @@ Iteration i of a run is ``shards`` shard jobs and one optimisation job, which ex
 * shard job s (:func:`decode_shard`) reads iterations 1..i-1 (the weights iteration i decodes;
   the pool, which says which pairs are new), decodes its sentences with the iteration's weight
   vectors and scores the new (sentence, hypothesis) pairs against their own references; a
-  targeted run's paraphrasing happens here. It writes :data:`~circle.schemas.TUNING_SHARD`.
+  targeted run's paraphrasing happens here. It writes :data:`~circle.core.schemas.TUNING_SHARD`.
 * the optimisation job (:func:`optimise_iteration`) adds the shards to the pool in the order in
   which :func:`circle.tune.loop.tune` adds one shard of every sentence, optimises, and writes
   iteration i as the file the in-process loop's checkpoint saves
@@ -32,9 +32,9 @@ from collections.abc import Callable, Mapping, Sequence
 import numpy as np
 import pandas as pd
 
+from circle.core.schemas import TUNING_SHARD
+from circle.core.tables import read_metadata, read_table, write_table
 from circle.decoder import Hypothesis
-from circle.schemas import TUNING_SHARD
-from circle.tables import read_metadata, read_table, write_table
 from circle.tune.checkpoint import SavedIteration, StaleIteration
 from circle.tune.loop import (
     IterationShard,
@@ -97,7 +97,7 @@ def decode_shard(builder: PoolBuilder, saved: Sequence[SavedIteration],
 
 def write_shard(shard: IterationShard, path: str | os.PathLike, names: Sequence[str],
                 fingerprint: str, provenance: Mapping[str, str] | None = None) -> None:
-    """Write a shard as :data:`~circle.schemas.TUNING_SHARD` (atomically)."""
+    """Write a shard as :data:`~circle.core.schemas.TUNING_SHARD` (atomically)."""
     frame = pd.DataFrame({"decode": pd.Series(shard.decodes, dtype="int32"),
                           "sentence": pd.Series(shard.sentences, dtype="int64"),
                           "hypothesis": pd.Series(shard.hypotheses, dtype=object),

@@ -70,14 +70,14 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from circle.core.schemas import TUNING_LOG
+from circle.core.tables import write_table
 from circle.decoder import DecoderSettings, Grammar, Hypothesis, decode_corpus, load_grammar
 from circle.decoder.model import Model
 from circle.decoder.sets import RecordedDecode
-from circle.metrics import Metric, get_metric
-from circle.schemas import TUNING_LOG
-from circle.tables import write_table
 from circle.tune.checkpoint import Checkpoint, SavedIteration
 from circle.tune.mert import Box, FlatPool, MertSettings, NBestPool, normalise, one_best, optimise
+from circle.tune.metrics import Metric, get_metric
 from circle.tune.pro import ProSettings, pro_optimise
 
 logger = logging.getLogger(__name__)
@@ -190,7 +190,7 @@ class TuningResult:
         return next(entry for entry in self.log if entry.returned)
 
     def log_frame(self) -> pd.DataFrame:
-        """The log as rows of :data:`~circle.schemas.TUNING_LOG`."""
+        """The log as rows of :data:`~circle.core.schemas.TUNING_LOG`."""
         rows = [{**asdict(entry), "weights": list(entry.weights), "metric": self.metric}
                 for entry in self.log]
         return pd.DataFrame(rows, columns=list(TUNING_LOG.arrow.names))
@@ -568,7 +568,7 @@ def tune(sentences: Sequence[str], references_per_sentence: Sequence[Sequence[st
 
 def write_tuning_log(result: TuningResult, path: str | os.PathLike,
                      provenance: Mapping[str, str] | None = None) -> None:
-    """Write the log as :data:`~circle.schemas.TUNING_LOG` (metadata: feature names, fixed)."""
+    """Write the log as :data:`~circle.core.schemas.TUNING_LOG` (metadata: feature names, fixed)."""
     metadata = {"feature_names": json.dumps(list(result.feature_names)),
                 "fixed_features": json.dumps(list(result.fixed)),
                 "metric": result.metric,

@@ -35,8 +35,8 @@ from pathlib import Path
 
 import numpy as np
 
-from circle.metrics import Metric
 from circle.tune import _envelope
+from circle.tune.metrics import Metric
 
 TIE_TOLERANCE = 1e-12  # interval scores closer than this count as equal
 

@@ -31,8 +31,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from circle.metrics import BLEU_STATS, MAX_ORDER, Metric, ter_from_stats
 from circle.tune.mert import FlatPool, score_weights
+from circle.tune.metrics import BLEU_STATS, MAX_ORDER, Metric, ter_from_stats
 
 PAIR_BUDGET = 1 << 20  # candidate pairs drawn per block of segments (bounds the memory used)
 
@@ -107,7 +107,7 @@ def sentence_scores(metric: Metric, stats: np.ndarray, smooth_unigrams: bool = F
     """Sentence-level score of each statistics row, ``(N, s) -> (N,)``; higher is better.
 
     BLEU: BLEU+1 (:func:`bleu_plus_one`).  TER: ``-edits / reference length`` of the row
-    (:func:`circle.metrics.ter_from_stats`).  TERBLEU: ``-(0.5 * TER + 0.5 * (1 - BLEU+1))``,
+    (:func:`circle.tune.metrics.ter_from_stats`).  TERBLEU: ``-(0.5 * TER + 0.5 * (1 - BLEU+1))``,
     the thesis' TERBLEU loss with BLEU+1 as its sentence-level BLEU.
     """
     s = np.atleast_2d(np.asarray(stats, dtype=np.float64))

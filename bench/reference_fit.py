@@ -1,0 +1,52 @@
+"""What tuning with paraphrased references fits: decode the tune set with several runs' weights
+and score each output against the single human reference, its 1-best untargeted paraphrase and
+all human references of the tune set (sacrebleu BLEU, percent).
+
+Usage: python bench/reference_fit.py [--experiment default]
+       [--runs untuned-translation 1H.rep0 1H+1P.rep0 2H.rep0]
+"""
+
+import argparse
+
+from circle.core.schemas import EVALSET
+from circle.core.tables import read_table
+from circle.decoder import DecoderSettings, decode_corpus, load_grammar, read_weights
+from circle.decoder.nbest import NBEST
+from circle.experiments.evaluate import corpus_bleu
+from circle.experiments.reference_sparsity import Condition, condition_references
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--experiment", default="default")
+    parser.add_argument("--runs", nargs="+",
+                        default=["untuned-translation", "1H.rep0", "1H+1P.rep0", "1H+3P.rep0",
+                                 "2H.rep0"])
+    parser.add_argument("--lm-order", type=int, default=3)
+    parser.add_argument("--workers", type=int, default=2)
+    args = parser.parse_args()
+    results = f"results/{args.experiment}"
+    table = read_table(f"{results}/sets/tune.parquet", EVALSET)
+    paraphrases = read_table(f"{results}/paraphrase/untargeted-bias0/tune.nbest.parquet", NBEST)
+    single = condition_references(table, Condition.parse("1H"), None)
+    paraphrased = [refs[1:] for refs in
+                   condition_references(table, Condition.parse("1H+1P"), paraphrases)]
+    humans = [list(refs) for refs in table["references"]]
+    print(f"1-best paraphrases against the reference they paraphrase: "
+          f"{corpus_bleu([p[0] for p in paraphrased], single).value:.2f} BLEU")
+    grammar = load_grammar(f"{results}/grammar/filtered/tune.parquet")
+    print("| weights | vs single reference | vs its 1-best paraphrase | vs all human references |")
+    print("|---|---:|---:|---:|")
+    for run in args.runs:
+        outputs = decode_corpus(list(table["source"]), grammar,
+                                f"{results}/lm/{args.lm_order}gram.binary",
+                                read_weights(f"{results}/weights/{run}.txt"),
+                                DecoderSettings(k=1), workers=args.workers)
+        best = [hypotheses[0].text for hypotheses in outputs]
+        print(f"| {run} | {corpus_bleu(best, single).value:.2f} | "
+              f"{corpus_bleu(best, paraphrased).value:.2f} | "
+              f"{corpus_bleu(best, humans).value:.2f} |")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,300 @@
+"""Checks of an experiment's configuration when the workflow is built, before any job runs.
+
+The JSON schema (``workflow/schemas/config.schema.yaml``) checks each key on its own; these
+checks need several keys together: tuning conditions against the references the data has, the
+untuned weights against the features of the grammars they score, and a frozen alignment against
+the alignment settings it replays. :func:`write_effective_config` records the configuration an
+experiment ran with beside its results.
+"""
+
+from __future__ import annotations
+
+import fnmatch
+import os
+from collections.abc import Hashable, Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from circle.align import REFREEZE_HINT, aligner_name
+from circle.core.schemas import (
+    ALIGNMENT,
+    GRAMMAR,
+    PARAPHRASE_GRAMMAR,
+    PARAPHRASE_GRAMMAR_LEX,
+    TableSchema,
+)
+from circle.core.tables import SchemaError, atomic_path, read_metadata
+from circle.corpus.pivots import pivot_problems
+from circle.corpus.prepare import reference_names
+from circle.decoder.model import DECODER_FEATURES, Model, finite_weight
+from circle.experiments.dose_response import dose_problems
+from circle.experiments.reference_sparsity import Condition
+
+BASELINE_CONDITION = "1H"
+
+
+class ConfigError(ValueError):
+    """The configuration cannot run; the message lists every problem found."""
+
+    def __init__(self, problems: Sequence[str]):
+        self.problems = list(problems)
+        super().__init__("invalid configuration:\n  " + "\n  ".join(self.problems))
+
+
+def schema_problem(error: Exception) -> str:
+    """One line for a failed schema validation: the key and what is wrong with it, without the
+    whole schema that Snakemake's message quotes."""
+    cause = error.__context__
+    if cause is None or not hasattr(cause, "absolute_path"):  # not a jsonschema ValidationError
+        return str(error)
+    key = ".".join(str(part) for part in cause.absolute_path)
+    return f"config{' ' + key if key else ''}: {cause.message}"
+
+
+def thesis_numbers(config: Mapping[str, Any]) -> bool:
+    """Whether the report puts the thesis's published numbers beside the experiment's
+    (``report.thesis_numbers``): ``auto`` (the default) = only for the Bible reproduction
+    (``corpus.kind: bible``), not for the user's own data (``files``)."""
+    setting = config.get("report", {}).get("thesis_numbers", "auto")
+    if setting == "auto":
+        return config["corpus"]["kind"] == "bible"
+    return bool(setting)
+
+
+OWN_DATA_COST = (
+    "the schema's defaults are tuning.max_iterations 25, tuning.restarts 20 and 7 "
+    "paraphrase.biases (a pivoted grammar and a tuned paraphraser each), about 2.5 times the "
+    "iterations and twice the restarts of config/config.yaml (10 and 10), whose Bible run "
+    "(docs/measurements.md) took 44 min 33 s on 2 cores with 185 jobs (peak RSS 5.3 GB): 21 "
+    "untargeted tuning runs 13 min 45 s together, 9 targeted 11 min 55 s, 70 test and start "
+    "decodes 10 min 28 s of job time; tuning time grows with iterations x restarts and with "
+    "your tune set's size")
+"""The cost of the defaults an own-data config inherits (:func:`own_data_warnings`)."""
+
+
+def own_data_warnings(config: Mapping[str, Any]) -> list[str]:
+    """What an experiment on the user's own data (``corpus.kind: files``) should hear once when
+    the workflow is built: a single tuning replicate (no significance over replicates), and
+    the cost of the schema's defaults where the config leaves them. Empty for the Bible."""
+    if config["corpus"]["kind"] != "files":
+        return []
+    warnings = []
+    tuning = config["tuning"]
+    if int(tuning.get("replicates", 1)) < 2:
+        warnings.append(
+            "tuning.replicates is 1: each condition is tuned once, so the report's means have "
+            "no standard deviation and the approximate randomisation test over replicates "
+            "(Clark et al. 2011) sees one optimiser run per condition, whose own variance "
+            "(MERT is unstable) it cannot separate from the condition's effect; use 3 or more "
+            "replicates to compare conditions")
+    warnings.append(f"cost of the defaults: {OWN_DATA_COST}; lower tuning.max_iterations, "
+                    "tuning.restarts or paraphrase.biases for a first run")
+    return warnings
+
+
+def config_problems(config: Mapping[str, Any]) -> list[str]:
+    """Every problem of a schema-valid configuration (defaults filled in) that would stop a
+    job later: see :func:`condition_problems`, :func:`weight_problems`,
+    :func:`bounds_problems`, :func:`grid_problems`,
+    :func:`circle.experiments.dose_response.dose_problems` and
+    :func:`circle.corpus.pivots.pivot_problems`. The frozen alignment is checked by the jobs
+    that replay it (:func:`frozen_alignment_problems`), so that the job rebuilding it can run
+    while it is broken."""
+    return (condition_problems(config) + weight_problems(config) + bounds_problems(config)
+            + grid_problems(config) + dose_problems(config) + pivot_problems(config))
+
+
+def condition_problems(config: Mapping[str, Any]) -> list[str]:
+    """The tuning conditions must include the baseline 1H and ask for no more human references
+    than the tune set has; the paraphraser-tuning set needs two references (one is the
+    paraphraser's input)."""
+    corpus = config["corpus"]
+    counts = {name: len(names) for name, names in reference_names(corpus).items()}
+
+    def key(evalset: str) -> str:
+        return ("corpus.bible.references" if corpus["kind"] == "bible"
+                else f"corpus.files.{evalset}.references")
+
+    conditions = config["tuning"]["conditions"]
+    biases = [float(b) for b in config["paraphrase"]["biases"]]
+    problems = []
+    if BASELINE_CONDITION not in conditions:
+        problems.append(f"tuning.conditions {conditions} lacks {BASELINE_CONDITION}, the "
+                        "baseline every condition is compared with")
+    for name in conditions:
+        try:
+            condition = Condition.parse(name)
+        except ValueError as error:
+            problems.append(f"tuning.conditions: {error}")
+            continue
+        if condition.tuning_set is not None:
+            problems.append(f"tuning.conditions: {name}: _t<n> names a tuning set of the "
+                            "held-out system, whose runs `snakemake paper_tables` adds itself")
+        bias = (condition.bias if condition.paraphraser is None
+                else condition.paraphraser.bias)
+        if bias is not None and bias not in biases:
+            problems.append(f"tuning.conditions: {name}: bias {bias:g} is not one of "
+                            f"paraphrase.biases {biases}")
+        needed = max(condition.human, condition.reference or 0)
+        if needed > counts["tune"]:
+            problems.append(f"tuning.conditions: {name} needs {needed} references but the tune "
+                            f"set has {counts['tune']} ({key('tune')})")
+    if counts["paratune"] < 2:
+        problems.append(f"the paraphraser-tuning set has {counts['paratune']} reference "
+                        f"({key('paratune')}); paraphraser tuning needs 2 (one is its input)")
+    return problems
+
+
+def weight_problems(config: Mapping[str, Any]) -> list[str]:
+    """The untuned weights must be finite and name exactly the features of their grammar."""
+    problems = []
+    for model, schema in grammar_schemas(config).items():
+        key = f"decoder.{model}_weights"
+        weights = config["decoder"][f"{model}_weights"]
+        try:
+            for name, value in weights.items():
+                finite_weight(value, f"weight '{name}'")
+            Model(schema.features, weights)
+        except ValueError as error:
+            problems.append(f"{key}: {error}")
+    return problems
+
+
+def grammar_schemas(config: Mapping[str, Any]) -> dict[str, TableSchema]:
+    """The grammar schema of the translation model and of the paraphraser."""
+    paraphrase = (PARAPHRASE_GRAMMAR_LEX if config["paraphrase"]["lexical_feature"]
+                  else PARAPHRASE_GRAMMAR)
+    return {"translation": GRAMMAR, "paraphrase": paraphrase}
+
+
+def bounds_problems(config: Mapping[str, Any]) -> list[str]:
+    """Each ``tuning.bounds`` pattern must match a feature of the models tuning bounds that
+    no earlier pattern matches (the first matching pattern wins; a misspelt pattern would leave
+    its features unbounded) and its interval [lower, upper] must contain 0 (tuning starts from
+    weights that may be 0, and MERT's line searches pass through it)."""
+    features = sorted({name for schema in grammar_schemas(config).values()
+                       for name in schema.features + DECODER_FEATURES})
+    problems, bounded = [], set()
+    for pattern, (low, high) in config["tuning"]["bounds"].items():
+        key = f"tuning.bounds.{pattern}"
+        matched = {name for name in features if fnmatch.fnmatchcase(name, pattern)}
+        if not matched:
+            problems.append(f"{key}: the pattern matches no feature; the features are "
+                            f"{features}")
+        elif matched <= bounded:
+            problems.append(f"{key}: every feature the pattern matches, {sorted(matched)}, is "
+                            "bounded by an earlier pattern (the first matching one wins)")
+        bounded |= matched
+        if (low is not None and low > 0) or (high is not None and high < 0):
+            problems.append(f"{key}: [{low}, {high}] is not an interval [lower, upper] that "
+                            "contains 0")
+    return problems
+
+
+def grid_problems(config: Mapping[str, Any]) -> list[str]:
+    """The grid search (circle.paraphrase.grid_search) translates its sample with an existing 1H
+    replicate, sweeps from the untargeted weight 0, and uses only biases whose grammars the
+    pipeline builds (paraphrase.biases), as do Fig. 5.14's biased untargeted paraphrasers."""
+    grid, biases = config["grid_search"], [float(b) for b in config["paraphrase"]["biases"]]
+    problems = []
+    if grid["mt_replicate"] >= config["tuning"]["replicates"]:
+        problems.append(f"grid_search.mt_replicate {grid['mt_replicate']} needs "
+                        f"{grid['mt_replicate'] + 1} tuning replicates, tuning.replicates is "
+                        f"{config['tuning']['replicates']}")
+    if 0.0 not in [float(w) for w in grid["sweep"]]:
+        problems.append("grid_search.sweep must include 0, the untargeted paraphraser")
+    for key, bias in (("tuning.paraphraser_bias", config["tuning"]["paraphraser_bias"]),
+                      ("grid_search.sweep_bias", grid["sweep_bias"]),
+                      ("grid_search.point.bias", (grid.get("point") or {}).get("bias")),
+                      ("targeted.curves.bias",
+                       config.get("targeted", {}).get("curves", {}).get("bias")),
+                      *(("figures.untargeted_biases", b)
+                        for b in config.get("figures", {}).get("untargeted_biases", []))):
+        if bias is not None and float(bias) not in biases:
+            problems.append(f"{key} {bias} is not one of paraphrase.biases {biases}")
+    untargeted = float(config["tuning"]["paraphraser_bias"])
+    if untargeted in [float(b) for b in config.get("figures", {}).get("untargeted_biases", [])]:
+        problems.append(f"figures.untargeted_biases repeats tuning.paraphraser_bias "
+                        f"{untargeted}, the untargeted curve Fig. 5.14 already shows")
+    return problems
+
+
+class _DuplicateKeyLoader(yaml.SafeLoader):
+    """A YAML loader that records every key given twice in one mapping (``problems``), which
+    YAML loaders (Snakemake's included) otherwise resolve silently by keeping the last."""
+
+    def __init__(self, stream, path: str):
+        super().__init__(stream)
+        self.path = path
+        self.problems: list[str] = []
+
+    def construct_mapping(self, node, deep=False):
+        seen = set()
+        for key_node, _ in node.value:
+            key = self.construct_object(key_node, deep=True)
+            if not isinstance(key, Hashable):
+                continue
+            if key in seen:
+                self.problems.append(f"{self.path}:{key_node.start_mark.line + 1}: key "
+                                     f"'{key}' given twice in one mapping")
+            seen.add(key)
+        return super().construct_mapping(node, deep)
+
+
+def duplicate_key_problems(paths: Sequence[str | os.PathLike]) -> list[str]:
+    """Every key given twice in one mapping of the config files ``paths``, as
+    ``path:line: ...``; files that YAML cannot read are left to Snakemake's own error."""
+    problems = []
+    for path in paths:
+        with open(path, encoding="utf-8") as handle:
+            loader = _DuplicateKeyLoader(handle, str(path))
+            try:
+                loader.get_single_data()
+            except yaml.YAMLError:
+                continue
+            finally:
+                loader.dispose()
+        problems += loader.problems
+    return problems
+
+
+def frozen_alignment_problems(config: Mapping[str, Any]) -> list[str]:
+    """The frozen alignment (``alignment.frozen``) must be a readable ``alignment`` table made
+    with the config's eflomal model and symmetrisation: the config's alignment keys describe
+    what is replayed. Only the Parquet footer is read; the links are checked against the
+    bitext by the job that reads them (circle.grammar.extract.load_aligned_bitext)."""
+    options = config["alignment"]
+    path = options["frozen"]
+    if path is None:
+        return []
+    if not Path(path).is_file():
+        return [f"alignment.frozen: {path} does not exist; {REFREEZE_HINT}"]
+    try:
+        meta = read_metadata(path)
+    except SchemaError as error:
+        return [f"alignment.frozen: {error}; {REFREEZE_HINT}"]
+    if meta.get("schema") != ALIGNMENT.name:
+        return [f"alignment.frozen: {path} is not an '{ALIGNMENT.name}' table (schema "
+                f"'{meta.get('schema')}'); {REFREEZE_HINT}"]
+    problems = []
+    for key, expected, found in (
+            ("symmetrization", options["symmetrization"], meta.get("symmetrization")),
+            ("model", aligner_name(options["model"]), meta.get("aligner"))):
+        if found != expected:
+            problems.append(f"alignment.frozen: {path} was made with {found}, but "
+                            f"alignment.{key} asks for {expected}; {REFREEZE_HINT}")
+    return problems
+
+
+def write_effective_config(config: Mapping[str, Any], path: str | os.PathLike) -> None:
+    """Write the configuration an experiment runs with (config files merged, schema defaults
+    filled in) as YAML to ``path``, atomically. The file is itself a complete config file."""
+    header = (f"# The effective configuration of experiment '{config['experiment']}': its config "
+              "files merged and the\n# schema's defaults filled in. A complete config file: "
+              "snakemake --configfile <this file>\n")
+    text = yaml.safe_dump(config, sort_keys=False, allow_unicode=True)
+    with atomic_path(path) as tmp:
+        tmp.write_text(header + text, encoding="utf-8")
+
