@@ -1,0 +1,168 @@
+"""Pang, Knight & Marcu (2003)'s merging, lattice, squeezing and path counts (circle.lattice)."""
+
+import random
+
+import pytest
+
+from circle.lattice.fsa import (
+    Lattice,
+    best_paths,
+    count_paths,
+    count_sentences,
+    forest_to_lattice,
+    paths,
+    ranked_sentences,
+    squeeze,
+)
+from circle.lattice.merge import merge_trees
+from circle.lattice.tree import Tree, parse_tree
+
+# The two trees of the seed's Fig. 5 (§3): their S and NP nodes expand with the same rules, their
+# VPs do not.
+FIG5_TREE1 = "(S (NP (CD 12) (NNS people)) (VP (VBD were) (VP (VBN killed))))"
+FIG5_TREE2 = "(S (NP (CD twelve) (NNS persons)) (VP (VBD died)))"
+# The keyword-checking example of §3: same rules, but "battle" and "people" change sides.
+KEYWORD_TREE1 = ("(S (NP (NNS people)) (VP (VBD were) (VP (VBN killed) "
+                 "(PP (IN in) (NP (DT this) (NN battle))))))")
+KEYWORD_TREE2 = "(S (NP (DT this) (NN battle)) (VP (VBD killed) (NP (NNS people))))"
+
+
+def lattice_of(*trees: str) -> Lattice:
+    forest, _ = merge_trees(parse_tree(tree) for tree in trees)
+    return forest_to_lattice(forest)
+
+
+def sentences(lattice: Lattice) -> set[str]:
+    return {" ".join(words) for words in paths(lattice)}
+
+
+def test_bracket_strings_round_trip_and_escape_brackets():
+    text = "(S (NP (-LRB- -LRB-) (NNP God) (-RRB- -RRB-)) (VP (VBD saw)))"
+    tree = parse_tree(text)
+    assert tree.to_string() == text
+    assert tree.words() == ["(", "God", ")", "saw"]
+    assert tree.rule == ("S", "NP", "VP")
+    assert tree.keywords() == {"god", "saw"}
+    with pytest.raises(ValueError, match="unclosed"):
+        parse_tree("(S (NP (NNP God))")
+
+
+def test_fig5_merges_the_nps_down_to_the_words_and_keeps_the_vps_whole():
+    forest, stats = merge_trees([parse_tree(FIG5_TREE1), parse_tree(FIG5_TREE2)])
+    lattice = forest_to_lattice(forest)
+    # The FSA at the bottom of Fig. 5: 12|twelve, people|persons, then were killed | died.
+    assert lattice == Lattice(5, ((0, 1, "12"), (0, 1, "twelve"), (1, 2, "people"),
+                                  (1, 2, "persons"), (2, 3, "were"), (2, 4, "died"),
+                                  (3, 4, "killed")))
+    assert (stats.merged, stats.different_rule, stats.keyword_blocked) == (2, 1, 0)
+    assert count_paths(lattice) == 8
+    assert "twelve people were killed" in sentences(lattice)  # a sentence nobody wrote
+
+
+def test_the_keyword_check_keeps_the_seeds_bad_alignment_apart():
+    forest, stats = merge_trees([parse_tree(KEYWORD_TREE1), parse_tree(KEYWORD_TREE2)])
+    lattice = forest_to_lattice(forest)
+    assert stats.keyword_blocked == 1 and stats.merged == 0
+    # Without the check the NPs and VPs would merge into "this battle were killed in this
+    # battle" and "people killed people".
+    assert sentences(lattice) == {"people were killed in this battle",
+                                  "this battle killed people"}
+
+
+def test_synonyms_and_function_words_do_not_block_a_merge():
+    # "the" is spanned by both NPs and by the other VP, but only nouns, verbs and adjectives
+    # are keywords.
+    tree1 = "(S (NP (DT the) (NNS men)) (VP (VBD saw) (NP (DT the) (NN city))))"
+    tree2 = "(S (NP (DT the) (NNS people)) (VP (VBD viewed) (NP (DT the) (NN town))))"
+    forest, stats = merge_trees([parse_tree(tree1), parse_tree(tree2)])
+    assert stats.keyword_blocked == 0 and stats.merged == 4
+    assert count_paths(forest_to_lattice(forest)) == 8  # men|people, saw|viewed, city|town
+
+
+def test_a_merge_is_checked_against_every_tree_already_in_the_slot():
+    # The third tree would merge with the second alone, but "battle" is already in the
+    # forest's VP slot from the first.
+    lattice = lattice_of(KEYWORD_TREE1, FIG5_TREE2, KEYWORD_TREE2)
+    assert "this battle killed people" in sentences(lattice)
+    assert "this battle died" not in sentences(lattice)
+
+
+def test_squeezing_merges_equal_words_and_adds_a_path():
+    # The third tree's root has another rule, so top-down merging leaves it a separate path;
+    # squeezing joins it after "12" and "people" (not at "died": its far end reaches END, and
+    # merging it with END would close a cycle).
+    third = "(S (NP (CD 12) (NNS people)) (VP (VBD died)) (. .))"
+    before = lattice_of(FIG5_TREE1, FIG5_TREE2, third)
+    after = squeeze(before)
+    assert count_paths(before) == 9 and count_paths(after) == 12
+    assert "twelve persons died ." in sentences(after) - sentences(before)
+    assert sentences(before) <= sentences(after)
+    assert after.states == before.states - 2
+
+
+def test_squeezing_removes_redundant_edges():
+    lattice = Lattice(4, ((0, 1, "a"), (0, 2, "a"), (1, 3, "b"), (2, 3, "b")))
+    assert squeeze(lattice) == Lattice(3, ((0, 1, "a"), (1, 2, "b")))
+
+
+def random_lattice(rng: random.Random) -> Lattice:
+    states = rng.randint(2, 9)
+    edges = {(i, i + 1, rng.choice("abc")) for i in range(states - 1)}
+    for _ in range(rng.randint(0, 12)):
+        source = rng.randrange(states - 1)
+        edges.add((source, rng.randrange(source + 1, states), rng.choice("abc")))
+    return Lattice(states, tuple(sorted(edges)))
+
+
+def test_path_counts_match_brute_force_enumeration():
+    rng = random.Random(39)
+    for _ in range(300):
+        lattice = random_lattice(rng)
+        every = list(paths(lattice))
+        assert count_paths(lattice) == len(every)
+        assert count_sentences(lattice) == len(set(every))
+        squeezed = squeeze(lattice)
+        assert set(every) <= set(paths(squeezed))  # squeezing only merges states
+        assert count_paths(squeezed) == len(list(paths(squeezed)))
+
+
+def test_path_counts_do_not_enumerate():
+    # 2^200 paths: counting must not walk them.
+    lattice = Lattice(201, tuple((i, i + 1, w) for i in range(200) for w in "ab"))
+    assert count_paths(lattice) == 2 ** 200
+    assert count_sentences(lattice) == 2 ** 200
+
+
+class BigramLM:
+    """A toy LM: log10 p = -(number of distinct letters in previous word + word) / 10."""
+
+    def begin(self):
+        return "<s>"
+
+    def advance(self, state, word):
+        return word, -len(set(state + word)) / 10
+
+    def finish(self, state):
+        return -len(state) / 10
+
+
+def test_best_paths_agree_with_scoring_every_sentence():
+    rng = random.Random(7)
+    lm = BigramLM()
+    for _ in range(100):
+        lattice = random_lattice(rng)
+        expected = ranked_sentences(list(paths(lattice)), lm)
+        assert best_paths(lattice, lm, k=5, beam=1000) == pytest.approx(expected[:5])
+
+
+def test_merging_is_deterministic():
+    trees = [FIG5_TREE1, KEYWORD_TREE1, FIG5_TREE2, KEYWORD_TREE2]
+    first = squeeze(lattice_of(*trees))
+    assert all(squeeze(lattice_of(*trees)) == first for _ in range(3))
+
+
+def test_a_tree_needs_a_word_or_children():
+    with pytest.raises(ValueError):
+        Tree("NP")
+    with pytest.raises(ValueError):
+        Tree("NN", (Tree("NN", word="x"),), word="y")
