@@ -2,9 +2,12 @@
 
 import random
 
+import kenlm
 import pytest
 
+from circle.lattice.evaluate import chain, edit_distance, group_figures
 from circle.lattice.fsa import (
+    KenLMModel,
     Lattice,
     best_paths,
     count_paths,
@@ -16,6 +19,7 @@ from circle.lattice.fsa import (
 )
 from circle.lattice.merge import merge_trees
 from circle.lattice.tree import Tree, parse_tree
+from circle.lm import estimate_lm
 
 # The two trees of the seed's Fig. 5 (§3): their S and NP nodes expand with the same rules, their
 # VPs do not.
@@ -166,3 +170,46 @@ def test_a_tree_needs_a_word_or_children():
         Tree("NP")
     with pytest.raises(ValueError):
         Tree("NN", (Tree("NN", word="x"),), word="y")
+
+
+def levenshtein(a, b):
+    row = list(range(len(b) + 1))
+    for i, x in enumerate(a, start=1):
+        previous, row[0] = row[0], i
+        for j, y in enumerate(b, start=1):
+            previous, row[j] = row[j], min(row[j] + 1, row[j - 1] + 1, previous + (x != y))
+    return row[-1]
+
+
+def test_edit_distance_to_a_lattice_is_the_least_over_its_paths():
+    rng = random.Random(6)
+    for _ in range(300):
+        lattice = random_lattice(rng)
+        words = rng.choices("abcd", k=rng.randint(0, 7))
+        expected = min(levenshtein(path, words) for path in paths(lattice))
+        assert edit_distance(lattice, words) == expected
+    assert edit_distance(chain("the city fell".split()), "the town fell down".split()) == 2
+
+
+def test_group_figures_of_the_fig5_group():
+    figures = group_figures([parse_tree(FIG5_TREE1), parse_tree(FIG5_TREE2)])
+    assert (figures.states, figures.edges, figures.paths, figures.distinct_sentences) == (
+        5, 7, 8, 8)
+    # Leaving one tree out leaves the other alone: its lattice is the sentence itself.
+    assert figures.ed_fsa == figures.ed_input == 4.0  # 12|twelve people|persons were|died killed
+
+
+def test_best_paths_under_kenlm_rank_the_fig5_sentences_as_kenlm_scores_them(tmp_path):
+    text = tmp_path / "lm.txt"
+    text.write_text("twelve people were killed\n12 persons died\npeople died\n" * 3)
+    binary = tmp_path / "3gram.binary"
+    estimate_lm([text], 3, binary, discount_fallback=True, memory="100M",
+                log_path=tmp_path / "log")
+    lm = KenLMModel(str(binary))
+    best = best_paths(lattice_of(FIG5_TREE1, FIG5_TREE2), lm, k=3, beam=10)
+    model = kenlm.Model(str(binary))
+    every = sorted(paths(lattice_of(FIG5_TREE1, FIG5_TREE2)),
+                   key=lambda words: -model.score(" ".join(words), bos=True, eos=True))
+    assert [words for words, _ in best] == every[:3]
+    assert best[0] == (("12", "persons", "died"), pytest.approx(
+        model.score("12 persons died", bos=True, eos=True)))

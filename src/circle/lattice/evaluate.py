@@ -1,0 +1,100 @@
+"""The seed's automatic evaluations of its lattices, on our sentence groups (Pang, Knight & Marcu
+2003, §4.2.1 path counts, §4.2.3 and Table 6 leave-one-out edit distance).
+
+The edit distance is word-level Levenshtein (the seed does not name the unit; its magnitudes fit
+words). ``ed(FSA)`` is the least distance from a held-out sentence to any path of the lattice
+built from the other sentences of its group, by dynamic programming over the lattice; ``ed(input)``
+is the least distance to those sentences themselves; the seed reports the gain
+``ed(input) - ed(FSA)``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from circle.lattice.fsa import (
+    Lattice,
+    count_paths,
+    count_sentences,
+    forest_to_lattice,
+    squeeze,
+)
+from circle.lattice.merge import MergeStats, merge_trees
+from circle.lattice.tree import Tree
+
+
+def edit_distance(lattice: Lattice, words: Sequence[str]) -> int:
+    """The least word edit distance (substitutions, insertions, deletions, each 1) between
+    ``words`` and any BEGIN-END path of ``lattice``: ``cost[state][j]`` is the least distance
+    between a path prefix ending at ``state`` and ``words[:j]``, relaxed along the edges in
+    topological order."""
+    n = len(words)
+    infinity = len(lattice.edges) + n + 1
+    cost = [[infinity] * (n + 1) for _ in range(lattice.states)]
+    cost[lattice.begin][0] = 0
+    done = -1  # states before this one have all their incoming edges relaxed
+    for source, target, word in lattice.edges:  # sorted by source: a topological order
+        while done < source:
+            done += 1
+            _skip_words(cost[done])
+        row, into = cost[source], cost[target]
+        into[0] = min(into[0], row[0] + 1)
+        for j in range(1, n + 1):
+            into[j] = min(into[j], row[j] + 1, row[j - 1] + (word != words[j - 1]))
+    _skip_words(cost[lattice.end])
+    return cost[lattice.end][n]
+
+
+def _skip_words(row: list[int]) -> None:
+    """Let a state's row delete sentence words without moving in the lattice."""
+    for j in range(1, len(row)):
+        row[j] = min(row[j], row[j - 1] + 1)
+
+
+def chain(words: Sequence[str]) -> Lattice:
+    """The lattice of one sentence."""
+    return Lattice(len(words) + 1, tuple((i, i + 1, word) for i, word in enumerate(words)))
+
+
+def group_lattice(trees: Sequence[Tree]) -> tuple[Lattice, Lattice, MergeStats]:
+    """A group's lattice before and after squeezing (Fig. 4), and its merge statistics."""
+    forest, stats = merge_trees(trees)
+    lattice = forest_to_lattice(forest)
+    return lattice, squeeze(lattice), stats
+
+
+@dataclass(frozen=True)
+class GroupFigures:
+    """The seed's per-group figures for one sentence group."""
+
+    sentences: int
+    merge_rate: float
+    states: int
+    edges: int
+    squeezed_states: int
+    squeezed_edges: int
+    paths: int
+    distinct_sentences: int
+    ed_input: float
+    """Mean over held-out sentences of the least edit distance to the other sentences."""
+    ed_fsa: float
+    """Mean over held-out sentences of the edit distance to the others' squeezed lattice."""
+
+
+def group_figures(trees: Sequence[Tree]) -> GroupFigures:
+    """Lattice size, path counts (§4.2.1) and the leave-one-out edit distances (§4.2.3)."""
+    lattice, squeezed, stats = group_lattice(trees)
+    sentences = [[word.lower() for word in tree.words()] for tree in trees]
+    ed_input, ed_fsa = [], []
+    for held, words in enumerate(sentences):
+        others = [tree for i, tree in enumerate(trees) if i != held]
+        ed_input.append(min(edit_distance(chain(other), words)
+                            for i, other in enumerate(sentences) if i != held))
+        ed_fsa.append(edit_distance(group_lattice(others)[1], words))
+    return GroupFigures(
+        sentences=len(trees), merge_rate=stats.merge_rate, states=lattice.states,
+        edges=len(lattice.edges), squeezed_states=squeezed.states,
+        squeezed_edges=len(squeezed.edges), paths=count_paths(squeezed),
+        distinct_sentences=count_sentences(squeezed),
+        ed_input=sum(ed_input) / len(ed_input), ed_fsa=sum(ed_fsa) / len(ed_fsa))
