@@ -2,19 +2,21 @@
 lattice size, paths (§4.2.1, Table 3), the leave-one-out edit-distance gain (§4.2.3, Table 6's
 n = 3 row for groups of four), the Fig. 1 group, and each stage's cost.
 
-Usage: python benchmarks/pang_lattices.py [--groups 300] [--splits tune test]
+Usage: python benchmarks/pang_lattices.py [--groups 300] [--seed 39] [--splits tune test]
+       python benchmarks/pang_lattices.py \
+           --parses results/default/lattice/{tune,test}.parses.parquet
 """
 
 import argparse
 import math
 import statistics
-import tempfile
 import time
-from pathlib import Path
 
 from circle.lattice.evaluate import group_figures, group_lattice
 from circle.lattice.fsa import count_sentences
-from circle.lattice.parse import load_parser, parse_sentences, parse_verses, read_groups
+from circle.lattice.parse import load_parser, parse_sentences, read_groups
+from circle.schemas import VERSES
+from circle.tables import read_table
 
 REFERENCES = ["web", "dar", "ylt", "bbe"]
 FIG1 = ["At least 12 people were killed in the battle last week.",
@@ -45,31 +47,42 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--verses", default="resources/bible/bible.parquet")
     parser.add_argument("--splits", nargs="+", default=["tune", "test"])
-    parser.add_argument("--groups", type=int, default=300)
+    parser.add_argument("--groups", type=int, default=300, help="verses drawn at random")
+    parser.add_argument("--seed", type=int, default=39)
+    parser.add_argument("--parses", nargs="+", help="parses tables (snakemake lattice_parses) "
+                        "to read every group from instead of parsing a sample")
     args = parser.parse_args()
 
-    trees = parse_sentences(FIG1, load_parser())
+    nlp = load_parser()
+    trees = parse_sentences(FIG1, nlp)
     _, fig1, _ = group_lattice(trees)
     print(f"Fig. 1 group (11 sentences): {count_sentences(fig1)} distinct sentences in the "
           f"squeezed lattice, {fig1.states} states, {len(fig1.edges)} edges (seed: 49)")
 
-    with tempfile.TemporaryDirectory() as tmp:
-        path = Path(tmp) / "parses.parquet"
+    if args.parses:
         start = time.process_time()
-        parse_verses(args.verses, path, args.splits, REFERENCES, limit=args.groups)
-        parse_seconds = time.process_time() - start
-        groups = read_groups(path)
+        groups = [group for path in args.parses for group in read_groups(path).values()]
+        parse_seconds, source = time.process_time() - start, ", ".join(args.parses)
+    else:
+        verses = read_table(args.verses, VERSES, columns=["segment_id", "split", *REFERENCES])
+        verses = verses[verses["split"].isin(args.splits)].dropna().sort_values("segment_id")
+        verses = verses.sample(min(args.groups, len(verses)), random_state=args.seed)
+        verses = verses.sort_values("segment_id")
+        start = time.process_time()
+        parsed = {name: parse_sentences(list(verses[name]), nlp) for name in REFERENCES}
+        parse_seconds, source = time.process_time() - start, ", ".join(args.splits)
+        groups = [[parsed[name][i] for name in REFERENCES] for i in range(len(verses))]
     start = time.process_time()
-    figures = [group_figures(group) for group in groups.values()]
+    figures = [group_figures(group) for group in groups]
     evaluate_seconds = time.process_time() - start
     start = time.process_time()
-    for group in groups.values():
+    for group in groups:
         group_lattice(group)
     lattice_seconds = time.process_time() - start
 
     n = len(figures)
-    lengths = [statistics.mean(len(tree.words()) for tree in group) for group in groups.values()]
-    print(f"\n{n} groups of {len(REFERENCES)} translations ({', '.join(args.splits)}), "
+    lengths = [statistics.mean(len(tree.words()) for tree in group) for group in groups]
+    print(f"\n{n} groups of {len(groups[0])} translations ({source}), "
           f"mean length {statistics.mean(lengths):.1f} tokens")
     rate = statistics.mean(f.merge_rate for f in figures)
     print(f"merge rate (phrase-node pairs merged) {rate:.3f}")
@@ -80,7 +93,7 @@ def main() -> None:
     distinct = [f.distinct_sentences for f in figures]
     print(f"distinct sentences: mean {statistics.mean(distinct):.1f}, median "
           f"{statistics.median(distinct)}, max {max(distinct)}; groups with a sentence nobody "
-          f"wrote: {sum(d > len(REFERENCES) for d in distinct)}/{n}")
+          f"wrote: {sum(d > len(g) for d, g in zip(distinct, groups, strict=True))}/{n}")
     print("\n| ASL | groups | N max | N mean | ln N max | ln N mean | seed N max | seed N mean |")
     print("|---|---:|---:|---:|---:|---:|---:|---:|")
     for name, (seed_max, seed_mean) in SEED_TABLE3.items():
@@ -92,13 +105,14 @@ def main() -> None:
                   f"{statistics.mean(math.log(c) for c in counts):.2f} | {seed_max} | "
                   f"{seed_mean} |")
     gains = [f.ed_input - f.ed_fsa for f in figures]
-    print(f"\nleave-one-out, lattice of the other 3: ed(input) "
+    print(f"\nleave-one-out, lattice of the other {len(groups[0]) - 1}: ed(input) "
           f"{statistics.mean(f.ed_input for f in figures):.2f}, ed(FSA) "
           f"{statistics.mean(f.ed_fsa for f in figures):.2f}, gain "
           f"{statistics.mean(gains):.2f} (std {statistics.stdev(gains):.2f}); "
           f"seed Table 6, n = 3: 0.33 (0.76); n = 10: 0.93 (1.21)")
-    print(f"\ncost (CPU): parse {parse_seconds:.1f} s ({1000 * parse_seconds / n:.0f} ms a "
-          f"group); merge + lattice + squeeze {1000 * lattice_seconds / n:.1f} ms a group; "
+    print(f"\ncost (CPU): parse (or read) {parse_seconds:.1f} s "
+          f"({1000 * parse_seconds / n:.0f} ms a group); merge + lattice + squeeze "
+          f"{1000 * lattice_seconds / n:.1f} ms a group; "
           f"all figures with the leave-one-out lattices {1000 * evaluate_seconds / n:.1f} ms "
           f"a group")
 

