@@ -5,7 +5,13 @@ import random
 import kenlm
 import pytest
 
-from circle.lattice.evaluate import chain, edit_distance, group_figures
+from circle.lattice.evaluate import (
+    chain,
+    edit_distance,
+    group_figures,
+    repetition_ratios,
+    repetitions,
+)
 from circle.lattice.fsa import (
     KenLMModel,
     Lattice,
@@ -41,14 +47,16 @@ def sentences(lattice: Lattice) -> set[str]:
 
 
 def test_bracket_strings_round_trip_and_escape_brackets():
-    text = "(S (NP (-LRB- -LRB-) (NNP God) (-RRB- -RRB-)) (VP (VBD saw)))"
+    text = "(S (NP (-LRB- -LRB-) (NNP God) (-RRB- -RRB-)) (VP (VBD saw)) (: :-RRB-))"
     tree = parse_tree(text)
     assert tree.to_string() == text
-    assert tree.words() == ["(", "God", ")", "saw"]
-    assert tree.rule == ("S", "NP", "VP")
+    assert tree.words() == ["(", "God", ")", "saw", ":)"]
+    assert tree.rule == ("S", "NP", "VP", ":")
     assert tree.keywords() == {"god", "saw"}
     with pytest.raises(ValueError, match="unclosed"):
         parse_tree("(S (NP (NNP God))")
+    with pytest.raises(ValueError, match="without spaces"):
+        Tree("_SP", word="  ")
 
 
 def test_fig5_merges_the_nps_down_to_the_words_and_keeps_the_vps_whole():
@@ -213,3 +221,23 @@ def test_best_paths_under_kenlm_rank_the_fig5_sentences_as_kenlm_scores_them(tmp
     assert [words for words, _ in best] == every[:3]
     assert best[0] == (("12", "persons", "died"), pytest.approx(
         model.score("12 persons died", bos=True, eos=True)))
+
+
+def test_repetition_counts_match_brute_force():
+    rng = random.Random(4)
+    for _ in range(300):
+        lattice = random_lattice(rng)
+        every = list(paths(lattice))
+        assert repetitions(lattice, "a") == (sum("a" in p for p in every),
+                                             sum(p.count("a") >= 2 for p in every))
+
+
+def test_repetition_ratios_list_only_words_no_sentence_repeats():
+    # "the" is repeated inside a sentence, so it is not listed; "city" is, and one path of the
+    # two that contain it repeats it.
+    lattice = Lattice(4, ((0, 1, "the"), (1, 2, "city"), (2, 3, "city"), (2, 3, "the")))
+    sentences = [["the", "city", "the"], ["the", "city", "city"]]
+    assert repetition_ratios(lattice, [["the", "city", "the"], ["city"]]) == [0.5]
+    assert repetition_ratios(lattice, sentences) == []
+    assert group_figures([parse_tree(FIG5_TREE1), parse_tree(FIG5_TREE2)]).repetition_ratios == (
+        0.0,) * 7  # 12 twelve people persons were killed died

@@ -9,6 +9,7 @@ import pytest
 from circle.lattice.fsa import count_sentences, forest_to_lattice, paths, squeeze
 from circle.lattice.merge import merge_trees
 from circle.lattice.parse import load_parser, parse_evalset, parse_sentences, read_groups
+from circle.lattice.tree import parse_tree
 from circle.schemas import EVALSET, PARSES, VERSES
 from circle.tables import provenance, read_metadata, read_table, write_table
 
@@ -27,11 +28,17 @@ def test_real_verses_parse_into_s_trees_over_every_token(nlp):
     texts = ["In the beginning, God created the heavens and the earth.",  # Gen 1:1, WEB
              "And God saith, 'Let light be;' and light is.",  # Gen 1:3, YLT
              "And the earth was waste and without form; and it was dark on the face of the deep:"
-             " and the Spirit of God was moving on the face of the waters."]  # Gen 1:2, BBE
+             " and the Spirit of God was moving on the face of the waters.",  # Gen 1:2, BBE
+             "And Caleb went against the Canaanites of Hebron: (now in earlier times Hebron was"
+             " named Kiriath-arba:) and he put Sheshai and Ahiman and Talmai to the sword."]
+    # Judg 1:10, BBE: spaCy reads "arba:)" as "arba" and the emoticon ":)"
     trees = parse_sentences(texts, nlp)
-    for text, tree in zip(texts, trees, strict=True):
+    for text, tree in zip([*texts, "God  saw the light."], [*trees, *parse_sentences(
+            ["God  saw the light."], nlp)], strict=True):
         assert tree.label == "S"
-        assert tree.words() == [token.text for token in nlp(text)]
+        assert tree.words() == [token.text for token in nlp(text) if not token.is_space]
+        assert parse_tree(tree.to_string()) == tree
+    assert ":)" in trees[3].words()
     assert trees[0].to_string() == (
         "(S (PP (IN In) (NP (DT the) (NN beginning))) (, ,) (NP (NNP God)) (VP (VBD created) "
         "(NP (DT the) (NNS heavens) (CC and) (NP (DT the) (NN earth)))) (. .))")

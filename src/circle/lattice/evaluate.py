@@ -1,5 +1,6 @@
 """The seed's automatic evaluations of its lattices, on our sentence groups (Pang, Knight & Marcu
-2003, §4.2.1 path counts, §4.2.3 and Table 6 leave-one-out edit distance).
+2003, §4.2.1 path counts, §4.2.2 repetition check, §4.2.3 and Table 6 leave-one-out edit
+distance).
 
 The edit distance is word-level Levenshtein (the seed does not name the unit; its magnitudes fit
 words). ``ed(FSA)`` is the least distance from a held-out sentence to any path of the lattice
@@ -52,6 +53,33 @@ def _skip_words(row: list[int]) -> None:
         row[j] = min(row[j], row[j - 1] + 1)
 
 
+def repetitions(lattice: Lattice, word: str) -> tuple[int, int]:
+    """For the seed's repetition check (§4.2.2): the number of BEGIN-END paths that contain
+    ``word`` and of those that contain it at least twice, by dynamic programming over paths
+    counted by how often they have seen it (0, 1, 2 or more)."""
+    counts = [[0, 0, 0] for _ in range(lattice.states)]
+    counts[lattice.begin][0] = 1
+    for source, target, label in lattice.edges:
+        for seen, paths in enumerate(counts[source]):
+            counts[target][min(seen + (label == word), 2)] += paths
+    _, once, twice = counts[lattice.end]
+    return once + twice, twice
+
+
+def repetition_ratios(lattice: Lattice, sentences: Sequence[Sequence[str]]) -> list[float]:
+    """The seed's repetition ratios (§4.2.2): for every word that no sentence of the group has
+    twice, the share of the lattice's paths containing it that contain it more than once (a
+    path that repeats such a word is likely bad), in word order."""
+    words = {word for sentence in sentences for word in sentence}
+    listed = sorted(word for word in words if all(sentence.count(word) < 2
+                                                   for sentence in sentences))
+    ratios = []
+    for word in listed:
+        containing, repeating = repetitions(lattice, word)
+        ratios.append(repeating / containing if containing else 0.0)
+    return ratios
+
+
 def chain(words: Sequence[str]) -> Lattice:
     """The lattice of one sentence."""
     return Lattice(len(words) + 1, tuple((i, i + 1, word) for i, word in enumerate(words)))
@@ -80,10 +108,13 @@ class GroupFigures:
     """Mean over held-out sentences of the least edit distance to the other sentences."""
     ed_fsa: float
     """Mean over held-out sentences of the edit distance to the others' squeezed lattice."""
+    repetition_ratios: tuple[float, ...]
+    """:func:`repetition_ratios` of the squeezed lattice."""
 
 
 def group_figures(trees: Sequence[Tree]) -> GroupFigures:
-    """Lattice size, path counts (§4.2.1) and the leave-one-out edit distances (§4.2.3)."""
+    """Lattice size, path counts (§4.2.1), repetition ratios (§4.2.2) and the leave-one-out
+    edit distances (§4.2.3)."""
     lattice, squeezed, stats = group_lattice(trees)
     sentences = [[word.lower() for word in tree.words()] for tree in trees]
     ed_input, ed_fsa = [], []
@@ -97,4 +128,5 @@ def group_figures(trees: Sequence[Tree]) -> GroupFigures:
         edges=len(lattice.edges), squeezed_states=squeezed.states,
         squeezed_edges=len(squeezed.edges), paths=count_paths(squeezed),
         distinct_sentences=count_sentences(squeezed),
-        ed_input=sum(ed_input) / len(ed_input), ed_fsa=sum(ed_fsa) / len(ed_fsa))
+        ed_input=sum(ed_input) / len(ed_input), ed_fsa=sum(ed_fsa) / len(ed_fsa),
+        repetition_ratios=tuple(repetition_ratios(squeezed, sentences)))

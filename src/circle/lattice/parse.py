@@ -64,13 +64,14 @@ def parse_sentences(texts: Sequence[str], nlp: Any, batch_size: int = 64) -> lis
 
 def project(doc: Any) -> Tree:
     """The phrase structure of a parsed spaCy ``Doc`` (see the module docstring)."""
-    roots = [_phrase(sentence.root) for sentence in doc.sents]
+    roots = [_phrase(sentence.root) for sentence in doc.sents if not sentence.root.is_space]
     return roots[0] if len(roots) == 1 and roots[0].label == "S" else Tree("S", tuple(roots))
 
 
 def _phrase(token: Any) -> Tree:
     head = Tree(token.tag_ or "XX", word=token.text)
-    lefts, rights = list(token.lefts), list(token.rights)
+    lefts = [t for t in token.lefts if not t.is_space]  # spaCy keeps runs of spaces as tokens
+    rights = [t for t in token.rights if not t.is_space]
     if not lefts and not rights and token.pos_ not in _ALWAYS_PROJECT:
         return head
     if token.pos_ in {"VERB", "AUX"}:

@@ -4,7 +4,8 @@ A :class:`Tree` is either a preterminal (a Penn Treebank part-of-speech ``label`
 ``word``) or a phrase (a ``label`` over child trees). Its *rule* is the label with the labels of
 its children, e.g. ``S -> NP VP``: two nodes merge when they expand with the same rule. Trees are
 stored as Penn bracket strings, ``(S (NP (CD 12) (NNS people)) (VP (VBD died)))``; brackets inside
-words are escaped as ``-LRB-`` / ``-RRB-`` as in the Penn Treebank.
+words are escaped as ``-LRB-`` / ``-RRB-`` as in the Penn Treebank (also inside a word, such as
+spaCy's token ``:)``).
 """
 
 from __future__ import annotations
@@ -16,8 +17,6 @@ KEYWORD_TAG_PREFIXES = ("NN", "VB", "JJ")
 """Penn tags of the keywords of the seed's keyword check: "all the nouns, verbs, and adjectives
 that are spanned by a syntactic node" (§3)."""
 
-_ESCAPES = {"(": "-LRB-", ")": "-RRB-"}
-_UNESCAPES = {v: k for k, v in _ESCAPES.items()}
 _TOKEN = re.compile(r"\(|\)|[^\s()]+")
 
 
@@ -32,6 +31,9 @@ class Tree:
     def __post_init__(self) -> None:
         if (self.word is None) == (not self.children):
             raise ValueError(f"a {self.label} node needs either a word or children, not both")
+        if self.word is not None and (not self.word or any(c.isspace() for c in self.word)):
+            raise ValueError(f"a {self.label} word must be non-empty without spaces: "
+                             f"{self.word!r}")
 
     @property
     def rule(self) -> tuple[str, ...]:
@@ -55,7 +57,7 @@ class Tree:
     def to_string(self) -> str:
         """The Penn bracket string of the tree (inverse of :func:`parse_tree`)."""
         if self.word is not None:
-            return f"({self.label} {_ESCAPES.get(self.word, self.word)})"
+            return f"({self.label} {self.word.replace('(', '-LRB-').replace(')', '-RRB-')})"
         return f"({self.label} {' '.join(child.to_string() for child in self.children)})"
 
 
@@ -75,7 +77,8 @@ def _read(tokens: list[str], at: int) -> tuple[Tree, int]:
     if tokens[at] not in "()":
         if at + 1 >= len(tokens) or tokens[at + 1] != ")":
             raise ValueError(f"preterminal {label} must hold exactly one word")
-        return Tree(label, word=_UNESCAPES.get(tokens[at], tokens[at])), at + 2
+        word = tokens[at].replace("-LRB-", "(").replace("-RRB-", ")")
+        return Tree(label, word=word), at + 2
     children = []
     while at < len(tokens) and tokens[at] == "(":
         child, at = _read(tokens, at)
