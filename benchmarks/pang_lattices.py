@@ -10,10 +10,11 @@ Usage: python benchmarks/pang_lattices.py [--groups 300] [--seed 39] [--splits t
 
 import argparse
 import math
+import random
 import statistics
 import time
 
-from circle.lattice.evaluate import group_figures, group_lattice
+from circle.lattice.evaluate import group_figures, group_lattice, growing_references
 from circle.lattice.fsa import count_sentences
 from circle.lattice.parse import load_parser, parse_sentences, read_groups
 from circle.schemas import VERSES
@@ -35,6 +36,10 @@ FIG1 = ["At least 12 people were killed in the battle last week.",
 SEED_TABLE3 = {"1-10": (22749, 775), "10-20": (172386, 4468), "20-30": (3479544, 29202),
                "30-45": (684589, 4135)}
 """The seed's Table 3: N max and N mean per average-sentence-length bucket (11 translations)."""
+SEED_TABLE6 = ["5.65 (3.86), 0 (0)", "3.66 (3.02), 0.19 (0.60)", "2.71 (2.55), 0.33 (0.76)",
+               "2.10 (2.33), 0.46 (0.90)"]
+"""The seed's Table 6, rows n = 1..4: ed(FSA_n) - ed(FSA_10) and ed(input_n) - ed(FSA_n),
+mean (std)."""
 
 
 def bucket(length: float) -> str:
@@ -113,6 +118,19 @@ def main() -> None:
           f"{statistics.mean(f.ed_fsa for f in figures):.2f}, gain "
           f"{statistics.mean(gains):.2f} (std {statistics.stdev(gains):.2f}); "
           f"seed Table 6, n = 3: 0.33 (0.76); n = 10: 0.93 (1.21)")
+    rng = random.Random(args.seed)
+    table6 = [growing_references(rng.sample(group, len(group))) for group in groups]
+    last = len(groups[0]) - 1
+    print("\nTable 6: each group in a seeded random order, the last translation the test "
+          "sentence, FSA_n from the first n")
+    print("| n | ed(FSA_n) - ed(FSA_last) | ed(input_n) - ed(FSA_n) | seed (11 translations) |")
+    print("|---:|---:|---:|---|")
+    for size in range(1, last + 1):
+        growth = [rows[size - 1][0] - rows[last - 1][0] for rows in table6]
+        gain = [rows[size - 1][1] - rows[size - 1][0] for rows in table6]
+        print(f"| {size} | {statistics.mean(growth):.2f} ({statistics.stdev(growth):.2f}) | "
+              f"{statistics.mean(gain):.2f} ({statistics.stdev(gain):.2f}) | "
+              f"{SEED_TABLE6[size - 1]} |")
     ratios = [ratio for f in figures for ratio in f.repetition_ratios]
     repeated = [ratio for ratio in ratios if ratio > 0]
     print(f"\nrepetition check over {len(ratios)} words no translation repeats: mean ratio "

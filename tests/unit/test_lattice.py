@@ -9,6 +9,7 @@ from circle.lattice.evaluate import (
     chain,
     edit_distance,
     group_figures,
+    growing_references,
     repetition_ratios,
     repetitions,
 )
@@ -241,3 +242,11 @@ def test_repetition_ratios_list_only_words_no_sentence_repeats():
     assert repetition_ratios(lattice, sentences) == []
     assert group_figures([parse_tree(FIG5_TREE1), parse_tree(FIG5_TREE2)]).repetition_ratios == (
         0.0,) * 7  # 12 twelve people persons were killed died
+
+
+def test_growing_references_follow_table6():
+    # The test sentence "twelve persons were killed" is 1 edit from the lattice of the Fig. 5
+    # pair (twelve persons | were killed) but 2 from either sentence.
+    trees = [parse_tree(FIG5_TREE1), parse_tree(FIG5_TREE2),
+             parse_tree("(S (NP (CD twelve) (NNS persons)) (VP (VBD were) (VP (VBN hurt))))")]
+    assert growing_references(trees) == [(3, 3), (1, 2)]

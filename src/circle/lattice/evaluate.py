@@ -92,6 +92,20 @@ def group_lattice(trees: Sequence[Tree]) -> tuple[Lattice, Lattice, MergeStats]:
     return lattice, squeeze(lattice), stats
 
 
+def growing_references(trees: Sequence[Tree]) -> list[tuple[int, int]]:
+    """The seed's Table 6 for one ordered group: the last sentence is the test sentence; for
+    n = 1 .. len - 1, ``(ed(FSA_n), ed(input_n))``, its distance to the squeezed lattice of the
+    first n sentences and its least distance to those sentences themselves."""
+    *references, test = trees
+    words = [word.lower() for word in test.words()]
+    rows = []
+    for n in range(1, len(references) + 1):
+        ed_input = min(edit_distance(chain([w.lower() for w in tree.words()]), words)
+                       for tree in references[:n])
+        rows.append((edit_distance(group_lattice(references[:n])[1], words), ed_input))
+    return rows
+
+
 @dataclass(frozen=True)
 class GroupFigures:
     """The seed's per-group figures for one sentence group."""
