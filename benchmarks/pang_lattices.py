@@ -3,7 +3,7 @@ lattice size, paths (§4.2.1, Table 3), the repetition check (§4.2.2), the leav
 edit-distance gain (§4.2.3, Table 6's n = 3 row for groups of four), the Fig. 1 group, and each
 stage's cost.
 
-Usage: python benchmarks/pang_lattices.py [--groups 300] [--seed 39] [--splits tune test]
+Usage: python benchmarks/pang_lattices.py [--groups 300] [--seed 39] [--splits tune test] [--dot F]
        python benchmarks/pang_lattices.py \
            --parses results/default/lattice/{tune,test}.parses.parquet
 """
@@ -13,9 +13,10 @@ import math
 import random
 import statistics
 import time
+from pathlib import Path
 
 from circle.lattice.evaluate import group_figures, group_lattice, growing_references
-from circle.lattice.fsa import count_sentences
+from circle.lattice.fsa import count_sentences, to_dot
 from circle.lattice.parse import load_parser, parse_sentences, read_groups
 from circle.schemas import VERSES
 from circle.tables import read_table
@@ -55,6 +56,8 @@ def main() -> None:
     parser.add_argument("--splits", nargs="+", default=["tune", "test"])
     parser.add_argument("--groups", type=int, default=300, help="verses drawn at random")
     parser.add_argument("--seed", type=int, default=39)
+    parser.add_argument("--dot", help="write the Fig. 1 group's lattice here as Graphviz DOT "
+                        "(draw it with dot -Tpng)")
     parser.add_argument("--parses", nargs="+", help="parses tables (snakemake lattice_parses) "
                         "to read every group from instead of parsing a sample")
     args = parser.parse_args()
@@ -64,6 +67,8 @@ def main() -> None:
     _, fig1, _ = group_lattice(trees)
     print(f"Fig. 1 group (11 sentences): {count_sentences(fig1)} distinct sentences in the "
           f"squeezed lattice, {fig1.states} states, {len(fig1.edges)} edges (seed: 49)")
+    if args.dot:
+        Path(args.dot).write_text(to_dot(fig1, "fig1"), encoding="utf-8")
 
     if args.parses:
         start = time.process_time()

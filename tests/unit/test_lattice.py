@@ -23,6 +23,7 @@ from circle.lattice.fsa import (
     paths,
     ranked_sentences,
     squeeze,
+    to_dot,
 )
 from circle.lattice.merge import merge_trees
 from circle.lattice.tree import Tree, parse_tree
@@ -250,3 +251,13 @@ def test_growing_references_follow_table6():
     trees = [parse_tree(FIG5_TREE1), parse_tree(FIG5_TREE2),
              parse_tree("(S (NP (CD twelve) (NNS persons)) (VP (VBD were) (VP (VBN hurt))))")]
     assert growing_references(trees) == [(3, 3), (1, 2)]
+
+
+def test_the_fig5_lattice_as_graphviz():
+    dot = to_dot(lattice_of(FIG5_TREE1, FIG5_TREE2), name="fig5")
+    assert dot.startswith('digraph "fig5" {\n  rankdir=LR;')
+    assert '  0 [shape=box, label="BEGIN"];\n  4 [shape=box, label="END"];' in dot
+    assert '  0 -> 1 [label="twelve"];' in dot and '  2 -> 4 [label="died"];' in dot
+    assert dot.count(" -> ") == 7 and dot.endswith("}\n")
+    assert 'label="say \\"hi\\""' in to_dot(Lattice(2, ((0, 1, 'say "hi"'),)))
+    assert 'label="week’s"' in to_dot(Lattice(2, ((0, 1, "week’s"),)))

@@ -11,6 +11,7 @@ states are paraphrases. Words are lowercased, as every token string of the pipel
 from __future__ import annotations
 
 import heapq
+import json
 from collections import defaultdict
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
@@ -144,6 +145,19 @@ def _canonical(edges: set[Edge]) -> Lattice:
         raise ValueError("the lattice has a cycle")
     number = {state: i for i, state in enumerate(order)}
     return Lattice(len(order), tuple(sorted((number[a], number[b], w) for a, b, w in edges)))
+
+
+def to_dot(lattice: Lattice, name: str = "lattice") -> str:
+    """The lattice as a Graphviz digraph, left to right, drawn like the seed's Fig. 2 and 6:
+    one node per state (BEGIN and END named), one labelled arrow per edge."""
+    names = {lattice.begin: "BEGIN", lattice.end: "END"}
+    lines = [f"digraph {json.dumps(name)} {{", "  rankdir=LR;",
+             "  node [shape=circle, label=\"\", width=0.2];"]
+    for state in (lattice.begin, lattice.end):
+        lines.append(f"  {state} [shape=box, label={json.dumps(names[state])}];")
+    lines += [f"  {source} -> {target} [label={json.dumps(word, ensure_ascii=False)}];"
+              for source, target, word in lattice.edges]
+    return "\n".join([*lines, "}"]) + "\n"
 
 
 def count_paths(lattice: Lattice) -> int:
