@@ -15,25 +15,13 @@ import statistics
 import time
 from pathlib import Path
 
-from circle.lattice.evaluate import group_figures, group_lattice, growing_references
+from circle.lattice.evaluate import FIG1_GROUP, group_figures, group_lattice, growing_references
 from circle.lattice.fsa import count_sentences, to_dot
 from circle.lattice.parse import load_parser, parse_sentences, read_groups
 from circle.schemas import VERSES
 from circle.tables import read_table
 
 REFERENCES = ["web", "dar", "ylt", "bbe"]
-FIG1 = ["At least 12 people were killed in the battle last week.",
-        "At least 12 people lost their lives in last week’s fighting.",
-        "Last week’s fight took at least 12 lives.",
-        "The fighting last week killed at least 12.",
-        "The battle of last week killed at least 12 persons.",
-        "At least 12 persons died in the fighting last week.",
-        "At least 12 died in the battle last week.",
-        "At least 12 people were killed in the fighting last week.",
-        "During last week’s fighting, at least 12 people died.",
-        "Last week at least twelve people died in the fighting.",
-        "Last week’s fighting took the lives of twelve people."]
-"""The seed's Fig. 1 group in its printed order (the OCR prints 9 and 11 out of place)."""
 SEED_TABLE3 = {"1-10": (22749, 775), "10-20": (172386, 4468), "20-30": (3479544, 29202),
                "30-45": (684589, 4135)}
 """The seed's Table 3: N max and N mean per average-sentence-length bucket (11 translations)."""
@@ -63,7 +51,7 @@ def main() -> None:
     args = parser.parse_args()
 
     nlp = load_parser()
-    trees = parse_sentences(FIG1, nlp)
+    trees = parse_sentences(FIG1_GROUP, nlp)
     _, fig1, _ = group_lattice(trees)
     print(f"Fig. 1 group (11 sentences): {count_sentences(fig1)} distinct sentences in the "
           f"squeezed lattice, {fig1.states} states, {len(fig1.edges)} edges (seed: 49)")

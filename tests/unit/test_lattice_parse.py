@@ -6,6 +6,7 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
+from circle.lattice.evaluate import FIG1_GROUP, group_lattice
 from circle.lattice.fsa import count_sentences, forest_to_lattice, paths, squeeze
 from circle.lattice.merge import merge_trees
 from circle.lattice.parse import load_parser, parse_evalset, parse_sentences, read_groups
@@ -86,3 +87,13 @@ def test_parse_evalset_writes_a_table_of_groups_with_provenance(tmp_path):
         assert count_sentences(squeeze(forest_to_lattice(forest))) >= 1
     parse_evalset(test, tmp_path / "again.parquet", provenance("parse_references"))
     assert read_table(tmp_path / "again.parquet", PARSES).equals(table)  # deterministic
+
+
+
+def test_the_seeds_fig1_group_gives_a_lattice_of_its_sentences_and_new_ones(nlp):
+    trees = parse_sentences(FIG1_GROUP, nlp)
+    lattice, squeezed, stats = group_lattice(trees)
+    written = {tuple(word.lower() for word in tree.words()) for tree in trees}
+    assert written <= set(paths(lattice)) and written <= set(paths(squeezed))
+    assert stats.merged > 0 and stats.keyword_blocked > 0
+    assert count_sentences(squeezed) == 27  # the seed's Charniak lattice: 49

@@ -24,6 +24,22 @@ from circle.lattice.fsa import (
 from circle.lattice.merge import MergeStats, merge_trees
 from circle.lattice.tree import Tree
 
+FIG1_GROUP = (
+    "At least 12 people were killed in the battle last week.",
+    "At least 12 people lost their lives in last week’s fighting.",
+    "Last week’s fight took at least 12 lives.",
+    "The fighting last week killed at least 12.",
+    "The battle of last week killed at least 12 persons.",
+    "At least 12 persons died in the fighting last week.",
+    "At least 12 died in the battle last week.",
+    "At least 12 people were killed in the fighting last week.",
+    "During last week’s fighting, at least 12 people died.",
+    "Last week at least twelve people died in the fighting.",
+    "Last week’s fighting took the lives of twelve people.")
+"""The seed's Fig. 1 group, 11 translations of one sentence, in their printed order (the OCR
+prints 9 and 11 side by side; 9 is read as the "During ..." sentence). Its lattice "represents
+compactly 49 distinct renderings" (§1)."""
+
 
 def edit_distance(lattice: Lattice, words: Sequence[str]) -> int:
     """The least word edit distance (substitutions, insertions, deletions, each 1) between

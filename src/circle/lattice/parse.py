@@ -119,7 +119,7 @@ def parse_evalset(evalset_path: str | Path, out_path: str | Path,
 
 
 def read_groups(path: str | Path) -> dict[int, list[Tree]]:
-    """The sentence groups of a :data:`~circle.schemas.PARSES` table: per verse, its trees in
+    """The sentence groups of a :data:`~circle.schemas.PARSES` table: per segment, its trees in
     the table's reference order."""
     frame = read_table(path, PARSES)
     groups: dict[int, list[Tree]] = {}
