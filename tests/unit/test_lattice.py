@@ -1,5 +1,6 @@
 """Pang, Knight & Marcu (2003)'s merging, lattice, squeezing and path counts (circle.lattice)."""
 
+import math
 import random
 
 import kenlm
@@ -8,6 +9,7 @@ import pytest
 from circle.lattice.evaluate import (
     chain,
     edit_distance,
+    entropy_difference,
     group_figures,
     growing_references,
     repetition_ratios,
@@ -261,3 +263,18 @@ def test_the_fig5_lattice_as_graphviz():
     assert dot.count(" -> ") == 7 and dot.endswith("}\n")
     assert 'label="say \\"hi\\""' in to_dot(Lattice(2, ((0, 1, 'say "hi"'),)))
     assert 'label="week’s"' in to_dot(Lattice(2, ((0, 1, "week’s"),)))
+
+
+def test_entropy_difference_compares_the_lattices_sentences_with_the_groups():
+    lm = BigramLM()
+    lattice = lattice_of(FIG5_TREE1, FIG5_TREE2)
+    written = [("12", "people", "were", "killed"), ("twelve", "persons", "died")]
+
+    def bits(words):
+        return -ranked_sentences([words], lm)[0][1] * math.log2(10) / (len(words) + 1)
+
+    generated = set(paths(lattice))
+    expected = (sum(map(bits, generated)) / len(generated) - sum(map(bits, written)) / 2)
+    assert entropy_difference(lattice, written, lm, max_paths=8) == pytest.approx(expected)
+    assert entropy_difference(lattice, written, lm, max_paths=7) is None
+    assert entropy_difference(lattice_of(FIG5_TREE1), written[:1], lm, 8) == 0.0

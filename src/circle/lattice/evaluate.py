@@ -1,6 +1,6 @@
 """The seed's automatic evaluations of its lattices, on our sentence groups (Pang, Knight & Marcu
-2003, §4.2.1 path counts, §4.2.2 repetition check, §4.2.3 and Table 6 leave-one-out edit
-distance).
+2003, §4.2.1 path counts and LM entropy, §4.2.2 repetition check, §4.2.3 and Table 6
+leave-one-out edit distance).
 
 The edit distance is word-level Levenshtein (the seed does not name the unit; its magnitudes fit
 words). ``ed(FSA)`` is the least distance from a held-out sentence to any path of the lattice
@@ -11,14 +11,18 @@ is the least distance to those sentences themselves; the seed reports the gain
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import math
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
 from circle.lattice.fsa import (
+    LanguageModel,
     Lattice,
     count_paths,
     count_sentences,
     forest_to_lattice,
+    paths,
+    ranked_sentences,
     squeeze,
 )
 from circle.lattice.merge import MergeStats, merge_trees
@@ -76,8 +80,8 @@ def repetitions(lattice: Lattice, word: str) -> tuple[int, int]:
     counts = [[0, 0, 0] for _ in range(lattice.states)]
     counts[lattice.begin][0] = 1
     for source, target, label in lattice.edges:
-        for seen, paths in enumerate(counts[source]):
-            counts[target][min(seen + (label == word), 2)] += paths
+        for seen, number in enumerate(counts[source]):
+            counts[target][min(seen + (label == word), 2)] += number
     _, once, twice = counts[lattice.end]
     return once + twice, twice
 
@@ -94,6 +98,23 @@ def repetition_ratios(lattice: Lattice, sentences: Sequence[Sequence[str]]) -> l
         containing, repeating = repetitions(lattice, word)
         ratios.append(repeating / containing if containing else 0.0)
     return ratios
+
+
+def entropy_difference(lattice: Lattice, sentences: Sequence[Sequence[str]],
+                       lm: LanguageModel, max_paths: int) -> float | None:
+    """The seed's LM check (§4.2.1, Table 4): ent(FSA) - ent(SG), the mean entropy of the
+    lattice's distinct sentences less that of the group's own sentences. The seed does not say
+    how a sentence's entropy is normalised; this is bits a word, -log2 p(sentence) / (words + 1)
+    with the end of the sentence counted as a word. The sentences are enumerated, so a lattice
+    of more than ``max_paths`` paths gives None."""
+    if count_paths(lattice) > max_paths:
+        return None
+    return _mean_entropy(set(paths(lattice)), lm) - _mean_entropy(sentences, lm)
+
+
+def _mean_entropy(sentences: Iterable[Sequence[str]], lm: LanguageModel) -> float:
+    scored = ranked_sentences(list(sentences), lm)  # log10 p, each distinct sentence once
+    return sum(-log10 * math.log2(10) / (len(words) + 1) for words, log10 in scored) / len(scored)
 
 
 def chain(words: Sequence[str]) -> Lattice:
