@@ -42,6 +42,7 @@ include: "workflow/rules/grid.smk"
 include: "workflow/rules/paper.smk"
 include: "workflow/rules/dose.smk"
 include: "workflow/rules/summary.smk"
+include: "workflow/rules/lattice.smk"
 
 
 # Once, not in each cluster job: the jobs of the unreadable tables are forced (force_rebuild),

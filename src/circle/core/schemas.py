@@ -696,6 +696,22 @@ ITERATION_SCORES = _schema(
     ],
 )
 
+PARSES = _schema(
+    "parses",
+    1,
+    "Phrase-structure parses of the references of an evaluation set (circle.lattice.parse, the "
+    "parser stage of Pang, Knight & Marcu 2003): one row per (segment, reference), `tree` a "
+    "Penn bracket string whose leaves are the parser's tokens in their original case (brackets "
+    "escaped as -LRB-/-RRB-); metadata `circle.parser` and `circle.model` name the parser, "
+    "`circle.reference_names` (a JSON list, as in the evaluation sets) the references in their "
+    "group order.",
+    [
+        pa.field("segment_id", pa.int64(), nullable=False),
+        pa.field("reference", pa.string(), nullable=False),
+        pa.field("tree", pa.string(), nullable=False),
+    ],
+)
+
 ALL_SCHEMAS: dict[str, TableSchema] = {
     s.name: s for s in (VERSES, BITEXT, EVALSET, ALIGNMENT, ALIGNED_BITEXT, LEXICAL,
                         RULE_COUNTS, GRAMMAR, PARAPHRASE_GRAMMAR,
@@ -705,5 +721,5 @@ ALL_SCHEMAS: dict[str, TableSchema] = {
                         EVALUATION, CONDITION_SUMMARY, REFERENCE_QUALITY, EXTRA_REFERENCE,
                         DOSE_RESPONSE, GRID_SAMPLE,
                         TARGETED_NBEST, REFERENCE_DISTANCES, TARGETING_WEIGHTS, GRID_POINTS,
-                        GRID_CHOICE, TARGETED_CACHE, ITERATION_SCORES)
+                        GRID_CHOICE, TARGETED_CACHE, ITERATION_SCORES, PARSES)
 }

@@ -1,0 +1,5 @@
+"""Word lattices from several translations of a sentence: Pang, Knight & Marcu (2003)'s
+syntax-based alignment (their Fig. 4). Stages: :mod:`~circle.lattice.parse` (parse trees, a
+cached Parquet table), :mod:`~circle.lattice.merge` (top-down merging with keyword checking) and
+:mod:`~circle.lattice.fsa` (the word lattice, squeezing, path counts and LM-ranked paths).
+"""

