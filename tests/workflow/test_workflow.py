@@ -17,6 +17,7 @@ import subprocess
 import sys
 import zipfile
 from pathlib import Path
+from typing import NamedTuple
 
 import kenlm
 import numpy as np
@@ -78,6 +79,33 @@ def keep_tiny_run(directory: Path, log: str) -> None:
     if kept:
         shutil.copytree(directory / "results", Path(kept) / "results")
         (Path(kept) / "snakemake.log").write_text(log)
+
+
+class TinyRun(NamedTuple):
+    """The tiny config's default target, run once (:func:`tiny_default_run`): its directory
+    and what Snakemake printed."""
+
+    directory: Path
+    stdout: str
+    stderr: str
+
+    def copy_to(self, directory: Path) -> Path:
+        """The run's directory copied (Snakemake's records and file times kept), for a test
+        that builds on the run without touching the other tests' copy."""
+        shutil.copytree(self.directory, directory, symlinks=True, dirs_exist_ok=True)
+        return directory
+
+
+@pytest.fixture(scope="module")
+def tiny_default_run(tmp_path_factory) -> TinyRun:
+    """The tiny config's default target, run once for the tests that check it or build on it;
+    kept for the SLURM test when the environment asks for it (:func:`keep_tiny_run`)."""
+    directory = tmp_path_factory.mktemp("tiny-default")
+    result = snakemake("--cores", "2", "--configfile", str(tiny_config(directory)),
+                       "--directory", str(directory))
+    assert result.returncode == 0, result.stdout + result.stderr
+    keep_tiny_run(directory, result.stdout + result.stderr)
+    return TinyRun(directory, result.stdout, result.stderr)
 
 
 def tiny_config(tmp_path: Path, **changes) -> Path:
@@ -188,9 +216,11 @@ def test_tiny_dose_response_dry_run_plans_its_runs_outside_the_default_target(tm
     assert "results/tiny/report/single_reference.md" in default.stdout
 
 
-def test_tiny_dose_response_end_to_end(tmp_path):
-    """snakemake dose_response on the tiny corpus: the extra reference tables, the dose/ run
-    set's evaluation against 1H and the page and figure (no adequacy: two references)."""
+def test_tiny_dose_response_end_to_end(tiny_default_run, tmp_path):
+    """snakemake dose_response on the tiny corpus, after its default target: the extra
+    reference tables, the dose/ run set's evaluation against 1H and the page and figure (no
+    adequacy: two references)."""
+    tiny_default_run.copy_to(tmp_path)
     config = tiny_config(tmp_path, **{"dose_response.extra": ["mt", "noise50"]})
     result = snakemake("--cores", "2", "--configfile", str(config), "--directory",
                        str(tmp_path), "dose_response")
@@ -272,11 +302,10 @@ def test_bad_corpus_stops_in_the_first_job_naming_file_and_line(tmp_path):
     assert not (tmp_path / "results/tiny/tokenized").exists()
 
 
-def test_tiny_end_to_end_through_grammars_and_decoding(tmp_path):
+def test_tiny_end_to_end_through_grammars_and_decoding(tiny_default_run, tmp_path):
+    result = tiny_default_run
+    result.copy_to(tmp_path)
     config = tiny_config(tmp_path)
-    result = snakemake("--cores", "2", "--configfile", str(config), "--directory", str(tmp_path))
-    assert result.returncode == 0, result.stdout + result.stderr
-    keep_tiny_run(tmp_path, result.stdout + result.stderr)
     results = tmp_path / "results" / "tiny"
     assert not (results / "align").exists()  # the frozen alignment is replayed
 
