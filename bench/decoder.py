@@ -53,7 +53,7 @@ from circle.core.schemas import EVALSET
 from circle.core.tables import read_table
 from circle.decoder import Decoder, DecoderSettings, LanguageModel, load_grammar, read_weights
 from circle.decoder.model import ENGINES
-from circle.experiments.reference_sparsity import Condition
+from circle.experiments.conditions import Condition
 from circle.tune.loop import ordered_references
 
 ROOT = Path(__file__).resolve().parents[1]

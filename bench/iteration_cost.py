@@ -19,7 +19,7 @@ import re
 import statistics
 from pathlib import Path
 
-from circle.experiments.reference_sparsity import TuningRun
+from circle.experiments.conditions import TuningRun
 
 LINE = re.compile(r"iteration (\d+) of at most \d+: .*?; (\d+) new hypotheses, .*?; "
                   r"decode ([\d.]+) s, references ([\d.]+) s, optimise ([\d.]+) s")

@@ -12,8 +12,9 @@ from circle.core.schemas import EVALSET
 from circle.core.tables import read_table
 from circle.decoder import DecoderSettings, decode_corpus, load_grammar, read_weights
 from circle.decoder.nbest import NBEST
+from circle.experiments.conditions import Condition
 from circle.experiments.evaluate import corpus_bleu
-from circle.experiments.reference_sparsity import Condition, condition_references
+from circle.experiments.reference_sparsity import condition_references
 
 
 def main() -> None:

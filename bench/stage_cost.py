@@ -24,7 +24,7 @@ from pathlib import Path
 
 import yaml
 
-from circle.experiments.reference_sparsity import TuningRun
+from circle.experiments.conditions import TuningRun
 
 HELDOUT = "heldout"
 

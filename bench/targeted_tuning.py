@@ -29,8 +29,9 @@ from snakemake.utils import validate
 from circle.core.schemas import EVALSET
 from circle.core.tables import read_table
 from circle.decoder import DecoderSettings, decode_corpus, read_weights
+from circle.experiments.conditions import TuningRun, run_seed
 from circle.experiments.evaluate import corpus_bleu
-from circle.experiments.reference_sparsity import ConditionTuning, TuningRun, run_seed
+from circle.experiments.reference_sparsity import ConditionTuning
 from circle.paraphrase.targeted import SEARCH_MODES, targeted_setup
 from circle.tune.loop import TuningSettings
 

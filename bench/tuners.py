@@ -19,13 +19,9 @@ import yaml
 from circle.core.schemas import EVALSET
 from circle.core.tables import read_table
 from circle.decoder import DecoderSettings, decode_corpus, load_grammar, read_weights
+from circle.experiments.conditions import Condition, run_seed
 from circle.experiments.evaluate import corpus_bleu
-from circle.experiments.reference_sparsity import (
-    TUNING_FIXED,
-    Condition,
-    condition_references,
-    run_seed,
-)
+from circle.experiments.reference_sparsity import TUNING_FIXED, condition_references
 from circle.tune.loop import TuningSettings, tune
 
 

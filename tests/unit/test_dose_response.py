@@ -17,6 +17,7 @@ from circle.core.schemas import EVALSET, EXTRA_REFERENCE, VERSES
 from circle.core.tables import read_metadata, read_table, write_table
 from circle.corpus.prepare import bible_tables, file_tables
 from circle.corpus.preprocess import normalize, tokenize_evalset
+from circle.experiments.conditions import CONDITION_PATTERN, Condition
 from circle.experiments.dose_response import (
     adequacy,
     degraded_references,
@@ -28,7 +29,7 @@ from circle.experiments.dose_response import (
     mt_references,
     write_extra_references,
 )
-from circle.experiments.reference_sparsity import CONDITION_PATTERN, Condition, condition_references
+from circle.experiments.reference_sparsity import condition_references
 from circle.pipeline.config import config_problems
 from circle.tune.loop import ordered_references, single_references
 

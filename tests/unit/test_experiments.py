@@ -13,21 +13,23 @@ import pytest
 from circle.core.schemas import CONDITION_SUMMARY, EVALSET, EVALUATION, TUNING_LOG
 from circle.core.tables import read_metadata, read_table, write_table
 from circle.decoder.nbest import NBEST
-from circle.experiments.evaluate import approximate_randomisation, corpus_bleu, corpus_chrf
-from circle.experiments.reference_sparsity import (
+from circle.experiments.conditions import (
     Condition,
     TuningRun,
+    reference_tag,
+    run_seed,
+    tagged_reference,
+)
+from circle.experiments.evaluate import approximate_randomisation, corpus_bleu, corpus_chrf
+from circle.experiments.reference_sparsity import (
     condition_references,
     evaluate_runs,
     paraphraser_report,
-    reference_tag,
-    run_seed,
     select_segments,
-    tagged_reference,
     write_reference_texts,
 )
 from circle.figures.report import write_report
-from circle.paraphrase.paraphraser import ParaphraserConfig
+from circle.paraphrase.config import ParaphraserConfig
 from circle.tune.loop import single_references
 from circle.tune.metrics import get_metric
 

@@ -5,6 +5,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
+from circle.paraphrase.config import ParaphraserConfig
 from circle.paraphrase.grid_search import (
     GridSearchError,
     PointRule,
@@ -13,7 +14,7 @@ from circle.paraphrase.grid_search import (
     paraphraser_configuration,
     point_table,
 )
-from circle.paraphrase.paraphraser import ParaphraserConfig, ReferenceMove, segment_distances
+from circle.paraphrase.paraphraser import ReferenceMove, segment_distances
 from circle.pipeline.config import grid_problems
 
 REFERENCE = "the children of israel went up to fight"

@@ -10,6 +10,7 @@ from circle.align import BITEXT_DIGEST, bitext_digest
 from circle.core.schemas import ALIGNMENT, BITEXT, EVALSET
 from circle.core.tables import read_metadata, read_table, write_table
 from circle.corpus.prepare import file_tables
+from circle.experiments.conditions import Condition
 from circle.experiments.heldout import (
     TUNING_SETS,
     block_sizes,
@@ -17,7 +18,7 @@ from circle.experiments.heldout import (
     hold_out_blocks,
     tuning_set_rows,
 )
-from circle.experiments.reference_sparsity import Condition, select_segments
+from circle.experiments.reference_sparsity import select_segments
 from circle.grammar.extract import load_aligned_bitext
 from circle.tune.loop import single_references
 

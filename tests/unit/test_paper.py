@@ -8,7 +8,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from circle.experiments.reference_sparsity import Condition
+from circle.experiments.conditions import Condition
 from circle.figures.paper import (
     FigurePage,
     figure_runs,

@@ -11,7 +11,7 @@ import pytest
 
 from circle.decoder import DecoderSettings, Grammar, Hypothesis
 from circle.lm import estimate_lm
-from circle.paraphrase.paraphraser import ParaphraserConfig
+from circle.paraphrase.config import ParaphraserConfig
 from circle.paraphrase.targeted import (
     ParaphraseCache,
     ParaphraseMemo,

@@ -18,8 +18,9 @@ from circle.core.schemas import TUNING_CHECKPOINT, TUNING_LOG
 from circle.core.tables import read_metadata, read_table
 from circle.decoder import DecoderSettings, Grammar, decode_corpus
 from circle.decoder.sets import RecordedDecode, write_nbest
+from circle.experiments.conditions import TuningRun, run_seed, tuning_params
 from circle.experiments.evaluate import corpus_bleu, corpus_ter
-from circle.experiments.reference_sparsity import TuningRun, run_seed, tuning_params
+from circle.experiments.reference_sparsity import run_tuning_settings
 from circle.lm import estimate_lm
 from circle.tune import fanout, loop
 from circle.tune.checkpoint import Checkpoint, StaleIteration, read_iteration
@@ -176,7 +177,7 @@ def test_a_first_pool_from_perturbed_weights_holds_more_hypotheses(grammar, lm_p
 
 def _first_iteration(grammar, lm_path, run, replicate_pool):
     tuning = {"restarts": 0, "max_iterations": 1, "replicate_pool": replicate_pool}
-    settings = run.tuning_settings(tuning, run.seed(13))
+    settings = run_tuning_settings(run, tuning, run.seed(13))
     return tune(SENTENCES, REFERENCES, grammar, lm_path, BAD_WEIGHTS, DECODER, settings)
 
 
@@ -200,9 +201,9 @@ def test_two_replicates_of_a_condition_tune_from_different_pools(grammar, lm_pat
 def test_a_targeted_run_draws_no_perturbations_of_its_start():
     tuning = {"first_pool": 2, "replicate_pool": 1, "conditions": ["1H"]}
     assert TuningRun.of("1H+1T", 0).start == "1H.rep0"
-    assert TuningRun.of("1H+1T", 0).tuning_settings(tuning, 5).replicate_pool == 0
+    assert run_tuning_settings(TuningRun.of("1H+1T", 0), tuning, 5).replicate_pool == 0
     assert TuningRun.of("2H", 0).start == "untuned-translation"
-    settings = TuningRun.of("2H", 0).tuning_settings(tuning, 5)
+    settings = run_tuning_settings(TuningRun.of("2H", 0), tuning, 5)
     assert settings.replicate_pool == 1 and settings.first_pool == 2 and settings.seed == 5
     assert "replicate_pool" not in tuning_params(tuning)  # the paraphraser's run
     assert tuning_params(tuning, TuningRun.of("2H_ter", 0).condition) == {

@@ -11,8 +11,7 @@ from snakemake.utils import validate
 from circle.core.tables import config_hash, parquet_rows
 from circle.corpus.pivots import pivot_bitexts, pivot_languages, training_bitext
 from circle.corpus.prepare import EVAL_SETS, PER_DOCUMENT, reference_names
-from circle.experiments.dose_response import dose_conditions, dose_controls, dose_extras, dose_runs
-from circle.experiments.reference_sparsity import (
+from circle.experiments.conditions import (
     CONDITION_PATTERN,
     EXTRA_PATTERN,
     REFERENCE_TAG_PATTERN,
@@ -23,9 +22,10 @@ from circle.experiments.reference_sparsity import (
     tagged_reference,
     tuning_params,
 )
+from circle.experiments.dose_response import dose_conditions, dose_controls, dose_extras, dose_runs
 from circle.figures.paper import figure_runs, focus_runs, paper_figures
 from circle.figures.summary import summary_inputs
-from circle.paraphrase.paraphraser import ParaphraserConfig
+from circle.paraphrase.config import ParaphraserConfig
 from circle.pipeline.config import (
     ConfigError,
     config_problems,
@@ -55,8 +55,8 @@ THESIS_NUMBERS = thesis_numbers(config)
 
 EXPERIMENT = config["experiment"]
 HELDOUT_SYSTEM = f"{EXPERIMENT}/heldout"
-"""The experiment's held-out system (circle.experiments.heldout, Fig. 4.11/4.12): built by the same rules
-under results/<experiment>/heldout/ from the tables the hold_out_blocks job writes."""
+"""The experiment's held-out system (circle.experiments.heldout, Fig. 4.11/4.12): built by the same
+rules under results/<experiment>/heldout/ from the tables the hold_out_blocks job writes."""
 EFFECTIVE_CONFIG = f"results/{EXPERIMENT}/config.yaml"
 """The experiment's effective configuration (written by effective_config): an input of every
 named target that ends in results/, so that no result is without the record of what ran."""
@@ -140,8 +140,8 @@ def force_rebuild(paths):
 
 
 def memory_mb(wildcards, input, threads, rulename):
-    """The job's memory request from its rule's model (circle.pipeline.resources.MEMORY), at the job's
-    final thread count and, where the model asks, the training pairs (for the split of the
+    """The job's memory request from its rule's model (circle.pipeline.resources.MEMORY), at the
+    job's final thread count and, where the model asks, the training pairs (for the split of the
     training bitext: rows of the bitext or, before that exists, of the alignment, one row per
     pair) and the rules of the paraphrase grammar the job loads (the largest of its input
     ``rules_input``). Until those tables exist the request is to be determined, like Snakemake's
@@ -164,8 +164,8 @@ def memory_mb(wildcards, input, threads, rulename):
 
 def runtime_minutes(wildcards, input, threads, rulename):
     """The job's time limit in minutes (Snakemake's ``runtime``, the Slurm executor's --time)
-    from its rule's model (circle.pipeline.resources.RUNTIME), at the summed size of its inputs and its
-    final thread count. Until every input exists the limit is to be determined, like the
+    from its rule's model (circle.pipeline.resources.RUNTIME), at the summed size of its inputs and
+    its final thread count. Until every input exists the limit is to be determined, like the
     memory of the jobs that load a paraphrase grammar: it is evaluated again when the job is
     ready."""
     size = input_mb(list(input))
@@ -283,7 +283,8 @@ def tuning_seed(run):
 
 
 def tuning_settings(condition=None):
-    """A tuning job's params from the config's tuning section (circle.experiments.reference_sparsity.tuning_params)."""
+    """A tuning job's params from the config's tuning section
+    (circle.experiments.conditions.tuning_params)."""
     return tuning_params(config["tuning"], condition)
 
 
@@ -317,8 +318,8 @@ def figure(key):
 
 
 def dose_response_runs():
-    """The run names of the dose-response (circle.experiments.dose_response): 1H, the controls 2H and
-    1H+1P where the experiment has them, and every 1H+1X_<extra>, each replicate."""
+    """The run names of the dose-response (circle.experiments.dose_response): 1H, the controls 2H
+    and 1H+1P where the experiment has them, and every 1H+1X_<extra>, each replicate."""
     conditions = dose_conditions(dose_extras(config), dose_controls(config))
     return [run.name for run in dose_runs(conditions, config["tuning"]["replicates"])]
 
@@ -519,7 +520,8 @@ def targeted_conditions():
 
 
 def targeted_settings(wildcards):
-    """The targeted paraphraser's settings besides its inputs (circle.paraphrase.targeted.targeted_setup)."""
+    """The targeted paraphraser's settings besides its inputs
+    (circle.paraphrase.targeted.targeted_setup)."""
     return {
         "biases": [float(b) for b in config["paraphrase"]["biases"]],
         "point": config["grid_search"]["point"],

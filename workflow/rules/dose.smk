@@ -1,5 +1,5 @@
-# Tuning on references of known quality (circle.experiments.dose_response): conditions 1H+1X_<extra> add one
-# fixed extra reference per tune segment to 1H; their test gain over 1H against the extra
+# Tuning on references of known quality (circle.experiments.dose_response): conditions 1H+1X_<extra>
+# add one fixed extra reference per tune segment to 1H; their test gain over 1H against the extra
 # reference's adequacy. Its own named target, not part of the default one.
 
 
@@ -64,11 +64,11 @@ rule report_dose_response:
 
 
 rule dose_response:
-    """Named target: tuning on one extra reference of known quality (circle.experiments.dose_response),
-    every 1H+1X_<extra> of dose_response.extra with tuning.replicates replicates beside 1H, 2H
-    and 1H+1P, evaluated as the run set evaluation/dose/. Not part of the default target, which
-    is at its time budget: each extra reference costs tuning.replicates more tuning runs and
-    test decodes."""
+    """Named target: tuning on one extra reference of known quality
+    (circle.experiments.dose_response), every 1H+1X_<extra> of dose_response.extra with
+    tuning.replicates replicates beside 1H, 2H and 1H+1P, evaluated as the run set evaluation/dose/.
+    Not part of the default target, which is at its time budget: each extra reference costs
+    tuning.replicates more tuning runs and test decodes."""
     input:
         EFFECTIVE_CONFIG,
         f"results/{EXPERIMENT}/report/dose_response.md",

@@ -1,6 +1,7 @@
 # Configuring the targeted paraphraser (thesis §5.2.3, Fig. 5.3, 5.6-5.8): the grid sample, the
 # targeting sweep, the grid's weights, one paraphrasing job per bias, the choice and its report.
-# Logic in circle.paraphrase.grid_search, circle.paraphrase.paraphraser and circle.figures.grid_figures.
+# Logic in circle.paraphrase.grid_search, circle.paraphrase.paraphraser and
+# circle.figures.grid_figures.
 
 
 rule grid_sample:

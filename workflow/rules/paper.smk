@@ -1,10 +1,11 @@
-# The thesis's other figures (circle.figures.paper): the tuning runs only they need, their tables with
-# the thesis's numbers beside ours, and one page over every figure the project reproduces.
+# The thesis's other figures (circle.figures.paper): the tuning runs only they need, their tables
+# with the thesis's numbers beside ours, and one page over every figure the project reproduces.
 
 
 rule report_paper_figure:
-    """One figure of circle.figures.paper (Fig. 4.8/4.9, 4.10, 4.11/4.12, 5.14): table (Markdown, HTML, CSV) with
-    the thesis's numbers, significance marks against each condition's baseline, and a plot."""
+    """One figure of circle.figures.paper (Fig. 4.8/4.9, 4.10, 4.11/4.12, 5.14): table (Markdown,
+    HTML, CSV) with the thesis's numbers, significance marks against each condition's baseline, and
+    a plot."""
     input:
         unpack(paper_figure_inputs),
     output:
@@ -130,8 +131,8 @@ rule report_focus:
 
 
 rule hold_out_blocks:
-    """The held-out system's tables (circle.experiments.heldout, Fig. 4.11/4.12): the training bitext
-    without a seeded block of training segments (figures.heldout_blocks) and its alignment
+    """The held-out system's tables (circle.experiments.heldout, Fig. 4.11/4.12): the training
+    bitext without a seeded block of training segments (figures.heldout_blocks) and its alignment
     links, the tune set's single references followed by the block (tuning sets T0-T<n>), and
     the shared test and paraphraser-tuning sets; every later stage of the held-out system runs
     the experiment's rules on them."""

@@ -1,4 +1,5 @@
-# The run's summary page: every report page of the default target on one page (circle.figures.summary).
+# The run's summary page: every report page of the default target on one page
+# (circle.figures.summary).
 
 
 rule report_summary:

@@ -1,7 +1,8 @@
 # The reference-sparsity experiments of thesis ch. 4 and 5.3: paraphraser tuning, untargeted
 # paraphrases of the single reference, MERT of the MT system per condition and replicate (1H+kT
 # with targeted references per hypothesis), test evaluation, the Fig. 4.3 and 5.10 tables. Logic
-# in circle.experiments.reference_sparsity, circle.paraphrase.targeted, circle.tune, circle.experiments.evaluate, circle.figures.report.
+# in circle.experiments (conditions, reference_sparsity, evaluate), circle.paraphrase.targeted,
+# circle.tune and circle.figures.report.
 
 
 rule select_evalset:

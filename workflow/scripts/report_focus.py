@@ -1,6 +1,6 @@
 from circle.core.jobs import start_job
 from circle.decoder import DecoderSettings
-from circle.experiments.reference_sparsity import TuningRun
+from circle.experiments.conditions import TuningRun
 from circle.figures.paper import write_focus_figure
 from circle.paraphrase.targeted import targeted_setup
 

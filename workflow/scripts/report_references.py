@@ -1,5 +1,5 @@
 from circle.core.jobs import start_job
-from circle.experiments.reference_sparsity import TuningRun
+from circle.experiments.conditions import TuningRun
 from circle.figures.report import plot_tuning_curves, write_report
 
 start_job(snakemake)

@@ -339,7 +339,7 @@ EVALUATION = _schema(
     4,
     "Test-set scores of tuned systems, one row per (experiment, condition, replicate) (thesis Fig. "
     "4.2/4.3): `condition` is e.g. 1H, 2H, 1H+1P, 1H_ref2 "
-    "(circle.experiments.reference_sparsity.Condition); `reference_type` says how the extra tuning "
+    "(circle.experiments.conditions.Condition); `reference_type` says how the extra tuning "
     "references were made (`human`, or a paraphrase kind such as `paraphrase`, `paraphrase_b0.25`, "
     "`targeted`, or `extra_<extra>` for a 1H+1X_<extra> condition, whose one extra reference "
     "`paraphrase_references` counts); `references_used` = `human_references` + "

@@ -19,7 +19,7 @@ that reference's adequacy (a dose-response):
   words in a random order: adequacy set on purpose, from H2 down.
 
 Degraded references are drawn per segment from the config seed, the reference's name and the
-segment id (:func:`circle.experiments.reference_sparsity.run_seed`): the same for a seed whatever
+segment id (:func:`circle.experiments.conditions.run_seed`): the same for a seed whatever
 else the set holds, different across seeds. Every extra reference is tokenised and lowercased as the
 tune set's references are (:func:`circle.corpus.preprocess.normalize`; degraded and MT references
 are made from tokenised text already).
@@ -53,6 +53,7 @@ from circle.core.tables import read_metadata, read_table, write_table
 from circle.corpus.prepare import reference_names
 from circle.corpus.preprocess import normalize
 from circle.decoder.nbest import NBEST
+from circle.experiments.conditions import Condition, TuningRun, run_seed
 from circle.experiments.evaluate import summary_test
 from circle.experiments.reference_quality import (
     CandidateSet,
@@ -60,7 +61,6 @@ from circle.experiments.reference_quality import (
     one_best,
     reference_quality,
 )
-from circle.experiments.reference_sparsity import Condition, TuningRun, run_seed
 from circle.tune.loop import ordered_references, single_references
 
 DEFAULT_EXTRAS: tuple[str, ...] = ("kjv", "mt", "noise25", "noise50", "noise75", "shuffle")
@@ -150,7 +150,7 @@ def dose_runs(conditions: Sequence[Condition], replicates: int) -> list[TuningRu
 
 
 def check_extra(extra: str) -> None:
-    """Refuse a name that :data:`~circle.experiments.reference_sparsity.EXTRA_PATTERN` does not
+    """Refuse a name that :data:`~circle.experiments.conditions.EXTRA_PATTERN` does not
     allow."""
     Condition.parse(f"1H+1X_{extra}")
 

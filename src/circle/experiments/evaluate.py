@@ -414,7 +414,7 @@ def condition_summary(evaluation: pd.DataFrame,
     mean length ratio, whether two replicates scored
     alike (:func:`close_replicates`), and the approximate randomisation test over all
     replicates against its baseline: ``baseline``, or ``baseline[condition]`` for a mapping
-    (:attr:`circle.experiments.reference_sparsity.Condition.baseline`).
+    (:attr:`circle.experiments.conditions.Condition.baseline`).
 
     ``evaluation`` holds the :data:`~circle.core.schemas.EVALUATION` rows of one experiment;
     ``stats[metric][(condition, replicate)]`` the per-segment statistics of that run's test

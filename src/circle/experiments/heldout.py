@@ -16,7 +16,7 @@ that training text, as the thesis's system and paraphraser excluded the blocks t
 
 Tuning set T<n> is the tune set's first rows that make the base set and the first n blocks: the
 table's metadata ``tuning_sets`` lists their row counts, and a condition's ``_t<n>``
-(:attr:`circle.experiments.reference_sparsity.Condition.tuning_set`) tunes on them.
+(:attr:`circle.experiments.conditions.Condition.tuning_set`) tunes on them.
 """
 
 from __future__ import annotations

@@ -12,10 +12,8 @@ quality per segment (:mod:`circle.experiments.dose_response`, beyond the thesis)
 from __future__ import annotations
 
 import contextlib
-import hashlib
 import json
 import os
-import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import Any, NamedTuple
@@ -38,6 +36,7 @@ from circle.decoder import (
 from circle.decoder.model import Model
 from circle.decoder.nbest import NBEST
 from circle.decoder.sets import RecordedDecode, write_nbest
+from circle.experiments.conditions import UNTUNED, UNTUNED_TRANSLATION, Condition, TuningRun
 from circle.experiments.evaluate import (
     AR_SHUFFLES,
     CHRF_METRIC,
@@ -55,7 +54,7 @@ from circle.experiments.evaluate import (
 )
 from circle.experiments.heldout import TUNING_SETS, tuning_set_rows
 from circle.experiments.length_matching import match_length, reference_length
-from circle.paraphrase.paraphraser import Paraphraser, ParaphraserConfig
+from circle.paraphrase.paraphraser import Paraphraser
 from circle.paraphrase.targeted import TargetedReferences, TargetedSetup, targeted_setup
 from circle.tune import fanout
 from circle.tune.checkpoint import Checkpoint, SavedIteration, read_iteration
@@ -72,29 +71,6 @@ from circle.tune.loop import (
 )
 from circle.tune.metrics import get_metric
 
-_NUMBER = r"\d+(?:\.\d+)?"
-EXTRA_PATTERN = r"kjv|mt|shuffle|noise\d+"
-"""Names of the fixed extra references of the dose-response conditions ``1H+1X_<extra>``
-(:mod:`circle.experiments.dose_response`; the Snakemake wildcard constraint of ``{extra}``): ``kjv``
-the verse in the King James Version, ``mt`` the untuned system's 1-best, ``noise<p>`` the second
-human reference with p % of its words replaced by random tune-set words, ``shuffle`` its words
-in a random order."""
-_CONDITION = re.compile(
-    rf"^(?:(?P<human>\d+)H|1H\+(?P<paraphrases>\d+)(?P<kind>[PT])"
-    rf"|1H\+1X_(?P<extra>{EXTRA_PATTERN}))"
-    rf"(?:_b(?P<bias>{_NUMBER})(?:_w(?P<weight>-{_NUMBER}))?)?(?:_ref(?P<reference>\d+))?"
-    r"(?:_t(?P<tuning_set>\d+))?(?:_(?P<metric>bleu|ter|terbleu))?$")
-CONDITION_PATTERN = re.sub(r"\(\?P<\w+>", "(?:", _CONDITION.pattern)[1:-1]
-"""Tuning condition names (the Snakemake wildcard constraint; the parser's regular expression
-without its group names, so that the two cannot disagree): ``kH``, ``1H+kP`` or ``1H+kT``
-(the thesis's 1H+kP′, targeted) or ``1H+1X_<extra>`` (one fixed extra reference,
-:data:`EXTRA_PATTERN`), then optional parts in this order: ``_b<bias>`` the untargeted
-paraphraser's self-paraphrase bias (1H+kP, Fig. 5.14) or, with ``_w<weight>``, a 1H+kT run's own
-targeted paraphraser (Fig. 5.4); ``_ref<n>`` the tune set's n-th reference set as every segment's
-single reference (1H, 1H+kP; Fig. 4.10); ``_t<n>`` the tuning set T<n> of a held-out system's
-tune set, its base set and first n held-out training blocks (1H, 1H+kP; Fig. 4.11/4.12);
-``_<metric>`` the tuning metric (Fig. 4.8/4.9)."""
-
 TUNING_FIXED: tuple[str, ...] = ("target", "oov")
 """Weights MERT leaves at their initial values in these experiments: the targeting feature
 (untargeted here) and the pass-through penalty. Passing a word through is the decoder's fallback,
@@ -103,244 +79,23 @@ gave the paraphraser a positive ``oov`` weight, a reward for copying that would 
 self-paraphrase bias, the knob of the thesis for how much the paraphraser copies (§5.2.2)."""
 
 
-@dataclass(frozen=True)
-class Condition:
-    """A tuning condition: how many human and paraphrased references, whether the paraphrases
-    are untargeted (1H+kP, §4.3.2) or targeted to each hypothesis (1H+kT, the thesis's 1H+kP′,
-    §5.3), and what the ch. 4–5 variants change (:data:`CONDITION_PATTERN`). Build one with
-    :meth:`parse` or :meth:`of`; ``name`` is the canonical name the fields spell."""
+def run_tuning_settings(run: TuningRun, tuning: Mapping, seed: int) -> TuningSettings:
+    """``run``'s :class:`~circle.tune.loop.TuningSettings` from the config's ``tuning``
+    section and the run's ``seed``.
 
-    human: int
-    paraphrases: int = 0
-    targeted: bool = False
-    paraphraser: ParaphraserConfig | None = None
-    """A 1H+kT condition's own targeted paraphraser; None: the grid search's choice."""
-    bias: float | None = None
-    """A 1H+kP condition's self-paraphrase bias (Fig. 5.14); None: tuning.paraphraser_bias."""
-    reference: int | None = None
-    """1-based: the tune set's n-th reference set is every segment's single reference
-    (per-translator sets, Fig. 4.10); None: the seeded per-document choice (§4.3.1)."""
-    tuning_set: int | None = None
-    """n: tune on T<n>, the first rows of a held-out system's tune set that make its base set and
-    first n held-out training blocks (Fig. 4.11/4.12, :mod:`circle.experiments.heldout`); None:
-    every row."""
-    metric: str | None = None
-    """The tuning metric (Fig. 4.8/4.9); None: tuning.metric."""
-    extra: str | None = None
-    """``1H+1X_<extra>``: the one fixed extra reference per segment added to the single
-    reference (:data:`EXTRA_PATTERN`, :mod:`circle.experiments.dose_response`); None: none."""
-
-    def __post_init__(self) -> None:
-        problem = None
-        if self.human < 1 or self.paraphrases < 0:
-            problem = "needs at least one human reference"
-        elif self.paraphrases and self.human != 1:
-            problem = "paraphrases are added to a single human reference (1H+k)"
-        elif self.targeted and not self.paraphrases:
-            problem = "a targeted condition adds at least one paraphrase"
-        elif self.bias is not None and (self.targeted or not self.paraphrases
-                                        or not 0 <= self.bias < 1):
-            problem = "_b<bias> alone is an untargeted paraphraser's bias in [0, 1) (1H+kP)"
-        elif self.paraphraser is not None and not (self.targeted
-                                                   and self.paraphraser.targeted):
-            problem = "_b<bias>_w<weight> needs a targeted condition and a negative weight"
-        elif self.reference is not None and (self.reference < 1 or self.human != 1
-                                             or self.targeted):
-            problem = "_ref<n> (n >= 1) names the single reference of 1H or 1H+kP"
-        elif self.tuning_set is not None and (self.human != 1 or self.targeted):
-            problem = "_t<n> names the tuning set of 1H or 1H+kP"
-        elif self.extra is not None and (
-                not re.fullmatch(EXTRA_PATTERN, self.extra) or self.human != 1
-                or self.paraphrases or self.targeted or self.bias is not None
-                or self.reference is not None or self.tuning_set is not None):
-            problem = "1H+1X_<extra> adds one extra reference of a known kind to 1H alone"
-        elif self.extra is not None and self.extra.startswith("noise") and (
-                not 0 < int(self.extra[len("noise"):]) <= 100
-                or self.extra != f"noise{int(self.extra[len('noise'):])}"):
-            problem = "noise<p> replaces p % of the words, 0 < p <= 100 (no leading zero)"
-        elif self.metric is not None:
-            get_metric(self.metric)
-        if problem:
-            raise ValueError(f"unknown tuning condition '{self.name}': {problem}")
-
-    @property
-    def name(self) -> str:
-        if self.extra is not None:
-            name = f"1H+1X_{self.extra}"
-        elif not self.paraphrases:
-            name = f"{self.human}H"
-        else:
-            name = f"1H+{self.paraphrases}{'T' if self.targeted else 'P'}"
-        if self.bias is not None:
-            name += f"_b{self.bias:g}"
-        if self.paraphraser is not None:
-            name += f"_b{self.paraphraser.bias:g}_w{self.paraphraser.targeting_weight:g}"
-        if self.reference is not None:
-            name += f"_ref{self.reference}"
-        if self.tuning_set is not None:
-            name += f"_t{self.tuning_set}"
-        return name + (f"_{self.metric}" if self.metric is not None else "")
-
-    @classmethod
-    def parse(cls, name: str) -> Condition:
-        """The condition a name spells; names that are not canonical (``1H+1P_b0.50``) are
-        refused with the canonical one, so that one run never has two names."""
-        match = _CONDITION.match(name)
-        if not match:
-            raise ValueError(f"unknown tuning condition '{name}': use kH (k >= 1), 1H+kP, "
-                             "1H+kT or 1H+1X_<extra>, optionally followed by _b<bias> (1H+kP), "
-                             "_b<bias>_w<weight> (1H+kT), _ref<n>, _t<n> and _bleu, _ter or "
-                             "_terbleu")
-        parts = match.groupdict()
-        targeted = parts["kind"] == "T"
-        bias = None if parts["bias"] is None else float(parts["bias"])
-        paraphraser = None
-        if parts["weight"] is not None:
-            paraphraser, bias = ParaphraserConfig(bias, float(parts["weight"])), None
-        elif targeted and bias is not None:
-            raise ValueError(f"unknown tuning condition '{name}': a targeted condition's "
-                             "paraphraser is _b<bias>_w<weight>")
-        condition = cls(
-            human=int(parts["human"] or 1), paraphrases=int(parts["paraphrases"] or 0),
-            targeted=targeted, paraphraser=paraphraser, bias=bias,
-            reference=None if parts["reference"] is None else int(parts["reference"]),
-            tuning_set=None if parts["tuning_set"] is None else int(parts["tuning_set"]),
-            metric=parts["metric"], extra=parts["extra"])
-        if condition.name != name:
-            raise ValueError(f"tuning condition '{name}' is spelt '{condition.name}'")
-        return condition
-
-    @classmethod
-    def targeted_at(cls, paraphrases: int, paraphraser: ParaphraserConfig) -> Condition:
-        """1H+kT with its own paraphraser configuration (a targeting weight < 0)."""
-        if not paraphraser.targeted:
-            raise ValueError(f"a targeted condition needs a negative targeting weight, got "
-                             f"{paraphraser}")
-        return cls(1, paraphrases, targeted=True, paraphraser=paraphraser)
-
-    @property
-    def baseline(self) -> Condition:
-        """What the condition is compared with: 1H with the same single reference, tuning set
-        and tuning metric (1H for every condition of Fig. 4.3 and 5.10). 1H itself on an
-        enlarged tuning set T<n> (n > 0) is compared with 1H on the base set T0: whether a
-        larger single-reference tuning set helps is the other question of Fig. 4.12. A 1H+1X
-        condition is compared with 1H (the dose-response,
-        :mod:`circle.experiments.dose_response`)."""
-        single = Condition(1, reference=self.reference, tuning_set=self.tuning_set,
-                           metric=self.metric)
-        return replace(single, tuning_set=0) if self == single and self.tuning_set else single
-
-    @property
-    def added_references(self) -> int:
-        """How many references are added to the human ones: k paraphrases, or a 1H+1X
-        condition's one extra reference (the evaluation table's ``paraphrase_references``)."""
-        return self.paraphrases + (self.extra is not None)
-
-    @property
-    def reference_type(self) -> str:
-        """The kind of the added references: ``human``, ``paraphrase`` (untargeted),
-        ``paraphrase_b<bias>`` (untargeted at its own bias), ``targeted`` or
-        ``extra_<extra>`` (1H+1X)."""
-        if self.extra is not None:
-            return f"extra_{self.extra}"
-        if self.targeted:
-            return "targeted"
-        if not self.paraphrases:
-            return "human"
-        return "paraphrase" if self.bias is None else f"paraphrase_b{self.bias:g}"
-
-
-@dataclass(frozen=True)
-class TuningRun:
-    """One tuning run of the MT system: a reference condition and a replicate. Its name,
-    ``<condition>.rep<replicate>`` (e.g. ``1H+2P.rep0``), names its weight file, tuning log,
-    decodes and seed."""
-
-    condition: Condition
-    replicate: int
-
-    SEPARATOR = ".rep"
-
-    def __post_init__(self) -> None:
-        if self.replicate < 0:
-            raise ValueError(f"replicate numbers start at 0, got {self.replicate}")
-
-    @property
-    def name(self) -> str:
-        return f"{self.condition.name}{self.SEPARATOR}{self.replicate}"
-
-    @classmethod
-    def of(cls, condition: str, replicate: int | str) -> TuningRun:
-        return cls(Condition.parse(condition), int(replicate))
-
-    @classmethod
-    def parse(cls, name: str) -> TuningRun:
-        condition, separator, replicate = name.rpartition(cls.SEPARATOR)
-        if not separator or not replicate.isdigit():
-            raise ValueError(f"tuning run name '{name}' is not <condition>.rep<replicate>")
-        return cls.of(condition, replicate)
-
-    def seed(self, base: int) -> int:
-        return run_seed(base, self.name)
-
-    @property
-    def start(self) -> str:
-        """The weights the run starts from, as a weights file's name: the untuned weights, or
-        for 1H+kT the 1H-tuned weights of the same replicate (thesis §5.3: the decoder "whose
-        weights have been tuned with just the original human reference")."""
-        if self.condition.targeted:
-            return TuningRun(Condition(1), self.replicate).name
-        return UNTUNED_TRANSLATION
-
-    def tuning_settings(self, tuning: Mapping, seed: int) -> TuningSettings:
-        """The run's :class:`~circle.tune.loop.TuningSettings` from the config's ``tuning``
-        section and the run's ``seed``.
-
-        A run that starts from the untuned weights keeps ``tuning.replicate_pool``: its first
-        iteration also decodes that many perturbations of them drawn from its own seed and
-        optimises from the first (:mod:`circle.tune.loop`), so that the replicates of a
-        condition take different paths and sample the optimiser, as the test over replicates
-        assumes (Clark et al. 2011). The seed alone draws MERT's restarts, and when none beats
-        the continuing point a run is a function of its start: every replicate would be the
-        same run. The thesis reports single runs; this goes beyond it. A 1H+kT run starts from
-        its replicate's 1H weights (§5.3), which differ by construction, and draws none: each
-        perturbation would cost a targeted paraphrase of every new hypothesis."""
-        settings = TuningSettings.from_config(tuning, seed)
-        if self.start == UNTUNED_TRANSLATION:
-            return settings
-        return replace(settings, replicate_pool=0)
-
-
-UNTUNED = "untuned"
-"""The condition (and reference type) of the evaluation row of the untuned system
-(:func:`evaluate_runs`): the MT system with the config's untuned weights, before any tuning."""
-UNTUNED_TRANSLATION = "untuned-translation"
-"""The weights file of the MT system's untuned weights (``weights/untuned-translation.txt``)."""
-
-RUN_KEYS: tuple[str, ...] = ("conditions", "replicates", "fan_out")
-"""Keys of the config's ``tuning`` section that name the runs or say how they are executed:
-no run's settings, so adding a condition or a replicate leaves every finished run as it is."""
-
-
-def tuning_params(tuning: Mapping, condition: Condition | None = None) -> dict[str, Any]:
-    """The config's ``tuning`` section as a tuning job's params: without :data:`RUN_KEYS`; for
-    an MT run (``condition``) with the condition's own tuning metric where it names one (Fig.
-    4.8) instead of ``tuning.metric``; for the paraphraser's run (None) without
-    ``replicate_pool``, which only MT runs draw (:meth:`TuningRun.tuning_settings`)."""
-    params = {key: value for key, value in tuning.items() if key not in RUN_KEYS}
-    if condition is None:
-        params.pop("replicate_pool", None)
-    elif condition.metric is not None:
-        params["metric"] = condition.metric
-    return params
-
-
-def run_seed(base: int, run: str) -> int:
-    """The seed of tuning run ``run`` (e.g. ``1H.rep0``) derived from the config seed ``base``:
-    every condition and replicate draws its own MERT restarts (SHA-256, stable across Python
-    versions and platforms)."""
-    digest = hashlib.sha256(f"{base}:{run}".encode()).digest()
-    return int.from_bytes(digest[:4], "big")
+    A run that starts from the untuned weights keeps ``tuning.replicate_pool``: its first
+    iteration also decodes that many perturbations of them drawn from its own seed and
+    optimises from the first (:mod:`circle.tune.loop`), so that the replicates of a
+    condition take different paths and sample the optimiser, as the test over replicates
+    assumes (Clark et al. 2011). The seed alone draws MERT's restarts, and when none beats
+    the continuing point a run is a function of its start: every replicate would be the
+    same run. The thesis reports single runs; this goes beyond it. A 1H+kT run starts from
+    its replicate's 1H weights (§5.3), which differ by construction, and draws none: each
+    perturbation would cost a targeted paraphrase of every new hypothesis."""
+    settings = TuningSettings.from_config(tuning, seed)
+    if run.start == UNTUNED_TRANSLATION:
+        return settings
+    return replace(settings, replicate_pool=0)
 
 
 def select_segments(evalset_path: str | os.PathLike, max_segments: int | None,
@@ -398,23 +153,6 @@ def write_tuning_run(result: TuningResult, out_weights: str | os.PathLike,
     if checkpoint is not None:
         checkpoint.remove()
     return result.weights
-
-
-REFERENCE_TAG_PATTERN = r"(?:\.ref\d+)?"
-"""File-name part naming a single reference (Snakemake wildcard constraint): empty for the
-seeded per-document choice, ``.ref<n>`` for reference set n (:func:`reference_tag`)."""
-
-
-def reference_tag(reference: int | None) -> str:
-    """The file-name part of a single reference (:data:`REFERENCE_TAG_PATTERN`)."""
-    return "" if reference is None else f".ref{reference}"
-
-
-def tagged_reference(tag: str) -> int | None:
-    """The single reference a :func:`reference_tag` names."""
-    if not re.fullmatch(REFERENCE_TAG_PATTERN, tag):
-        raise ValueError(f"'{tag}' is not a reference tag ('' or .ref<n>)")
-    return int(tag[len(".ref"):]) if tag else None
 
 
 def paraphrase_references(tune_path: str | os.PathLike, grammar_path: str | os.PathLike,
@@ -542,7 +280,7 @@ class ConditionTuning:
         run = TuningRun.of(job.wildcards.condition, job.wildcards.replicate)
         return cls(run, job.input.evalset, job.input.grammar, job.input.lm, job.input.weights,
                    job.input.get("paraphrases"), settings,
-                   run.tuning_settings(job.params.tuning, job.params.seed), targeted,
+                   run_tuning_settings(run, job.params.tuning, job.params.seed), targeted,
                    job.input.get("start_decode"), job.input.get("extra"))
 
     def __post_init__(self) -> None:

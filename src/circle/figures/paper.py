@@ -36,9 +36,9 @@ from circle.core.pages import csv_text, write_page, write_text_atomically
 from circle.core.schemas import CONDITION_SUMMARY, EVALSET, EVALUATION, GRID_CHOICE
 from circle.core.tables import atomic_path, read_metadata, read_table
 from circle.decoder.nbest import NBEST
+from circle.experiments.conditions import Condition, TuningRun
 from circle.experiments.evaluate import BETTER, WORSE, corpus_bleu, summary_test
 from circle.experiments.heldout import TUNING_SETS
-from circle.experiments.reference_sparsity import Condition, TuningRun
 from circle.figures.report import (
     CLOSE_NOTE,
     METRIC_LABELS,

@@ -55,7 +55,7 @@ SIGNATURE_LABELS: dict[str, str] = {"bleu": "BLEU", "ter": "TER", "chrf": "chrF"
                                     "detok_chrf": "chrF (detokenised)"}
 """The scores whose sacrebleu signature (EVALUATION ``<metric>_signature``) a page prints."""
 UNTUNED = "untuned"
-"""The evaluation rows of the untuned system (circle.experiments.reference_sparsity.UNTUNED): the
+"""The evaluation rows of the untuned system (circle.experiments.conditions.UNTUNED): the
 table's row 0."""
 LENGTH_LABELS: dict[str, str] = {"length_ratio": "length", MATCHED_BLEU: "BLEU at common length"}
 """The columns of a reference table's length part (:func:`length_markdown`)."""

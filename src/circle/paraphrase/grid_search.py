@@ -45,12 +45,8 @@ from circle.core.schemas import (
 )
 from circle.core.tables import read_metadata, read_table, write_table
 from circle.decoder import DecoderSettings, decode_corpus, read_weights
-from circle.paraphrase.paraphraser import (
-    Paraphraser,
-    ParaphraserConfig,
-    ReferenceMove,
-    segment_distances,
-)
+from circle.paraphrase.config import ParaphraserConfig
+from circle.paraphrase.paraphraser import Paraphraser, ReferenceMove, segment_distances
 from circle.tune.loop import single_references
 
 STAGES: tuple[str, ...] = ("sweep", "grid")

@@ -13,7 +13,6 @@ Distances in the space of references are TER (Snover et al. 2006, sacrebleu's de
 
 from __future__ import annotations
 
-import math
 import os
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -30,28 +29,6 @@ from circle.decoder import (
     load_grammar,
 )
 from circle.tune.metrics import ter_from_stats, ter_stats
-
-
-@dataclass(frozen=True)
-class ParaphraserConfig:
-    """One configuration of the targeted paraphraser (thesis §5.2.3, the point [p, w] of
-    Fig. 5.8): the self-paraphrase bias ``bias`` (p, eq. 5.3) of the grammar it decodes with,
-    and the weight of the targeting feature (eq. 5.1), ≤ 0 (0: untargeted). The thesis writes
-    the weight as −w."""
-
-    bias: float
-    targeting_weight: float
-
-    def __post_init__(self) -> None:
-        if not (math.isfinite(self.bias) and 0.0 <= self.bias < 1.0):
-            raise ValueError(f"self-paraphrase bias must be in [0, 1), got {self.bias}")
-        if not (math.isfinite(self.targeting_weight) and self.targeting_weight <= 0.0):
-            raise ValueError("the targeting weight must be a finite number ≤ 0 (negative "
-                             f"weights target), got {self.targeting_weight}")
-
-    @property
-    def targeted(self) -> bool:
-        return self.targeting_weight != 0.0
 
 
 class Paraphraser:

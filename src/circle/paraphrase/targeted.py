@@ -60,8 +60,8 @@ from circle.decoder import (
 from circle.decoder.corpus import DecoderPool
 from circle.decoder.lm import LN10, LanguageModel
 from circle.decoder.search import Forest, without_gc
+from circle.paraphrase.config import ParaphraserConfig
 from circle.paraphrase.grid_search import paraphraser_configuration
-from circle.paraphrase.paraphraser import ParaphraserConfig
 from circle.tune.metrics import WordIds, ter_from_stats, ter_stats
 
 SEARCH_MODES: tuple[str, ...] = ("exact", "forest")

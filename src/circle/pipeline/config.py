@@ -29,8 +29,8 @@ from circle.core.tables import SchemaError, atomic_path, read_metadata
 from circle.corpus.pivots import pivot_problems
 from circle.corpus.prepare import reference_names
 from circle.decoder.model import DECODER_FEATURES, Model, finite_weight
+from circle.experiments.conditions import Condition
 from circle.experiments.dose_response import dose_problems
-from circle.experiments.reference_sparsity import Condition
 
 BASELINE_CONDITION = "1H"
 

@@ -1,0 +1,29 @@
+"""A targeted paraphraser's configuration: what names it in a tuning condition and a grid
+point, without the paraphraser (so that conditions can be parsed without loading the decoder)."""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class ParaphraserConfig:
+    """One configuration of the targeted paraphraser (thesis §5.2.3, the point [p, w] of
+    Fig. 5.8): the self-paraphrase bias ``bias`` (p, eq. 5.3) of the grammar it decodes with,
+    and the weight of the targeting feature (eq. 5.1), ≤ 0 (0: untargeted). The thesis writes
+    the weight as −w."""
+
+    bias: float
+    targeting_weight: float
+
+    def __post_init__(self) -> None:
+        if not (math.isfinite(self.bias) and 0.0 <= self.bias < 1.0):
+            raise ValueError(f"self-paraphrase bias must be in [0, 1), got {self.bias}")
+        if not (math.isfinite(self.targeting_weight) and self.targeting_weight <= 0.0):
+            raise ValueError("the targeting weight must be a finite number ≤ 0 (negative "
+                             f"weights target), got {self.targeting_weight}")
+
+    @property
+    def targeted(self) -> bool:
+        return self.targeting_weight != 0.0
