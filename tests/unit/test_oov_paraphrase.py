@@ -17,9 +17,11 @@ from circle.distributional import DistributionalSettings, MonolingualCorpus, oov
 from circle.grammar.extract import extract_grammar
 from circle.grammar.oov_paraphrase import (
     FEATURE,
+    Coverage,
     augment,
     augment_grammar,
     borrowed_rules,
+    coverage,
     known_words,
 )
 from circle.preprocess import normalize
@@ -81,6 +83,12 @@ def test_augmenting_keeps_the_grammar_and_adds_only_rules_for_unknown_phrases():
     assert list(augmented.columns) == GRAMMAR_OOV_PARAPHRASED.arrow.names
     pd.testing.assert_frame_equal(augment(grammar, PARAPHRASES.head(0), RULES),
                                   grammar.assign(**{FEATURE: 0.0, "paraphrase_of": None}))
+
+
+def test_coverage_counts_the_oov_tokens_no_borrowed_rule_covers():
+    found = coverage(["a x b y", "x c", "z z"], {"a", "b", "c"}, {"a x", "z"}, 2)
+    # before: x, y, x, z, z; after: y and the x of "x c" ("a x" covers only the first)
+    assert found == Coverage(types=3, tokens=5, types_after=2, tokens_after=2, words=8)
 
 
 @pytest.fixture(scope="module")

@@ -19,20 +19,26 @@ feature is 0 everywhere and the grammar decodes as before.
 
 from __future__ import annotations
 
+import logging
 import os
-from collections.abc import Mapping
+import time
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
 
 import numpy as np
 import pandas as pd
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
+from circle.distributional import DistributionalSettings, MonolingualCorpus, oov_phrases
 from circle.grammar.io import carried_metadata, grammar_schema
-from circle.schemas import GRAMMAR, GRAMMAR_OOV_PARAPHRASED, OOV_PARAPHRASES
-from circle.tables import read_table, write_table
+from circle.schemas import BITEXT, EVALSET, GRAMMAR, GRAMMAR_OOV_PARAPHRASED, OOV_PARAPHRASES
+from circle.tables import read_metadata, read_table, schema_by_name, write_table
 
 FEATURE = "log_paraphrase_similarity"
 """The paraphrase feature's column: ln h(e, f)."""
+
+logger = logging.getLogger(__name__)
 
 
 def phrase_rules(grammar: pd.DataFrame) -> pd.DataFrame:
@@ -97,7 +103,82 @@ def augment_grammar(grammar_path: str | os.PathLike, bilingual_path: str | os.Pa
     added = augmented["paraphrase_of"].notna()
     counts = {"rules": len(grammar), "borrowed_rules": int(added.sum()),
               "phrases": int(augmented.loc[added, "source"].nunique())}
+    logger.info("%d rules; %d borrowed for %d OOV phrases", counts["rules"],
+                counts["borrowed_rules"], counts["phrases"])
     metadata = carried_metadata(grammar_path)
     write_table(augmented, out_path, GRAMMAR_OOV_PARAPHRASED, provenance,
                 {**metadata, **{f"oov_{k}": str(v) for k, v in counts.items()}})
     return counts
+
+
+@dataclass(frozen=True)
+class Coverage:
+    """OOV words of a set's input (no one-word phrase rule) before and after augmentation:
+    a token stays OOV unless an n-gram over it is the source side of a borrowed rule."""
+
+    types: int
+    tokens: int
+    types_after: int
+    tokens_after: int
+    words: int
+
+
+def coverage(sentences: Iterable[str], known: set[str], borrowed: set[str],
+             max_length: int) -> Coverage:
+    """The :class:`Coverage` of tokenised sentences, given the words one-word rules translate
+    and the source sides of the borrowed rules (n-grams of at most ``max_length`` words)."""
+    before: list[str] = []
+    after: list[str] = []
+    words = 0
+    for sentence in sentences:
+        tokens = sentence.split()
+        words += len(tokens)
+        for i, token in enumerate(tokens):
+            if token in known:
+                continue
+            before.append(token)
+            if not any(" ".join(tokens[start:end]) in borrowed
+                       for start in range(max(0, i - max_length + 1), i + 1)
+                       for end in range(i + 1, min(len(tokens), start + max_length) + 1)):
+                after.append(token)
+    return Coverage(len(set(before)), len(before), len(set(after)), len(after), words)
+
+
+def source_texts(paths: Iterable[str | os.PathLike]) -> list[str]:
+    """The ``source`` column of tokenised bitext and evaluation-set tables, one after another."""
+    texts: list[str] = []
+    for path in paths:
+        schema = schema_by_name(read_metadata(path).get("schema", ""))
+        if schema not in (BITEXT, EVALSET):
+            raise ValueError(f"{path}: a {schema.name} table, not a bitext or evaluation set")
+        texts += read_table(path, schema, columns=["source"])["source"].tolist()
+    return texts
+
+
+def find_paraphrases(grammar_path: str | os.PathLike, inputs: Iterable[str],
+                     monolingual: Iterable[str], settings: DistributionalSettings,
+                     out_path: str | os.PathLike,
+                     provenance: Mapping[str, str] | None = None) -> pd.DataFrame:
+    """Write the distributional paraphrases (MCR §4) of the OOV phrases of a set's tokenised
+    ``inputs``: its n-grams of at most ``settings.max_phrase_length`` words over a word that
+    no one-word phrase rule of its filtered grammar translates, searched in the tokenised
+    ``monolingual`` sentences. Returns the table written."""
+    started = time.perf_counter()
+    corpus = MonolingualCorpus(monolingual, settings)
+    indexed = time.perf_counter() - started
+    known = known_words(read_table(grammar_path, GRAMMAR, columns=["source"]))
+    phrases = oov_phrases(inputs, known, settings.max_phrase_length)
+    rows = [(p.phrase, p.paraphrase, p.similarity, rank)
+            for phrase in phrases
+            for rank, p in enumerate(corpus.paraphrases(phrase), 1)]
+    table = pd.DataFrame(rows, columns=["phrase", "paraphrase", "similarity", "rank"])
+    seconds = time.perf_counter() - started
+    logger.info("%d tokens, %d types, %d stoplisted, indexed in %.1f s; %d OOV phrases, %d "
+                "with paraphrases, %d paraphrases in %.1f s", len(corpus.tokens),
+                len(corpus.vocabulary), int(corpus.stopwords.sum()), indexed, len(phrases),
+                table["phrase"].nunique(), len(table), seconds)
+    write_table(table.astype({"rank": "int32"}), out_path, OOV_PARAPHRASES, provenance,
+                {"monolingual_tokens": str(len(corpus.tokens) - corpus.sentence[-1] - 1),
+                 "oov_phrases": str(len(phrases)),
+                 "settings": repr(settings)})
+    return table

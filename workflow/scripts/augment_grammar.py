@@ -1,0 +1,6 @@
+from circle.grammar.oov_paraphrase import augment_grammar
+from circle.jobs import start_job
+
+provenance = start_job(snakemake)
+augment_grammar(snakemake.input.grammar, snakemake.input.bilingual, snakemake.input.paraphrases,
+                snakemake.output.grammar, provenance)
