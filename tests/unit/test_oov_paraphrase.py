@@ -23,6 +23,7 @@ from circle.grammar.oov_paraphrase import (
     borrowed_rules,
     coverage,
     known_words,
+    read_known_words,
 )
 from circle.preprocess import normalize
 from circle.schemas import ALIGNMENT, BITEXT, GRAMMAR, GRAMMAR_OOV_PARAPHRASED, OOV_PARAPHRASES
@@ -60,6 +61,15 @@ def test_one_rule_per_phrase_and_translation_with_the_aggregate_and_the_best_fea
     assert borrowed.loc[("cuarto", "three"), FEATURE] == pytest.approx(math.log(0.6))
     assert borrowed.loc[("cuarto", "second"), "paraphrase_of"] == "segundo"
     assert borrowed.loc[("menor", "greater"), FEATURE] == pytest.approx(math.log(0.4))
+
+
+def test_identical_profiles_give_h_1_and_orthogonal_ones_no_rule():
+    paraphrases = pd.DataFrame({"phrase": ["cuarto", "cuarto"], "paraphrase": ["tercero", "mayor"],
+                                "similarity": [1.0, 0.0], "rank": [1, 2]})
+    with np.errstate(all="raise"):
+        borrowed = borrowed_rules(paraphrases, RULES)
+    assert sorted(borrowed["target"]) == ["third", "three"]
+    assert (borrowed[FEATURE] == 0.0).all()
 
 
 def test_the_aggregate_does_not_depend_on_the_order_of_the_paraphrases():
@@ -136,6 +146,7 @@ def test_an_oov_is_translated_after_augmentation(tiny_system):
     counts = augment_grammar(directory / "grammar.parquet", directory / "grammar.parquet",
                              directory / "paraphrases.parquet", directory / "augmented.parquet")
     assert counts["rules"] == len(grammar) and counts["borrowed_rules"] > 0
+    assert read_known_words(directory / "grammar.parquet") == known_words(grammar)
     weights = {"log_p_e_given_f": 1.0, "log_p_f_given_e": 1.0, "log_lex_e_given_f": 0.5,
                "log_lex_f_given_e": 0.5, "lm": 1.0, "word_penalty": -0.5,
                "phrase_penalty": 0.0, "glue": 0.0, "oov": -10.0}

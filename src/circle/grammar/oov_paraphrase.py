@@ -53,6 +53,16 @@ def known_words(grammar: pd.DataFrame) -> set[str]:
     return set(rules.loc[~rules["source"].str.contains(" ", regex=False), "source"])
 
 
+def read_known_words(path: str | os.PathLike) -> set[str]:
+    """:func:`known_words` of a grammar table, read as Arrow (a bilingual grammar's millions
+    of source sides are never Python strings)."""
+    grammar_schema(path, (GRAMMAR,))
+    sources = pq.read_table(path, columns=["source"], page_checksum_verification=True)["source"]
+    one_word = pc.invert(pc.or_(pc.match_substring(sources, "["),
+                                pc.match_substring(sources, " ")))
+    return set(pc.unique(pc.filter(sources, one_word)).to_pylist())
+
+
 def borrowed_rules(paraphrases: pd.DataFrame, rules: pd.DataFrame) -> pd.DataFrame:
     """One rule f → e per OOV phrase f (``paraphrases.phrase``) and English side e of a phrase
     rule of one of its paraphrases f′ (``paraphrases.paraphrase``, ``similarity``), with
@@ -60,10 +70,11 @@ def borrowed_rules(paraphrases: pd.DataFrame, rules: pd.DataFrame) -> pd.DataFra
     joined = paraphrases[["phrase", "paraphrase", "similarity"]].merge(
         phrase_rules(rules), left_on="paraphrase", right_on="source")
     columns = list(GRAMMAR_OOV_PARAPHRASED.arrow.names)
-    joined["log_miss"] = np.log1p(-joined["similarity"].clip(upper=1.0))
+    joined = joined[joined["similarity"] > 0]  # h = 0 would be no evidence, and ln h = -inf
     keys = ["phrase", "target"]
-    miss = joined.groupby(keys, sort=False)["log_miss"].transform("sum")
-    joined[FEATURE] = np.log(-np.expm1(miss))  # ln(1 − Π (1 − psim)), -inf never: psim > 0
+    miss = (1.0 - joined["similarity"].clip(upper=1.0)).groupby(
+        [joined[key] for key in keys], sort=False).transform("prod")
+    joined = joined.assign(**{FEATURE: np.log1p(-miss)})  # ln(1 − Π (1 − psim))
     best = joined.sort_values(["similarity", "paraphrase"], ascending=[False, True],
                               kind="stable").drop_duplicates(keys)
     best = best.assign(source=best["phrase"], paraphrase_of=best["paraphrase"])
@@ -166,7 +177,7 @@ def find_paraphrases(grammar_path: str | os.PathLike, inputs: Iterable[str],
     started = time.perf_counter()
     corpus = MonolingualCorpus(monolingual, settings)
     indexed = time.perf_counter() - started
-    known = known_words(read_table(grammar_path, GRAMMAR, columns=["source"]))
+    known = read_known_words(grammar_path)
     phrases = oov_phrases(inputs, known, settings.max_phrase_length)
     rows = [(p.phrase, p.paraphrase, p.similarity, rank)
             for phrase in phrases
