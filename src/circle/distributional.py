@@ -136,7 +136,7 @@ class MonolingualCorpus:
         self.column_totals = np.bincount(self.tokens, weights=slots,
                                          minlength=len(ids)).astype(np.float64)
         self.total = float(self.column_totals.sum())
-        self.counts = np.bincount(self.tokens, minlength=len(ids))
+        self.words = n - len(boundaries)
         padded = np.concatenate([self.tokens, np.zeros(INDEX_DEPTH, dtype=np.int32)])
         self._keys = [padded[j:j + n] for j in range(INDEX_DEPTH)]
         self.suffixes = np.lexsort(self._keys[::-1]).astype(np.int64)

@@ -68,7 +68,7 @@ def test_windows_stay_in_the_sentence_and_profiles_keep_positive_associations():
     # window slots: a 2+1, b 3+1+1, c 4, d 3+1, e 2 (N = 18); "c" has row total 4 and sees
     # a, b, d, e once each: b (expected 4 · 5 / 18 = 1.11) is a negative association, a
     # (0.67), d (0.89) and e (0.44) are positive
-    assert corpus.total == 18
+    assert corpus.total == 18 and corpus.words == 9
     profile = corpus.profile([ids["c"]])
     assert [corpus.vocabulary[i] for i in profile.ids] == ["a", "d", "e"]
     assert profile.weights[0] == pytest.approx(

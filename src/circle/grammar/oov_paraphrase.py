@@ -185,11 +185,11 @@ def find_paraphrases(grammar_path: str | os.PathLike, inputs: Iterable[str],
     table = pd.DataFrame(rows, columns=["phrase", "paraphrase", "similarity", "rank"])
     seconds = time.perf_counter() - started
     logger.info("%d tokens, %d types, %d stoplisted, indexed in %.1f s; %d OOV phrases, %d "
-                "with paraphrases, %d paraphrases in %.1f s", len(corpus.tokens),
-                len(corpus.vocabulary), int(corpus.stopwords.sum()), indexed, len(phrases),
+                "with paraphrases, %d paraphrases in %.1f s", corpus.words,
+                len(corpus.vocabulary) - 1, int(corpus.stopwords.sum()), indexed, len(phrases),
                 table["phrase"].nunique(), len(table), seconds)
     write_table(table.astype({"rank": "int32"}), out_path, OOV_PARAPHRASES, provenance,
-                {"monolingual_tokens": str(len(corpus.tokens) - corpus.sentence[-1] - 1),
+                {"monolingual_tokens": str(corpus.words),
                  "oov_phrases": str(len(phrases)),
                  "settings": repr(settings)})
     return table
