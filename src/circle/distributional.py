@@ -138,9 +138,9 @@ class MonolingualCorpus:
         self.total = float(self.column_totals.sum())
         self.words = n - len(boundaries)
         padded = np.concatenate([self.tokens, np.zeros(INDEX_DEPTH, dtype=np.int32)])
-        self._keys = [padded[j:j + n] for j in range(INDEX_DEPTH)]
-        self.suffixes = np.lexsort(self._keys[::-1]).astype(np.int64)
-        self._sorted = [key[self.suffixes] for key in self._keys]
+        keys = [padded[j:j + n] for j in range(INDEX_DEPTH)]  # each position's next 4 ids
+        self.suffixes = np.lexsort(keys[::-1]).astype(np.int64)
+        self._sorted = [key[self.suffixes] for key in keys]
         self.stopwords, self.stop_bigrams = self._stoplist()
         self._profiles: dict[tuple[int, ...], Profile] = {}
 
@@ -150,6 +150,7 @@ class MonolingualCorpus:
         return None if -1 in found else found
 
     def text(self, ids: Sequence[int]) -> str:
+        """The words of token ids."""
         return " ".join(self.vocabulary[i] for i in ids)
 
     def occurrences(self, pattern: Sequence[int]) -> np.ndarray:
