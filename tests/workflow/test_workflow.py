@@ -183,7 +183,7 @@ def test_tiny_config_dry_run(tmp_path):
 @pytest.mark.parametrize("target", [
     "aligned_corpus", "language_models", "grammars", "thrax_grammars", "untuned_translations",
     "reference_sparsity", "grid_search", "targeted_tuning", "fig5_4", "fig4_12", "paper_tables",
-    "dose_response", "lattice_parses"])
+    "dose_response", "lattice_parses", "oov_paraphrased_grammars"])
 def test_every_named_target_writes_the_effective_config(tmp_path, target):
     result = snakemake("-n", "--configfile", str(tiny_config(tmp_path)), "--directory",
                        str(tmp_path), target)

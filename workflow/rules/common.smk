@@ -277,6 +277,12 @@ def decoder_settings():
     return {key: config["decoder"][key] for key in keys}
 
 
+def oov_paraphrase_settings():
+    """The distributional paraphrase search's settings (circle.distributional), with the
+    config seed that draws its samples."""
+    return {**config["oov_paraphrase"], "seed": config["seed"]}
+
+
 def tuning_seed(run):
     """The tuning seed of one run ('1H.rep0', 'paraphraser-bias0'), derived from the config seed."""
     return run_seed(config["seed"], run)

@@ -101,6 +101,54 @@ rule filter_grammar:
         "../scripts/filter_grammar.py"
 
 
+rule oov_paraphrases:
+    """Distributional paraphrases of an evaluation set's OOV phrases (Marton, Callison-Burch &
+    Resnik 2009 §3-4) from the source side of every split as monolingual text."""
+    input:
+        grammar="results/{experiment}/grammar/filtered/{evalset}.parquet",
+        evalset="results/{experiment}/sets/{evalset}.parquet",
+        monolingual=expand("results/{{experiment}}/tokenized/{split}.parquet", split=SPLITS),
+    output:
+        paraphrases="results/{experiment}/oov/paraphrases/{evalset}.parquet",
+    log:
+        "logs/{experiment}/oov_paraphrases/{evalset}.log",
+    benchmark:
+        "benchmarks/{experiment}/oov_paraphrases/{evalset}.tsv"
+    params:
+        settings=oov_paraphrase_settings(),
+    wildcard_constraints:
+        experiment=MAIN_SYSTEM,
+    resources:
+        runtime=runtime_minutes,
+    conda:
+        "../../envs/circle.yaml"
+    script:
+        "../scripts/oov_paraphrases.py"
+
+
+rule augment_grammar:
+    """An evaluation set's filtered grammar with the rules its OOV phrases borrow from their
+    paraphrases' phrase rules, and the paraphrase feature (Marton et al. 2009 §5)."""
+    input:
+        grammar="results/{experiment}/grammar/filtered/{evalset}.parquet",
+        bilingual="results/{experiment}/grammar/bilingual.parquet",
+        paraphrases="results/{experiment}/oov/paraphrases/{evalset}.parquet",
+    output:
+        grammar="results/{experiment}/grammar/oov_paraphrased/{evalset}.parquet",
+    log:
+        "logs/{experiment}/augment_grammar/{evalset}.log",
+    benchmark:
+        "benchmarks/{experiment}/augment_grammar/{evalset}.tsv"
+    wildcard_constraints:
+        experiment=MAIN_SYSTEM,
+    resources:
+        runtime=runtime_minutes,
+    conda:
+        "../../envs/circle.yaml"
+    script:
+        "../scripts/augment_grammar.py"
+
+
 rule pivot_bitext:
     """A pivot bitext of paraphrase.pivots (circle.corpus.pivots): the Bible table's training
     verses of one (foreign, English) column pair, tokenised as the MT bitext is."""
@@ -260,3 +308,14 @@ rule thrax_grammars:
         EFFECTIVE_CONFIG,
         f"results/{EXPERIMENT}/grammar/bilingual.thrax.gz",
         [path.replace(".parquet", ".thrax.gz") for path in paraphrase_grammars()],
+
+
+rule oov_paraphrased_grammars:
+    """Named target: the tune and test grammars augmented with rules for their OOV phrases
+    borrowed from distributional paraphrases (Marton et al. 2009), and the paraphrases."""
+    input:
+        EFFECTIVE_CONFIG,
+        expand(
+            f"results/{EXPERIMENT}/grammar/oov_paraphrased/{{evalset}}.parquet",
+            evalset=["tune", "test"],
+        ),

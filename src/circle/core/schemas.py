@@ -172,6 +172,39 @@ GRAMMAR = _schema(
     features=("log_p_e_given_f", "log_p_f_given_e", "log_lex_e_given_f", "log_lex_f_given_e"),
 )
 
+OOV_PARAPHRASES = _schema(
+    "oov_paraphrases",
+    1,
+    "Distributional paraphrases of an evaluation set's OOV phrases (n-grams with a word no "
+    "grammar rule covers) from monolingual source text (Marton, Callison-Burch & Resnik 2009, "
+    "§3-4; circle.distributional): per `phrase`, its k best `paraphrase`s by `similarity` = "
+    "cos of the log-likelihood-ratio profiles (eq. 3), at least minScore, `rank` 1 = best.",
+    [
+        pa.field("phrase", pa.string(), nullable=False),
+        pa.field("paraphrase", pa.string(), nullable=False),
+        pa.field("similarity", pa.float64(), nullable=False),
+        pa.field("rank", pa.int32(), nullable=False),
+    ],
+)
+
+GRAMMAR_OOV_PARAPHRASED = _schema(
+    "grammar_oov_paraphrased",
+    1,
+    GRAMMAR.description + " Augmented with a rule f -> e for each OOV phrase f with a "
+    "distributional paraphrase f' and a phrase rule f' -> e (Marton et al. 2009 §5; "
+    "circle.grammar.oov_paraphrase): `log_paraphrase_similarity` is ln h(e, f), 0 for the "
+    "grammar's own rules and ln asim for a borrowed one (asim = 1 - prod_i (1 - psim(f'_i, f)) "
+    "over the paraphrases f'_i with a rule f'_i -> e); a borrowed rule copies the other "
+    "features and the count of the rule of its most similar f', named in `paraphrase_of` "
+    "(null for the grammar's own rules).",
+    [
+        *GRAMMAR.arrow,
+        pa.field("log_paraphrase_similarity", pa.float64(), nullable=False),
+        pa.field("paraphrase_of", pa.string()),
+    ],
+    features=GRAMMAR.features + ("log_paraphrase_similarity",),
+)
+
 _PARAPHRASE_FIELDS = [
     pa.field("lhs", pa.string(), nullable=False),
     pa.field("source", pa.string(), nullable=False),
@@ -714,7 +747,8 @@ PARSES = _schema(
 
 ALL_SCHEMAS: dict[str, TableSchema] = {
     s.name: s for s in (VERSES, BITEXT, EVALSET, ALIGNMENT, ALIGNED_BITEXT, LEXICAL,
-                        RULE_COUNTS, GRAMMAR, PARAPHRASE_GRAMMAR,
+                        RULE_COUNTS, GRAMMAR, OOV_PARAPHRASES, GRAMMAR_OOV_PARAPHRASED,
+                        PARAPHRASE_GRAMMAR,
                         PARAPHRASE_GRAMMAR_LEX, SELF_PARAPHRASE, PIVOT_RULES, PIVOT_SOURCES,
                         PIVOT_LOOKUP, TUNING_LOG, TUNING_CHECKPOINT,
                         TUNING_SHARD,
