@@ -15,7 +15,8 @@ with_bible=false
 [[ "${1:-}" == "--bible" ]] && with_bible=true
 
 apt_packages=(build-essential cmake zlib1g-dev libbz2-dev liblzma-dev
-              libboost-program-options-dev libboost-system-dev libboost-thread-dev libboost-test-dev)
+              libboost-program-options-dev libboost-system-dev libboost-thread-dev libboost-test-dev
+              graphviz)
 $with_bible && apt_packages+=(sword-text-sparv sword-text-kjv sword-text-web)
 
 missing=()
