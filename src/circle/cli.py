@@ -165,7 +165,7 @@ def _paraphrase(args: argparse.Namespace) -> None:
         normalize(line, lang, lowercase=experiment.lowercase) for line in lines]
     weights = read_weights(args.weights)
     settings = experiment.decoder_settings(pop_limit=args.pop_limit, k=args.k)
-    lm = args.lm if args.lm is not None else str(experiment.lm)
+    lm = args.lm if args.lm is not None else str(experiment.paraphraser_lm)
     paraphraser = Paraphraser(args.grammar, lm, weights, settings, args.workers)  # loaded once
     if args.k > 1:
         from circle.decoder import format_nbest

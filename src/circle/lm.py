@@ -57,16 +57,19 @@ def check_no_leak(texts: Mapping[str, Sequence[str]], leaked: Mapping[str, str])
                         f"refusing to estimate the model:\n  {shown}")
 
 
-def prepare_lm_text(train_path: str | Path, evalset_paths: Sequence[str | Path],
+def prepare_lm_text(train_paths: Sequence[str | Path], evalset_paths: Sequence[str | Path],
                     extra_paths: Sequence[str | Path], out_path: str | Path,
                     preprocess: Mapping[str, object], max_line_chars: int,
                     leak_min_words: int) -> None:
-    """Write the LM text: the tokenised English training side plus extra monolingual files.
+    """Write the LM text: the tokenised English side of the training bitexts (the MT system's;
+    for the paraphraser's own LMs, its pivot bitexts', :mod:`circle.corpus.pivots`), in order,
+    plus extra monolingual files.
 
     Extra files are validated and tokenised like every other text. Raises :class:`LeakError`
     if any line is a tune, test or paraphraser-tuning reference.
     """
-    texts = {str(train_path): list(read_table(train_path, BITEXT, columns=["target"])["target"])}
+    texts = {str(path): list(read_table(path, BITEXT, columns=["target"])["target"])
+             for path in train_paths}
     for path in extra_paths:
         lines, problems = read_lines(path, max_line_chars)
         if problems:

@@ -126,6 +126,15 @@ class Experiment:
         return self.results / "lm" / f"{order}gram.binary"
 
     @property
+    def paraphraser_lm(self) -> Path:
+        """The LM the experiment's paraphraser decodes with: its own with
+        ``paraphrase.language_models: pivots`` (:mod:`circle.corpus.pivots`), else :attr:`lm`."""
+        if self.config.get("paraphrase", {}).get("language_models", "shared") != "pivots":
+            return self.lm
+        order = self.config.get("lm", {}).get("decoding_order", 3)
+        return self.results / "paraphrase" / "lm" / f"{order}gram.binary"
+
+    @property
     def grammar(self) -> Path:
         return self.results / "grammar" / "bilingual.parquet"
 

@@ -33,7 +33,7 @@ def tables(tmp_path, references):
 def test_lm_text_is_refused_when_it_contains_a_reference(tmp_path):
     train, tune = tables(tmp_path, [["something else entirely here today", TRAIN[1]]])
     with pytest.raises(LeakError, match=r"train\.parquet:2: is the tune row 1 reference 1"):
-        prepare_lm_text(train, [tune], [], tmp_path / "lm.txt", PREPROCESS, 100, 6)
+        prepare_lm_text([train], [tune], [], tmp_path / "lm.txt", PREPROCESS, 100, 6)
     assert not (tmp_path / "lm.txt").exists()
 
 
@@ -42,14 +42,31 @@ def test_leak_in_extra_text_is_found_after_tokenising(tmp_path):
     extra = tmp_path / "extra.txt"
     extra.write_text("A clean line.\nOne two three four five six\n")
     with pytest.raises(LeakError, match=r"extra\.txt:2: is the tune row 1 reference 0"):
-        prepare_lm_text(train, [tune], [extra], tmp_path / "lm.txt", PREPROCESS, 100, 6)
+        prepare_lm_text([train], [tune], [extra], tmp_path / "lm.txt", PREPROCESS, 100, 6)
 
 
 def test_short_formulae_below_the_threshold_are_not_leaks(tmp_path):
     train, tune = tables(tmp_path, [["and god said , let there be light : and there was light .",
                                      "x"]])
-    prepare_lm_text(train, [tune], [], tmp_path / "lm.txt", PREPROCESS, 100, 20)
+    prepare_lm_text([train], [tune], [], tmp_path / "lm.txt", PREPROCESS, 100, 20)
     assert (tmp_path / "lm.txt").read_text().splitlines() == TRAIN
+
+
+def test_the_text_of_several_bitexts_is_checked_table_by_table(tmp_path):
+    """The paraphraser's own LM text: the English of its pivot bitexts one after the other,
+    refused when one of them holds an evaluation reference (planted in the second)."""
+    train, tune = tables(tmp_path, [["and they went forth to go into the land", "x"]])
+    second = tmp_path / "es-web.parquet"
+    other = ["and they went forth to go into the land of canaan .",
+             "and they went forth to go into the land"]
+    write_table(pd.DataFrame({"segment_id": [0, 1], "document": "d", "source": "x",
+                              "target": other}), second, BITEXT)
+    with pytest.raises(LeakError, match=r"es-web\.parquet:2: is the tune row 1 reference 0"):
+        prepare_lm_text([train, second], [tune], [], tmp_path / "lm.txt", PREPROCESS, 100, 6)
+    write_table(pd.DataFrame({"segment_id": [0], "document": "d", "source": "x",
+                              "target": other[:1]}), second, BITEXT)
+    prepare_lm_text([train, second], [tune], [], tmp_path / "lm.txt", PREPROCESS, 100, 6)
+    assert (tmp_path / "lm.txt").read_text().splitlines() == [*TRAIN, other[0]]
 
 
 def test_invalid_extra_text_is_a_corpus_error(tmp_path):
@@ -57,7 +74,7 @@ def test_invalid_extra_text_is_a_corpus_error(tmp_path):
     extra = tmp_path / "extra.txt"
     extra.write_bytes(b"ok\n\n")
     with pytest.raises(CorpusError, match=r"extra\.txt:2: empty"):
-        prepare_lm_text(train, [tune], [extra], tmp_path / "lm.txt", PREPROCESS, 100, 6)
+        prepare_lm_text([train], [tune], [extra], tmp_path / "lm.txt", PREPROCESS, 100, 6)
 
 
 def test_lmplz_model_loads_in_kenlm_and_scores_sentences(tmp_path):

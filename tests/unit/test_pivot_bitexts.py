@@ -14,6 +14,7 @@ from circle.core.tables import read_metadata, read_table, write_table
 from circle.corpus.pivots import (
     PivotBitext,
     join_language,
+    paraphraser_lm_bitexts,
     pivot_bitexts,
     pivot_languages,
     pivot_problems,
@@ -126,3 +127,19 @@ def test_the_default_experiment_pivots_from_its_training_bitext_alone():
     assert "pivots" not in config["paraphrase"]
     assert pivot_bitexts(config) == []
     assert pivot_problems(config) == []
+
+
+def test_the_paraphrasers_own_lm_text_takes_each_english_version_once():
+    """paraphrase.language_models: pivots: the English of the pivot bitexts, a version paired
+    with several foreign languages once (its first bitext); shared (or left out): none."""
+    pairs = [{"source": "es", "target": "kjv"}, {"source": "es", "target": "web"},
+             {"source": "fr", "target": "kjv"}]
+    config = {"corpus": {"kind": "bible"},
+              "paraphrase": {"pivots": pairs, "language_models": "pivots"}}
+    assert paraphraser_lm_bitexts(config) == [PivotBitext("es", "kjv"), PivotBitext("es", "web")]
+    assert pivot_problems(config) == []
+    for shared in ({"pivots": pairs}, {"pivots": pairs, "language_models": "shared"}):
+        assert paraphraser_lm_bitexts({"corpus": {"kind": "bible"}, "paraphrase": shared}) == []
+    refused = pivot_problems({"corpus": {"kind": "bible"},
+                              "paraphrase": {"language_models": "pivots"}})
+    assert len(refused) == 1 and refused[0].startswith("paraphrase.language_models: pivots")

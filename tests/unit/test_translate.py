@@ -224,3 +224,13 @@ def test_one_hundred_sentences_are_paraphrased_in_one_call(project, tmp_path):
     assert piped.stdout.splitlines() == ["zzz qqq xxyy", outputs[0]]
     assert ("line 1: no paraphrase of 'zzz qqq xxyy': no rule of the paraphrase grammar "
             "matches any of its phrases") in piped.stderr
+
+
+def test_the_paraphraser_decodes_with_its_own_lm_where_the_experiment_has_one(tmp_path):
+    """``circle paraphrase`` takes the experiment's paraphraser LM: the MT system's, or its own
+    with paraphrase.language_models: pivots (the pipeline's paraphraser_decoding_lm)."""
+    shared = Experiment(tmp_path, {"lm": {"decoding_order": 4}})
+    own = Experiment(tmp_path, {"lm": {"decoding_order": 4},
+                                "paraphrase": {"language_models": "pivots"}})
+    assert shared.paraphraser_lm == shared.lm == tmp_path / "lm/4gram.binary"
+    assert own.paraphraser_lm == tmp_path / "paraphrase/lm/4gram.binary"

@@ -173,6 +173,34 @@ def test_pivot_bitexts_dry_run_plans_their_alignment_and_grammar(tmp_path):
     assert "input: results/default/grammar/bilingual.parquet" in prepare
 
 
+def test_the_paraphrasers_own_lms_are_planned_from_its_pivots_english(tmp_path):
+    """paraphrase.language_models: pivots: the paraphraser's LMs are estimated on the English
+    of its pivot bitexts (the KJV of the training bitext and the WEB, each once) and every
+    paraphrasing job reads them; the MT system's decoding keeps its own LM. Without pivot
+    bitexts the setting is refused when the workflow is built."""
+    overlay = tmp_path / "own-lms.yaml"
+    overlay.write_text(yaml.safe_dump({"paraphrase": {"language_models": "pivots", "pivots": [
+        {"source": "es", "target": "kjv"}, {"source": "es", "target": "web"}]}}))
+    targets = ["results/default/weights/paraphraser-bias0.txt",
+               "results/default/decode/untuned-translation/tune.nbest.parquet"]
+    result = snakemake("-n", "--forceall", "--configfile", "config/config.yaml", str(overlay),
+                       "--", *targets)
+    assert result.returncode == 0, result.stdout + result.stderr
+    jobs = {block.split(":", 1)[0].removeprefix("rule "): block for block in re.split(
+        r"^(?=rule \w+:$)", result.stdout, flags=re.M)[1:]}
+    text = jobs["prepare_paraphraser_lm_text"].split("output:")[0]
+    assert "results/default/tokenized/train.parquet" in text  # es-kjv: the MT training bitext
+    assert "results/default/pivots/es-web/tokenized/train.parquet" in text
+    assert "output: results/default/paraphrase/lm/3gram.binary" in jobs["estimate_paraphraser_lm"]
+    assert "results/default/paraphrase/lm/3gram.binary" in jobs["tune_paraphraser"]
+    assert "paraphrase/lm/" not in jobs["decode_shard"]
+    assert "results/default/lm/3gram.binary" in jobs["decode_shard"]
+    overlay.write_text(yaml.safe_dump({"paraphrase": {"language_models": "pivots"}}))
+    refused = snakemake("-n", "--configfile", "config/config.yaml", str(overlay))
+    assert refused.returncode != 0
+    assert "paraphrase.language_models: pivots" in refused.stdout + refused.stderr
+
+
 def test_tiny_config_dry_run(tmp_path):
     result = snakemake("-n", "--configfile", str(tiny_config(tmp_path)), "--directory",
                        str(tmp_path))

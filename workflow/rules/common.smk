@@ -9,7 +9,12 @@ from snakemake.logging import logger
 from snakemake.utils import validate
 
 from circle.core.tables import config_hash, parquet_rows
-from circle.corpus.pivots import pivot_bitexts, pivot_languages, training_bitext
+from circle.corpus.pivots import (
+    paraphraser_lm_bitexts as paraphraser_lm_pivots,
+    pivot_bitexts,
+    pivot_languages,
+    training_bitext,
+)
 from circle.corpus.prepare import EVAL_SETS, PER_DOCUMENT, reference_names
 from circle.experiments.conditions import (
     CONDITION_PATTERN,
@@ -68,6 +73,9 @@ PIVOT_LANGUAGES = pivot_languages(pivot_bitexts(config))
 """The paraphrase grammar's pivot bitexts by foreign language (paraphrase.pivots,
 circle.corpus.pivots); empty: the paraphrase grammar pivots from the MT grammar alone."""
 TRAINING_BITEXT = training_bitext(config)
+PARAPHRASER_LM_PIVOTS = paraphraser_lm_pivots(config)
+"""The pivot bitexts whose English is the text of the paraphraser's own LMs
+(paraphrase.language_models: pivots); empty: the paraphraser shares the MT system's LMs."""
 
 
 def pivot_pair_system(bitext):
@@ -237,6 +245,30 @@ def pivot_grammars(wildcards):
     return [mt_grammar if bitexts == [TRAINING_BITEXT]
             else f"results/{pivot_language_system(language)}/grammar/bilingual.parquet"
             for language, bitexts in PIVOT_LANGUAGES.items()] or [mt_grammar]
+
+
+def paraphraser_lm_bitexts(wildcards):
+    """The tokenised tables of PARAPHRASER_LM_PIVOTS: the paraphraser's own LM text."""
+    return [pivot_bitext_files(bitext)[0] for bitext in PARAPHRASER_LM_PIVOTS]
+
+
+def paraphraser_lm(experiment, order):
+    """The paraphraser's LM of an order: its own (paraphrase.language_models: pivots; the
+    experiment's system only, the held-out system keeps sharing its LMs) or the MT system's."""
+    if PARAPHRASER_LM_PIVOTS and experiment == EXPERIMENT:
+        return f"results/{experiment}/paraphrase/lm/{order}gram.binary"
+    return f"results/{experiment}/lm/{order}gram.binary"
+
+
+def paraphraser_decoding_lm(wildcards):
+    """The LM the paraphraser decodes with (order lm.decoding_order): input of every rule that
+    paraphrases."""
+    return paraphraser_lm(wildcards.experiment, config["lm"]["decoding_order"])
+
+
+def paraphraser_reranking_lm(wildcards):
+    """The LM that reranks the targeted paraphraser's n-best lists (lm.reranking_order)."""
+    return paraphraser_lm(wildcards.experiment, config["lm"]["reranking_order"])
 
 
 def alignment_source(wildcards):
@@ -436,14 +468,14 @@ def untargeted_paraphrases(experiment, condition):
 
 def targeted_paraphraser_inputs(wildcards, grid_choice=True):
     """What the targeted paraphraser of the 1H+kT runs is built from: every paraphrase grammar
-    (the chosen bias is known only once the grid has run), the tuned paraphraser's weights, the
-    reranking LM and, with ``grid_choice`` unless grid_search.point overrides it, the grid's
-    choice (a 1H+kT_b<bias>_w<weight> run brings its own configuration)."""
+    (the chosen bias is known only once the grid has run), the tuned paraphraser's weights, its
+    decoding and reranking LMs and, with ``grid_choice`` unless grid_search.point overrides it,
+    the grid's choice (a 1H+kT_b<bias>_w<weight> run brings its own configuration)."""
     inputs = {
         "paraphrase_grammars": paraphrase_grammars(),
         "paraphraser_weights": paraphraser_weights(wildcards),
-        "reranking_lm": (f"results/{wildcards.experiment}/lm/"
-                         f"{config['lm']['reranking_order']}gram.binary"),
+        "paraphraser_lm": paraphraser_decoding_lm(wildcards),
+        "paraphraser_reranking_lm": paraphraser_reranking_lm(wildcards),
     }
     if grid_choice and config["grid_search"]["point"] is None:
         inputs["choice"] = f"results/{wildcards.experiment}/grid/chosen.parquet"

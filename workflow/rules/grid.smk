@@ -36,7 +36,7 @@ rule targeting_sweep:
     input:
         sample="results/{experiment}/grid/sample.parquet",
         grammar="results/{experiment}/paraphrase/bias{bias}.parquet",
-        lm=decoding_lm,
+        lm=paraphraser_decoding_lm,
         weights=paraphraser_weights,
     output:
         nbest="results/{experiment}/grid/sweep/bias{bias}.nbest.parquet",
@@ -86,7 +86,7 @@ rule grid_row:
     input:
         sample="results/{experiment}/grid/sample.parquet",
         grammar="results/{experiment}/paraphrase/bias{bias}.parquet",
-        lm=decoding_lm,
+        lm=paraphraser_decoding_lm,
         weights=paraphraser_weights,
         targeting_weights="results/{experiment}/grid/weights.parquet",
     output:

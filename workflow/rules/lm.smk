@@ -45,8 +45,59 @@ rule estimate_lm:
         "../scripts/estimate_lm.py"
 
 
+rule prepare_paraphraser_lm_text:
+    """The paraphraser's own LM text (paraphrase.language_models: pivots): the English side of
+    its pivot bitexts, each English version once, refused if it contains evaluation references."""
+    input:
+        train=paraphraser_lm_bitexts,
+        evalsets=expand(
+            "results/{{experiment}}/tokenized/{evalset}.parquet", evalset=EVAL_SETS
+        ),
+    output:
+        text=temp("results/{experiment}/paraphrase/lm/text.txt"),
+    log:
+        "logs/{experiment}/prepare_paraphraser_lm_text.log",
+    params:
+        preprocess=config["preprocess"],
+        max_line_chars=config["validation"]["max_line_chars"],
+        leak_min_words=config["lm"]["leak_min_words"],
+    wildcard_constraints:
+        experiment=MAIN_SYSTEM,
+    conda:
+        "../../envs/circle.yaml"
+    resources:
+        runtime=runtime_minutes,
+    script:
+        "../scripts/prepare_lm_text.py"
+
+
+rule estimate_paraphraser_lm:
+    """The paraphraser's own decoding and reranking LMs (paraphrase.language_models: pivots)."""
+    input:
+        text="results/{experiment}/paraphrase/lm/text.txt",
+    output:
+        binary="results/{experiment}/paraphrase/lm/{order}gram.binary",
+    log:
+        "logs/{experiment}/estimate_paraphraser_lm/{order}gram.log",
+    benchmark:
+        "benchmarks/{experiment}/estimate_paraphraser_lm/{order}gram.tsv"
+    params:
+        discount_fallback=config["lm"]["discount_fallback"],
+    wildcard_constraints:
+        experiment=MAIN_SYSTEM,
+    resources:
+        runtime=runtime_minutes,
+        mem_mb=memory_mb,
+    conda:
+        "../../envs/circle.yaml"
+    script:
+        "../scripts/estimate_lm.py"
+
+
 rule language_models:
-    """Named target: the decoding and reranking LMs of the experiment."""
+    """Named target: the decoding and reranking LMs of the experiment (and the paraphraser's,
+    with paraphrase.language_models: pivots)."""
     input:
         EFFECTIVE_CONFIG,
         expand(f"results/{EXPERIMENT}/lm/{{order}}gram.binary", order=lm_orders()),
+        [paraphraser_lm(EXPERIMENT, order) for order in lm_orders()],

@@ -94,7 +94,6 @@ rule report_focus:
     input:
         unpack(focus_inputs),
         tune="results/{experiment}/sets/tune.parquet",
-        lm=decoding_lm,
     output:
         markdown="results/{experiment}/report/fig6_2.md",
         html=report(

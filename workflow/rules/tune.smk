@@ -53,7 +53,7 @@ rule tune_paraphraser:
     input:
         evalset="results/{experiment}/sets/paratune.parquet",
         grammar="results/{experiment}/paraphrase/bias{bias}.parquet",
-        lm=decoding_lm,
+        lm=paraphraser_decoding_lm,
         weights="results/{experiment}/weights/untuned-paraphrase.txt",
     output:
         weights="results/{experiment}/weights/paraphraser-bias{bias}.txt",
@@ -83,7 +83,7 @@ rule paraphrase_references:
     input:
         evalset="results/{experiment}/sets/tune.parquet",
         grammar="results/{experiment}/paraphrase/bias{bias}.parquet",
-        lm=decoding_lm,
+        lm=paraphraser_decoding_lm,
         weights=paraphraser_weights,
     output:
         nbest="results/{experiment}/paraphrase/untargeted-bias{bias}/tune{reference}.nbest.parquet",
@@ -281,7 +281,6 @@ rule report_targeted:
         unpack(targeted_paraphraser_inputs),
         table="results/{experiment}/evaluation/results.parquet",
         conditions="results/{experiment}/evaluation/conditions.parquet",
-        lm=decoding_lm,
     output:
         markdown="results/{experiment}/report/fig5_10.md",
         html=report(

@@ -7,9 +7,9 @@ from circle.paraphrase.targeted import targeted_setup
 start_job(snakemake)
 settings = DecoderSettings(**snakemake.params.settings)
 setup = targeted_setup(snakemake.params.targeted, snakemake.input.get("choice"),
-                       snakemake.input.paraphrase_grammars, snakemake.input.lm,
-                       snakemake.input.paraphraser_weights, snakemake.input.reranking_lm,
-                       settings)
+                       snakemake.input.paraphrase_grammars, snakemake.input.paraphraser_lm,
+                       snakemake.input.paraphraser_weights,
+                       snakemake.input.paraphraser_reranking_lm, settings)
 outputs = {}
 for run, start, tuned in zip(snakemake.params.runs, snakemake.input.starts,
                              snakemake.input.tuned, strict=True):

@@ -12,8 +12,9 @@ provenance = start_job(snakemake)
 targeted = None
 if snakemake.params.targeted is not None:
     setup = targeted_setup(snakemake.params.targeted, snakemake.input.get("choice"),
-                           snakemake.input.paraphrase_grammars, snakemake.input.lm,
-                           snakemake.input.paraphraser_weights, snakemake.input.reranking_lm,
+                           snakemake.input.paraphrase_grammars, snakemake.input.paraphraser_lm,
+                           snakemake.input.paraphraser_weights,
+                           snakemake.input.paraphraser_reranking_lm,
                            DecoderSettings(**snakemake.params.settings))
     targeted = (setup.cache().lists, setup.mode == "forest")
 table = quality_of_run(snakemake.input.tune, snakemake.input.untuned,

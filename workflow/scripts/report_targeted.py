@@ -10,8 +10,9 @@ write_report(snakemake.input.table, snakemake.output.markdown, snakemake.output.
              conditions=snakemake.input.conditions, figure="5.10",
              thesis_numbers=snakemake.params.thesis_numbers)
 setup = targeted_setup(snakemake.params.targeted, snakemake.input.get("choice"),
-                       snakemake.input.paraphrase_grammars, snakemake.input.lm,
-                       snakemake.input.paraphraser_weights, snakemake.input.reranking_lm,
+                       snakemake.input.paraphrase_grammars, snakemake.input.paraphraser_lm,
+                       snakemake.input.paraphraser_weights,
+                       snakemake.input.paraphraser_reranking_lm,
                        DecoderSettings(**snakemake.params.settings))
 cache = setup.cache()
 write_page(triples_page(sample_triples(cache, snakemake.params.samples, snakemake.params.seed),

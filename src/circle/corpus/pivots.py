@@ -60,6 +60,22 @@ def training_bitext(config: Mapping[str, Any]) -> PivotBitext | None:
     return PivotBitext(bible["source"], bible["train_target"])
 
 
+LANGUAGE_MODELS_KEY = "paraphrase.language_models"
+
+
+def paraphraser_lm_bitexts(config: Mapping[str, Any]) -> list[PivotBitext]:
+    """The bitexts whose English side is the text of the paraphraser's own language models
+    (``paraphrase.language_models: pivots``): the first pivot bitext of each English version,
+    so that a version paired with several foreign languages counts once; empty when the
+    paraphraser shares the MT system's LMs (the default, as in the thesis)."""
+    if config["paraphrase"].get("language_models", "shared") != "pivots":
+        return []
+    firsts: dict[str, PivotBitext] = {}
+    for bitext in pivot_bitexts(config):
+        firsts.setdefault(bitext.target, bitext)
+    return list(firsts.values())
+
+
 def pivot_languages(bitexts: Sequence[PivotBitext]) -> dict[str, list[PivotBitext]]:
     """The bitexts grouped by foreign language (in order of first mention): one pivot grammar
     each."""
@@ -71,15 +87,20 @@ def pivot_languages(bitexts: Sequence[PivotBitext]) -> dict[str, list[PivotBitex
 
 def pivot_problems(config: Mapping[str, Any]) -> list[str]:
     """``paraphrase.pivots`` (its columns checked by the schema) needs the Bible corpus and
-    names each (foreign, English) pair once."""
+    names each (foreign, English) pair once; ``paraphrase.language_models: pivots`` needs it."""
     bitexts = pivot_bitexts(config)
     if bitexts and config["corpus"]["kind"] != "bible":
         return [f"{KEY}: pivot bitexts are columns of the Bible table (corpus.kind: bible); "
                 "with your own files the paraphrase grammar pivots from the training bitext, "
                 f"so leave {KEY} out"]
     names = [bitext.name for bitext in bitexts]
-    return [f"{KEY}: {name} is given twice" for name in sorted(set(names))
-            if names.count(name) > 1]
+    problems = [f"{KEY}: {name} is given twice" for name in sorted(set(names))
+                if names.count(name) > 1]
+    if config["paraphrase"].get("language_models", "shared") == "pivots" and not bitexts:
+        problems.append(f"{LANGUAGE_MODELS_KEY}: pivots estimates the paraphraser's LMs on the "
+                        f"English of {KEY}, which names no bitext; name them, or leave "
+                        f"{LANGUAGE_MODELS_KEY} out to share the MT system's LMs")
+    return problems
 
 
 def pivot_bitext_rows(verses: pd.DataFrame, bitext: PivotBitext) -> pd.DataFrame:

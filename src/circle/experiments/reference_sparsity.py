@@ -274,9 +274,9 @@ class ConditionTuning:
         targeted = None
         if job.params.targeted is not None:
             targeted = targeted_setup(job.params.targeted, job.input.get("choice"),
-                                      job.input.paraphrase_grammars, job.input.lm,
-                                      job.input.paraphraser_weights, job.input.reranking_lm,
-                                      settings)
+                                      job.input.paraphrase_grammars, job.input.paraphraser_lm,
+                                      job.input.paraphraser_weights,
+                                      job.input.paraphraser_reranking_lm, settings)
         run = TuningRun.of(job.wildcards.condition, job.wildcards.replicate)
         return cls(run, job.input.evalset, job.input.grammar, job.input.lm, job.input.weights,
                    job.input.get("paraphrases"), settings,

@@ -116,6 +116,7 @@ MEMORY = {
     "pivot_part": MemoryModel(base_mb=3200),
     "bias_grammar": MemoryModel(base_mb=3200),
     "estimate_lm": MemoryModel(base_mb=1600),
+    "estimate_paraphraser_lm": MemoryModel(base_mb=1600),  # estimate_lm's, on a similar text
     "align_corpus": MemoryModel(base_mb=800, per_thread_mb=400),
     # One decoder, or a pool with one decoder (grammar, LM, paraphraser) per worker; a
     # paraphraser's grammar is loaded once per job (PARAPHRASE_RULE_MB).
@@ -198,6 +199,7 @@ RUNTIME = {
     "pivot_part": RuntimeModel(0.22, 90.0),
     "bias_grammar": RuntimeModel(0.28, 88.0),
     "estimate_lm": RuntimeModel(0.08, 3.0),
+    "estimate_paraphraser_lm": RuntimeModel(0.08, 3.0),
     "decode_shard": RuntimeModel(1.00, 56.0),
     "tune_translation": RuntimeModel(4.42, 57.0, 2),
     "tune_paraphraser": RuntimeModel(1.14, 91.0, 2),
