@@ -540,6 +540,19 @@ def targeted_params(wildcards):
     return settings
 
 
+def tuning_run_params():
+    """The params every job of an MT tuning run shares (tune_translation, and tune_shard and
+    tune_iteration when the run fans out): decoder settings, the run's tuning settings and seed,
+    its targeted paraphraser's settings and its iterations' directory."""
+    return {
+        "settings": decoder_settings(),
+        "tuning": lambda wildcards: tuning_settings(Condition.parse(wildcards.condition)),
+        "seed": lambda wildcards: tuning_seed(run_name(wildcards)),
+        "targeted": targeted_params,
+        "iterations": lambda wildcards: TUNING_ITERATIONS.format(**wildcards),
+    }
+
+
 def curve_runs():
     """The tuning runs of Fig. 5.4 (targeted.curves): 1H+1T replicate 0 with the paraphraser at
     the curves' bias (default 0, unbiased) and each of their targeting weights,

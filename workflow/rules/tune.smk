@@ -119,11 +119,7 @@ rule tune_translation:
     benchmark:
         "benchmarks/{experiment}/tune_translation/{condition}.rep{replicate}.tsv"
     params:
-        settings=decoder_settings(),
-        tuning=lambda wildcards: tuning_settings(Condition.parse(wildcards.condition)),
-        seed=lambda wildcards: tuning_seed(run_name(wildcards)),
-        targeted=targeted_params,
-        iterations=lambda wildcards: TUNING_ITERATIONS.format(**wildcards),
+        **tuning_run_params(),
     threads: 2
     resources:
         runtime=runtime_minutes,
@@ -148,11 +144,7 @@ rule tune_shard:
     benchmark:
         "benchmarks/{experiment}/tune_shard/{condition}.rep{replicate}/iteration-{iteration}.shard{shard}.tsv"
     params:
-        settings=decoder_settings(),
-        tuning=lambda wildcards: tuning_settings(Condition.parse(wildcards.condition)),
-        seed=lambda wildcards: tuning_seed(run_name(wildcards)),
-        targeted=targeted_params,
-        iterations=lambda wildcards: TUNING_ITERATIONS.format(**wildcards),
+        **tuning_run_params(),
         shards=config["tuning"]["fan_out"],
     threads: 1
     resources:
@@ -182,11 +174,7 @@ checkpoint tune_iteration:
     benchmark:
         "benchmarks/{experiment}/tune_iteration/{condition}.rep{replicate}/iteration-{iteration}.tsv"
     params:
-        settings=decoder_settings(),
-        tuning=lambda wildcards: tuning_settings(Condition.parse(wildcards.condition)),
-        seed=lambda wildcards: tuning_seed(run_name(wildcards)),
-        targeted=targeted_params,
-        iterations=lambda wildcards: TUNING_ITERATIONS.format(**wildcards),
+        **tuning_run_params(),
     threads: 1
     resources:
         runtime=runtime_minutes,
