@@ -9,7 +9,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from circle.decoder import DecoderSettings, Grammar, Hypothesis
+from circle.decoder import DecoderSettings, Grammar, Hypothesis, write_weights
 from circle.lm import estimate_lm
 from circle.paraphrase.config import ParaphraserConfig
 from circle.paraphrase.targeted import (
@@ -22,6 +22,7 @@ from circle.paraphrase.targeted import (
     TargetedTask,
     cache_key,
     sample_triples,
+    targeted_setup,
     triples_page,
 )
 from circle.tune.loop import TuningSettings, tune
@@ -334,3 +335,20 @@ def test_a_targeted_run_fanned_out_over_jobs_returns_what_the_loop_returns(
     assert result.weights == whole.weights
     parts = sorted(path.name for path in (tmp_path / "jobs-cache").iterdir())
     assert parts[0] == "k-it1.shard0-0000.parquet" and "k-it1.shard1-0000.parquet" in parts
+
+
+def test_the_set_up_finds_its_bias_grammar_by_name_not_by_float_equality(tmp_path):
+    """A bias read back from a table or computed (0.1 + 0.2 - 0.2 is not 0.1) names the same
+    grammar as the config's 0.1; a bias the config has no grammar for is refused by name."""
+    weights = tmp_path / "paraphraser.txt"
+    write_weights(weights, {"lm": 1.0, "target": 0.0})
+    params = {"biases": [0.0, 0.05, 0.1], "nbest": 5, "search": "forest", "forest_beam": 2,
+              "rerank": None, "cache": str(tmp_path / "cache"), "depth": 3,
+              "point": {"bias": 0.1 + 0.2 - 0.2, "weight": -1.0}}
+    grammars = [f"bias{b}.parquet" for b in ("0", "0.05", "0.1")]
+    setup = targeted_setup(params, None, grammars, "3gram.binary", weights, "5gram.binary",
+                           DecoderSettings())
+    assert setup.grammar_path == "bias0.1.parquet" and setup.settings.k == 5
+    with pytest.raises(ValueError, match=r"bias 0.25 has no grammar .*\['0', '0.05', '0.1'\]"):
+        targeted_setup({**params, "point": {"bias": 0.25, "weight": -1.0}}, None, grammars,
+                       "3gram.binary", weights, "5gram.binary", DecoderSettings())

@@ -30,7 +30,7 @@ from circle.experiments.conditions import (
 from circle.experiments.dose_response import dose_conditions, dose_controls, dose_extras, dose_runs
 from circle.figures.paper import figure_runs, focus_runs, paper_figures
 from circle.figures.summary import summary_inputs
-from circle.paraphrase.config import ParaphraserConfig
+from circle.paraphrase.config import ParaphraserConfig, bias_name
 from circle.pipeline.config import (
     ConfigError,
     config_problems,
@@ -288,11 +288,6 @@ def lm_orders():
 def decoding_lm(wildcards):
     """The KenLM binary the decoder uses (order lm.decoding_order): input of every decoding rule."""
     return f"results/{wildcards.experiment}/lm/{config['lm']['decoding_order']}gram.binary"
-
-
-def bias_name(bias):
-    """The file-name form of a self-paraphrase bias: 0 -> '0', 0.05 -> '0.05'."""
-    return f"{float(bias):g}"
 
 
 def paraphrase_grammars():

@@ -1,10 +1,18 @@
-"""A targeted paraphraser's configuration: what names it in a tuning condition and a grid
-point, without the paraphraser (so that conditions can be parsed without loading the decoder)."""
+"""A targeted paraphraser's configuration and a bias's name: what names them in a tuning
+condition, a grid point and a grammar file, without the paraphraser (so that conditions can be
+parsed without loading the decoder)."""
 
 from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+
+
+def bias_name(bias: float) -> str:
+    """The name of a self-paraphrase bias, as its grammar's file (``bias<name>.parquet``) and
+    every lookup spell it: 0 -> '0', 0.05 -> '0.05' (shortest form, so a bias read back from a
+    table names the same grammar as the config's)."""
+    return f"{float(bias):g}"
 
 
 @dataclass(frozen=True)

@@ -60,7 +60,7 @@ from circle.decoder import (
 from circle.decoder.corpus import DecoderPool
 from circle.decoder.lm import LN10, LanguageModel
 from circle.decoder.search import Forest, without_gc
-from circle.paraphrase.config import ParaphraserConfig
+from circle.paraphrase.config import ParaphraserConfig, bias_name
 from circle.paraphrase.grid_search import paraphraser_configuration
 from circle.tune.metrics import WordIds, ter_from_stats, ter_stats
 
@@ -455,12 +455,13 @@ def targeted_setup(params: Mapping, choice_path: str | os.PathLike | None,
     ``forest_beam``, ``rerank`` (weights or None), ``depth`` and the ``cache`` directory; the
     configuration is the grid's choice (``choice_path``) unless ``point`` overrides it."""
     config = paraphraser_configuration(choice_path, params["point"])
-    grammars = dict(zip(params["biases"], grammar_paths, strict=True))
-    if config.bias not in grammars:
-        raise ValueError(f"the targeted paraphraser's bias {config.bias} has no grammar "
-                         f"(paraphrase.biases {sorted(grammars)})")
+    grammars = {bias_name(bias): path
+                for bias, path in zip(params["biases"], grammar_paths, strict=True)}
+    if bias_name(config.bias) not in grammars:
+        raise ValueError(f"the targeted paraphraser's bias {config.bias:g} has no grammar "
+                         f"(paraphrase.biases {sorted(grammars, key=float)})")
     rerank = params["rerank"]
-    return TargetedSetup(config, grammars[config.bias], lm_path,
+    return TargetedSetup(config, grammars[bias_name(config.bias)], lm_path,
                          read_weights(paraphraser_weights_path),
                          replace(settings, k=params["nbest"]), params["search"],
                          params["forest_beam"], None if rerank is None else Reranker(**rerank),
