@@ -4,7 +4,7 @@
 rule prepare_lm_text:
     """Collect the tokenised LM text and refuse it if it contains evaluation references."""
     input:
-        train="results/{experiment}/tokenized/train.parquet",
+        train=["results/{experiment}/tokenized/train.parquet"],
         evalsets=expand(
             "results/{{experiment}}/tokenized/{evalset}.parquet", evalset=EVAL_SETS
         ),
