@@ -56,3 +56,6 @@ def test_the_page_lists_the_translations_the_drawing_and_the_new_sentences(tmp_p
     draw(group.lattice, tmp_path / "lattice.dot", tmp_path / "lattice.png")
     assert (tmp_path / "lattice.dot").read_text().startswith('digraph "lattice" {')
     assert (tmp_path / "lattice.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    draw(None, tmp_path / "none.dot", tmp_path / "none.png")  # no verse: BEGIN and END alone
+    assert "->" not in (tmp_path / "none.dot").read_text()
+    assert (tmp_path / "none.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"

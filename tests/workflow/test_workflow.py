@@ -39,6 +39,7 @@ from circle.core.schemas import (
     GRID_SAMPLE,
     ITERATION_SCORES,
     PARAPHRASE_GRAMMAR,
+    PARSES,
     REFERENCE_QUALITY,
     TARGETED_CACHE,
     TARGETED_NBEST,
@@ -278,6 +279,37 @@ def test_tiny_dose_response_end_to_end(tiny_default_run, tmp_path):
                       "extra_reference", "results/tiny/references/noise50.parquet")
     assert again.returncode == 0, again.stdout + again.stderr
     assert (results / "references/noise50.parquet").read_bytes() == before  # seeded
+
+
+def test_tiny_lattice_parses_and_one_verse_drawn(tiny_default_run, tmp_path):
+    """snakemake lattice_parses on the tiny corpus, after its default target: every reference
+    of the tune and test sets parsed, and the page of one verse's lattice with its drawing."""
+    tiny_default_run.copy_to(tmp_path)
+    config = tiny_config(tmp_path)
+    result = snakemake("--cores", "2", "--configfile", str(config), "--directory",
+                       str(tmp_path), "lattice_parses")
+    assert result.returncode == 0, result.stdout + result.stderr
+    results = tmp_path / "results" / "tiny"
+    for evalset in ("tune", "test"):
+        table = read_table(results / f"corpus/{evalset}.parquet", EVALSET)
+        parses = read_table(results / f"lattice/{evalset}.parses.parquet", PARSES)
+        assert len(parses) == sum(len(references) for references in table["references"])
+        assert set(parses["segment_id"]) == set(table["segment_id"])
+    page = (results / "report/lattice.md").read_text()
+    assert page.startswith("# A word lattice of one verse (Pang, Knight & Marcu 2003)")
+    assert (results / "report/lattice.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    assert (results / "report/lattice.dot").read_text().startswith("digraph")
+    built = snakemake("--configfile", str(config), "--directory", str(tmp_path), "--report",
+                      "report.zip", "lattice_parses")
+    assert built.returncode == 0, built.stdout + built.stderr
+    assert "(ERROR/" not in built.stdout + built.stderr  # the caption is valid reST
+    with zipfile.ZipFile(tmp_path / "report.zip") as archive:
+        names = {Path(name).name: name for name in archive.namelist()}
+        assert "lattice.html" in names
+        report = archive.read(names["report.html"]).decode()
+    assert "Word lattices" in report
+    caption = (ROOT / "workflow/report/lattice.rst").read_text().split()
+    assert " ".join(caption[:4]) in report
 
 
 def test_unknown_config_key_is_rejected_in_a_short_message(tmp_path):
@@ -566,8 +598,8 @@ def check_report(directory: Path, config: Path) -> None:
                      "Thesis figures", "Reference quality"):
         assert category in report
     for rst in sorted((ROOT / "workflow/report").glob("*.rst")):
-        if rst.stem.startswith("dose_response"):
-            continue  # its own target (test_tiny_dose_response_end_to_end)
+        if rst.stem.startswith(("dose_response", "lattice")):
+            continue  # their own targets (test_tiny_dose_response_end_to_end, test_tiny_lattice…)
         first_words = " ".join(rst.read_text().split()[:4])
         assert first_words in report, rst.name  # every caption is in the report
     assert "Fig. 5.8): D = |" in report  # the pipes of |Δd_mt − Δd_ref| survive reST

@@ -90,10 +90,12 @@ def lattice_page(group: DrawnGroup | None, fitting: int, total: int, names: Sequ
     return "\n".join([*lines, ""])
 
 
-def draw(lattice: Lattice, dot_path: str | os.PathLike, png_path: str | os.PathLike,
+def draw(lattice: Lattice | None, dot_path: str | os.PathLike, png_path: str | os.PathLike,
          log_path: str | os.PathLike | None = None) -> None:
     """Write the lattice's Graphviz text (:func:`~circle.lattice.fsa.to_dot`) and its PNG,
-    drawn by Graphviz's ``dot`` (Debian ``graphviz``, installed by ``envs/setup.sh``)."""
+    drawn by Graphviz's ``dot`` (Debian ``graphviz``, installed by ``envs/setup.sh``); None
+    (no verse to draw) draws BEGIN and END alone, so that a run always has both files."""
+    lattice = lattice if lattice is not None else Lattice(2, ())
     with atomic_path(dot_path) as tmp:
         Path(tmp).write_text(to_dot(lattice), encoding="utf-8")
     with atomic_path(png_path) as tmp:
