@@ -165,17 +165,23 @@ def corpus_ter(hypotheses: Sequence[str], references: Sequence[Sequence[str]],
     The per-segment edits come from the compiled exact TER (:func:`circle.tune.metrics.ter_stats`,
     checked against sacrebleu in ``tests/unit/test_ter.py``), summed in segment order as
     sacrebleu sums them, so the value is sacrebleu's to the last bit in a small fraction of its
-    time; sacrebleu signs it, having scored empty hypotheses against the same reference streams
-    (which sets ``nrefs``)."""
+    time; sacrebleu signs it (:func:`ter_signature`)."""
     _check(hypotheses, references)
-    streams = reference_streams(references)
-    metric = TER(case_sensitive=not lowercased)
-    metric.corpus_score([""] * len(hypotheses), streams)
+    signature = ter_signature(references, lowercased)
     if lowercased:  # what case_sensitive=False does to every sentence before scoring
         hypotheses = [h.lower() for h in hypotheses]
         references = [[r.lower() for r in refs] for refs in references]
     summed = np.cumsum(ter_stats(hypotheses, references), axis=0)[-1]
-    return Score(100.0 * float(ter_from_stats(summed)), str(metric.get_signature()))
+    return Score(100.0 * float(ter_from_stats(summed)), signature)
+
+
+def ter_signature(references: Sequence[Sequence[str]], lowercased: bool = False) -> str:
+    """sacrebleu's TER signature for these references: sacrebleu signs a metric once it has
+    scored, so it scores empty hypotheses (no shifts to search) against the reference streams,
+    which sets ``nrefs`` as the real score would (``var`` where segments differ)."""
+    metric = TER(case_sensitive=not lowercased)
+    metric.corpus_score([""] * len(references), reference_streams(references))
+    return str(metric.get_signature())
 
 
 def paired_bootstrap(stats_a: np.ndarray, stats_b: np.ndarray, metric: str = "bleu",
@@ -317,12 +323,8 @@ def evaluate_system(hypotheses: Sequence[str], references: Sequence[Sequence[str
         ter = corpus_ter(hypotheses, references, lowercased)
     else:
         _check(hypotheses, references)
-        # sacrebleu signs a metric once it has scored; one segment sets the reference count
-        signer = TER(case_sensitive=not lowercased)
-        streams = reference_streams(references)
-        signer.corpus_score(list(hypotheses[:1]), [stream[:1] for stream in streams])
         ter = Score(100.0 * float(get_metric("ter").value(np.sum(ter_statistics, axis=0))),
-                    str(signer.get_signature()))
+                    ter_signature(references, lowercased))
     chrf = corpus_chrf(hypotheses, references, lowercased)
     p_value = None if baseline is None else bootstrap_p_value(baseline, hypotheses, references,
                                                               "bleu", samples, seed)
