@@ -41,32 +41,54 @@ def reference_index(references: Mapping[str, Iterable[Sequence[str]]],
     return index
 
 
-def check_no_leak(texts: Mapping[str, Sequence[str]], leaked: Mapping[str, str]) -> None:
-    """Refuse LM text containing any sentence of ``leaked`` (from :func:`reference_index`).
+LEAKED_LINES = ("error", "drop")
+"""What the LM build does with a text line that is an evaluation reference (``lm.leaked_lines``):
+``error`` refuses the text; ``drop`` leaves those lines out and logs them. A verse-aligned corpus
+repeats formulae across verses ("and the lord spake unto moses, saying, ..."), so the English of
+the training books can hold, as another verse, the very wording of an evaluation reference; the
+LM must not learn it either way."""
+
+
+def check_no_leak(texts: Mapping[str, Sequence[str]], leaked: Mapping[str, str],
+                  on_leak: str = "error") -> dict[str, list[str]]:
+    """Refuse LM text containing any sentence of ``leaked`` (from :func:`reference_index`), or
+    with ``on_leak`` = ``"drop"`` (:data:`LEAKED_LINES`) return ``texts`` without those lines.
 
     ``texts`` maps an origin (a file name) to its lines. Raises :class:`LeakError` listing up to
     ten offending lines as ``origin:line``.
     """
-    problems = [f"{origin}:{number}: is the {leaked[key]}"
-                for origin, lines in texts.items()
-                for number, line in enumerate(lines, start=1)
-                if (key := " ".join(line.split())) in leaked]
-    if problems:
-        shown = "\n  ".join(problems[:10])
+    if on_leak not in LEAKED_LINES:
+        raise ValueError(f"lm.leaked_lines is {on_leak!r}, not one of {LEAKED_LINES}")
+    found = [(origin, number, leaked[key])
+             for origin, lines in texts.items()
+             for number, line in enumerate(lines, start=1)
+             if (key := " ".join(line.split())) in leaked]
+    problems = [f"{origin}:{number}: is the {what}" for origin, number, what in found]
+    shown = "\n  ".join(problems[:10])
+    if problems and on_leak == "error":
         raise LeakError(f"LM training text contains {len(problems)} evaluation reference(s); "
-                        f"refusing to estimate the model:\n  {shown}")
+                        f"refusing to estimate the model (lm.leaked_lines: drop leaves such "
+                        f"lines out):\n  {shown}")
+    if problems:
+        logger.warning("LM text: %d line(s) that are evaluation references left out "
+                       "(lm.leaked_lines: drop):\n  %s", len(problems), shown)
+    dropped = {(origin, number) for origin, number, _ in found}
+    return {origin: [line for number, line in enumerate(lines, start=1)
+                     if (origin, number) not in dropped]
+            for origin, lines in texts.items()}
 
 
 def prepare_lm_text(train_paths: Sequence[str | Path], evalset_paths: Sequence[str | Path],
                     extra_paths: Sequence[str | Path], out_path: str | Path,
                     preprocess: Mapping[str, object], max_line_chars: int,
-                    leak_min_words: int) -> None:
+                    leak_min_words: int, on_leak: str = "error") -> None:
     """Write the LM text: the tokenised English side of the training bitexts (the MT system's;
     for the paraphraser's own LMs, its pivot bitexts', :mod:`circle.corpus.pivots`), in order,
     plus extra monolingual files.
 
     Extra files are validated and tokenised like every other text. Raises :class:`LeakError`
-    if any line is a tune, test or paraphraser-tuning reference.
+    if any line is a tune, test or paraphraser-tuning reference, unless ``on_leak`` is
+    ``"drop"``: then such lines are left out (:func:`check_no_leak`).
     """
     texts = {str(path): list(read_table(path, BITEXT, columns=["target"])["target"])
              for path in train_paths}
@@ -78,10 +100,10 @@ def prepare_lm_text(train_paths: Sequence[str | Path], evalset_paths: Sequence[s
                                          bool(preprocess["lowercase"]))
     references = {Path(p).stem: read_table(p, EVALSET, columns=["references"])["references"]
                   for p in evalset_paths}
-    check_no_leak(texts, reference_index(references, leak_min_words))
+    texts = check_no_leak(texts, reference_index(references, leak_min_words), on_leak)
     lines = write_text((line for text in texts.values() for line in text), out_path)
-    logger.info("LM text: %d lines from %s; no evaluation reference of %d+ tokens found",
-                 lines, ", ".join(texts), leak_min_words)
+    logger.info("LM text: %d lines from %s; no evaluation reference of %d+ tokens in it",
+                lines, ", ".join(texts), leak_min_words)
 
 
 def write_text(lines: Iterable[str], path: str | Path) -> int:

@@ -69,6 +69,25 @@ def test_the_text_of_several_bitexts_is_checked_table_by_table(tmp_path):
     assert (tmp_path / "lm.txt").read_text().splitlines() == [*TRAIN, other[0]]
 
 
+def test_leaked_lines_dropped_are_left_out_and_the_rest_kept_in_order(tmp_path, caplog):
+    """lm.leaked_lines: drop: a verse of a second English version that is worded like an
+    evaluation reference is left out of the text and named in the log; every other line stays."""
+    train, tune = tables(tmp_path, [["and they went forth to go into the land", "x"]])
+    second = tmp_path / "es-web.parquet"
+    other = ["and they went forth to go into the land of canaan .",
+             "and they went forth to go into the land", "and it was so ."]
+    write_table(pd.DataFrame({"segment_id": [0, 1, 2], "document": "d", "source": "x",
+                              "target": other}), second, BITEXT)
+    with caplog.at_level("WARNING", logger="circle.lm"):
+        prepare_lm_text([train, second], [tune], [], tmp_path / "lm.txt", PREPROCESS, 100, 6,
+                        on_leak="drop")
+    assert (tmp_path / "lm.txt").read_text().splitlines() == [*TRAIN, other[0], other[2]]
+    assert "es-web.parquet:2: is the tune row 1 reference 0" in caplog.text
+    with pytest.raises(ValueError, match="lm.leaked_lines is 'skip'"):
+        prepare_lm_text([train, second], [tune], [], tmp_path / "lm.txt", PREPROCESS, 100, 6,
+                        on_leak="skip")
+
+
 def test_invalid_extra_text_is_a_corpus_error(tmp_path):
     train, tune = tables(tmp_path, [["a", "b"]])
     extra = tmp_path / "extra.txt"

@@ -17,6 +17,7 @@ rule prepare_lm_text:
         preprocess=config["preprocess"],
         max_line_chars=config["validation"]["max_line_chars"],
         leak_min_words=config["lm"]["leak_min_words"],
+        leaked_lines=config["lm"]["leaked_lines"],
     conda:
         "../../envs/circle.yaml"
     resources:
@@ -61,6 +62,7 @@ rule prepare_paraphraser_lm_text:
         preprocess=config["preprocess"],
         max_line_chars=config["validation"]["max_line_chars"],
         leak_min_words=config["lm"]["leak_min_words"],
+        leaked_lines=config["lm"]["leaked_lines"],
     wildcard_constraints:
         experiment=MAIN_SYSTEM,
     conda:
