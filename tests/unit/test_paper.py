@@ -1,4 +1,5 @@
-"""The thesis's other figures (circle.figures.paper): their run sets, tables and readings."""
+"""The thesis's other figures: their run sets (circle.experiments.paper_runs), tables and readings
+(circle.figures.paper, circle.figures.focus)."""
 
 from __future__ import annotations
 
@@ -9,13 +10,11 @@ import pandas as pd
 import pytest
 
 from circle.experiments.conditions import Condition
+from circle.experiments.paper_runs import figure_runs, paper_figures
+from circle.figures.focus import focus_rows, focus_table
 from circle.figures.paper import (
     FigurePage,
-    figure_runs,
-    focus_rows,
-    focus_table,
     metric_table,
-    paper_figures,
     paper_tables_page,
     translator_markdown,
     translator_table,

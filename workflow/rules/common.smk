@@ -28,7 +28,7 @@ from circle.experiments.conditions import (
     tuning_params,
 )
 from circle.experiments.dose_response import dose_conditions, dose_controls, dose_extras, dose_runs
-from circle.figures.paper import figure_runs, focus_runs, paper_figures
+from circle.experiments.paper_runs import figure_runs, focus_runs, paper_figures
 from circle.figures.summary import summary_inputs
 from circle.paraphrase.config import ParaphraserConfig, bias_name
 from circle.pipeline.config import (
@@ -338,7 +338,8 @@ def tuning_runs():
 
 
 def figures():
-    """The thesis figures with tuning runs of their own (circle.figures.paper), for this config."""
+    """The thesis figures with tuning runs of their own (circle.experiments.paper_runs), for this
+    config."""
     return paper_figures(
         config["tuning"]["conditions"], reference_count("tune"), config["tuning"]["metric"],
         config["figures"]["metric"], config["figures"]["untargeted_biases"],

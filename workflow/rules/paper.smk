@@ -1,5 +1,6 @@
-# The thesis's other figures (circle.figures.paper): the tuning runs only they need, their tables
-# with the thesis's numbers beside ours, and one page over every figure the project reproduces.
+# The thesis's other figures: the tuning runs only they need (circle.experiments.paper_runs),
+# their tables with the thesis's numbers beside ours (circle.figures.paper, circle.figures.focus),
+# and one page over every figure the project reproduces.
 
 
 rule report_paper_figure:

@@ -1,7 +1,7 @@
 from circle.core.jobs import start_job
 from circle.decoder import DecoderSettings
 from circle.experiments.conditions import TuningRun
-from circle.figures.paper import write_focus_figure
+from circle.figures.focus import write_focus_figure
 from circle.paraphrase.targeted import targeted_setup
 
 start_job(snakemake)

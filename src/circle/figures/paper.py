@@ -1,4 +1,5 @@
-"""The thesis's remaining figures as tuning-run sets and tables (target ``paper_tables``).
+"""The thesis's remaining figures as tables and pages (target ``paper_tables``; their tuning runs:
+:mod:`circle.experiments.paper_runs`).
 
 Fig. 4.3, 5.3–5.8, 5.4 and 5.10 have their own rules; this module adds the figures that need
 tuning runs of their own, each with the thesis's published numbers beside ours:
@@ -13,7 +14,7 @@ its base
 * Fig. 5.14: the 1H+kP conditions with the untargeted paraphraser on self-paraphrase-biased
   grammars (thesis §5.5), beside the unbiased untargeted and the targeted curves;
 * Fig. 6.2 (from the 2H, 1H+1P and 1H+1T runs of the config): focus and reachability of a
-  human, an untargeted and a targeted second reference (thesis §6.3).
+  human, an untargeted and a targeted second reference (thesis §6.3; :mod:`circle.figures.focus`).
 
 Every condition is compared with its own baseline (:attr:`Condition.baseline`: 1H with the
 same single reference and tuning metric) by the evaluation's approximate randomisation test.
@@ -33,12 +34,12 @@ import numpy as np
 import pandas as pd
 
 from circle.core.pages import csv_text, write_page, write_text_atomically
-from circle.core.schemas import CONDITION_SUMMARY, EVALSET, EVALUATION, GRID_CHOICE
+from circle.core.schemas import CONDITION_SUMMARY, EVALUATION, GRID_CHOICE
 from circle.core.tables import atomic_path, read_metadata, read_table
-from circle.decoder.nbest import NBEST
 from circle.experiments.conditions import Condition, TuningRun
-from circle.experiments.evaluate import BETTER, WORSE, corpus_bleu, summary_test
+from circle.experiments.evaluate import BETTER, WORSE, summary_test
 from circle.experiments.heldout import TUNING_SETS
+from circle.experiments.paper_runs import PaperFigure
 from circle.figures.report import (
     CLOSE_NOTE,
     METRIC_LABELS,
@@ -56,71 +57,6 @@ from circle.figures.report import (
     series_label,
     series_names,
 )
-from circle.paraphrase.targeted import TargetedSetup
-from circle.tune.loop import ordered_references, single_references
-
-
-@dataclass(frozen=True)
-class PaperFigure:
-    """A thesis figure that needs its own tuning runs: ``key`` names its report files
-    (``report/<key>.md``), ``conditions`` the runs it shows (every replicate of each)."""
-
-    key: str
-    figure: str
-    title: str
-    conditions: tuple[Condition, ...]
-    heldout: bool = False
-    """The runs are the held-out system's (Fig. 4.11/4.12), not the experiment's."""
-
-
-def paper_figures(conditions: Sequence[str], references: int, tuning_metric: str,
-                  other_metric: str, untargeted_biases: Sequence[float],
-                  heldout_blocks: Sequence[float] = ()) -> list[PaperFigure]:
-    """The figures of this module for a config: its tuning ``conditions`` (Fig. 5.14 repeats
-    their 1H+kP and shows their 1H+kT), the tune set's number of ``references`` (Fig. 4.10),
-    ``tuning_metric`` and the ``other_metric`` it is compared with (Fig. 4.8/4.9), the
-    ``untargeted_biases`` of Fig. 5.14 and the ``heldout_blocks`` of Fig. 4.11/4.12 (none: no
-    such figure)."""
-    parsed = [Condition.parse(name) for name in conditions]
-    untargeted = [c for c in parsed if c.paraphrases and not c.targeted]
-    targeted = [c for c in parsed if c.targeted]
-    single = Condition(1)
-    metrics = [tuning_metric] + ([other_metric] if other_metric != tuning_metric else [])
-    by_metric = tuple(Condition(1, k, metric=None if metric == tuning_metric else metric)
-                      for metric in metrics for k in (0, 1))
-    by_reference = tuple(Condition(1, k, reference=n)
-                         for n in range(1, references + 1) for k in (0, 1))
-    biased = tuple(Condition(1, c.paraphrases, bias=float(b))
-                   for b in untargeted_biases for c in untargeted)
-    figures = [
-        PaperFigure("fig4_8", "4.8/4.9", "Tuning metric: 1H and 1H+1P tuned with "
-                    f"{' and with '.join(m.upper() for m in metrics)} (thesis Fig. 4.8/4.9)",
-                    by_metric),
-        PaperFigure("fig4_10", "4.10", "Each reference set in turn as the single reference "
-                    "(thesis Fig. 4.10)", by_reference),
-    ]
-    if heldout_blocks:
-        figures.append(PaperFigure(
-            "fig4_12", "4.11/4.12", "Larger single-reference tuning sets from held-out training "
-            "blocks (thesis Fig. 4.11/4.12)",
-            tuple(Condition(1, k, tuning_set=n) for n in range(len(heldout_blocks) + 1)
-                  for k in (0, 1)), heldout=True))
-    if biased:
-        figures.append(PaperFigure("fig5_14", "5.14", "Untargeted paraphrases with "
-                                   "self-paraphrase bias (thesis Fig. 5.14)",
-                                   (single, *untargeted, *biased, *targeted)))
-    return figures
-
-
-def figure_runs(figures: Sequence[PaperFigure], replicates: int, heldout: bool = False
-                ) -> list[TuningRun]:
-    """Every tuning run the figures show, each once, in figure order: the experiment's, or with
-    ``heldout`` the held-out system's."""
-    conditions = dict.fromkeys(c for figure in figures if figure.heldout == heldout
-                               for c in figure.conditions)
-    return [TuningRun(condition, replicate)
-            for condition in conditions for replicate in range(replicates)]
-
 
 THESIS_METRICS: dict[str, dict[str, tuple[float, float, float]]] = {
     "terbleu": {"1H": (16.85, 0.90, 68.35), "1H+1P": (17.25, 0.88, 68.00)},
@@ -289,7 +225,7 @@ def tuning_set_markdown(table: pd.DataFrame, figure: PaperFigure, note: str) -> 
     header = ["tuning set", "segments", "sentences (thesis)", *PAIRED_HEADER]
     rows = [[row["tuning_set"], str(row["segments"]), number_text(row["sentences_thesis"], 0),
              *_paired_texts(row)] for row in table.to_dict("records")]
-    return _page(
+    return figure_page(
         figure.title, header, rows,
         "Test-set BLEU and TER in percent, mean over tuning replicates ± sample standard "
         "deviation, of the held-out system: trained without a seeded contiguous block of "
@@ -316,8 +252,8 @@ def _markdown_rows(header: Sequence[str], rows: Sequence[Sequence[str]]) -> list
             *("| " + " | ".join(cells) + " |" for cells in rows)]
 
 
-def _page(title: str, header: Sequence[str], rows: Sequence[Sequence[str]], caption: str,
-          note: str | None, reading: str) -> str:
+def figure_page(title: str, header: Sequence[str], rows: Sequence[Sequence[str]], caption: str,
+                note: str | None, reading: str) -> str:
     """A figure page: title, table, caption, the significance note, the reading line."""
     return "\n".join([f"# {title}", "", *_markdown_rows(header, rows), "", caption, "",
                       *([note, ""] if note else []), f"{READING}{reading}", ""])
@@ -353,7 +289,7 @@ def metric_markdown(table: pd.DataFrame, figure: PaperFigure, note: str) -> str:
              _scored(row, "ter"), number_text(row["bleu_precision_thesis"]),
              number_text(row["brevity_penalty_thesis"], 2), number_text(row["ter_thesis"])]
             for row in table.to_dict("records")]
-    return _page(
+    return figure_page(
         figure.title, header, rows,
         "Test-set BLEU, its two factors (precision: geometric mean of the 1–4-gram precisions; "
         "BP: brevity penalty; BLEU = precision × BP) and TER in percent, mean over tuning "
@@ -389,7 +325,7 @@ def translator_markdown(table: pd.DataFrame, figure: PaperFigure, note: str) -> 
     header = ["set", "reference", *PAIRED_HEADER]
     rows = [[f"#{row['reference_set']}", row["reference_name"], *_paired_texts(row)]
             for row in table.to_dict("records")]
-    return _page(
+    return figure_page(
         figure.title, header, rows,
         "Test-set BLEU and TER in percent, mean over tuning replicates ± sample standard "
         "deviation. 1H: the reference set is every tune segment's single reference (a "
@@ -399,7 +335,7 @@ def translator_markdown(table: pd.DataFrame, figure: PaperFigure, note: str) -> 
         translator_reading(table))
 
 
-def _plot_bars(groups: Sequence[str], series: Mapping[str, tuple[Sequence[float],
+def plot_bars(groups: Sequence[str], series: Mapping[str, tuple[Sequence[float],
                                                                  Sequence[float]]],
                path: str | os.PathLike, title: str, ylabel: str, zero_based: bool = False
                ) -> None:
@@ -432,7 +368,7 @@ def _plot_bars(groups: Sequence[str], series: Mapping[str, tuple[Sequence[float]
 def _plot_paired(table: pd.DataFrame, groups: Sequence[str], path: str | os.PathLike,
                  title: str) -> None:
     """Test BLEU bars of 1H and 1H+1P per row of a :func:`_paired_cells` table."""
-    _plot_bars(groups, {label: (table[f"{label}_bleu_mean"].tolist(),
+    plot_bars(groups, {label: (table[f"{label}_bleu_mean"].tolist(),
                                 table[f"{label}_bleu_sd"].tolist()) for label in ("1H", "1H+1P")},
                path, title, "test BLEU (%)")
 
@@ -468,7 +404,7 @@ def write_figure(figure: PaperFigure, evaluation_path: str | os.PathLike,
         groups = [f"tuned with {m.upper()}" for m in table["tuning_metric"].unique()]
         series = {label: (rows["bleu_mean"].tolist(), rows["bleu_sd"].tolist())
                   for label, rows in table.groupby("label", sort=False)}
-        _plot_bars(groups, series, png_path, figure.title, "test BLEU (%)")
+        plot_bars(groups, series, png_path, figure.title, "test BLEU (%)")
     elif figure.key == "fig4_10":
         reference_names = json.loads(read_metadata(tune_path)["reference_names"])
         table = translator_table(summary, figure, reference_names)
@@ -650,165 +586,3 @@ def write_paper_tables(experiment: str, figures: Sequence[PaperFigure],
     text = paper_tables_page(experiment, pages)
     write_page(text, markdown_path, html_path, "The thesis's figures")
     return text
-
-
-THESIS_FOCUS: dict[str, tuple[float, float, float, float, float]] = {
-    "human": (20.4, 22.3, 2.1, 2.3, 4.4),
-    "paraphrase": (19.6, 22.5, 2.9, 2.0, 4.9),
-    "targeted": (21.7, 24.0, 1.8, 2.1, 3.9),
-}
-"""Thesis Fig. 6.2 per type of second reference: BLEU against it before tuning (A, focus),
-after tuning (B), the gain C (reachability), the gain on the first reference, the total gain.
-(The thesis's C for the human row, 2.1, is not its B − A, 1.9; printed as published.)"""
-
-FOCUS_COLUMNS = ("pre_tune_second", "post_tune_second", "gain_second", "gain_first", "gain_total")
-
-
-def focus_rows(first: Sequence[str], second: Sequence[str], before: Sequence[str],
-               after: Sequence[str], lowercased: bool = False) -> dict[str, float]:
-    """Fig. 6.2's numbers for one tuning run (§6.3): BLEU of the output ``before`` tuning (the
-    run's start weights) and ``after`` it against the ``second`` reference alone, their
-    difference (reachability), the gain against the ``first`` reference alone, and the total."""
-    def bleu(hypotheses: Sequence[str], references: Sequence[str]) -> float:
-        return corpus_bleu(list(hypotheses), [[r] for r in references], lowercased).value
-
-    pre, post = bleu(before, second), bleu(after, second)
-    gain_first = bleu(after, first) - bleu(before, first)
-    return dict(zip(FOCUS_COLUMNS, (pre, post, post - pre, gain_first, post - pre + gain_first),
-                    strict=True))
-
-
-def focus_table(rows: pd.DataFrame) -> pd.DataFrame:
-    """Mean and sample sd over replicates of :func:`focus_rows` per second-reference type
-    (``rows``: one per run, with ``reference_type`` and ``replicate``), the thesis's beside."""
-    table = []
-    for kind, runs in rows.groupby("reference_type", sort=False):
-        row = {"reference_type": kind, "replicates": len(runs)}
-        for number, column in enumerate(FOCUS_COLUMNS):
-            row[f"{column}_mean"] = float(runs[column].mean())
-            row[f"{column}_sd"] = float(runs[column].std(ddof=1)) if len(runs) > 1 else np.nan
-            row[f"{column}_thesis"] = THESIS_FOCUS[kind][number]
-        table.append(row)
-    return pd.DataFrame(table)
-
-
-def focus_reading(table: pd.DataFrame) -> str:
-    """Fig. 6.2's line: which second reference has the most focus (A) and reachability (C),
-    ours and the thesis's."""
-    indexed = table.set_index("reference_type")
-    labels = {"human": "human", "paraphrase": "untargeted", "targeted": "targeted"}
-
-    def top(column: str) -> str:
-        return labels[str(indexed[column].idxmax())]
-
-    thesis = {column: max(THESIS_FOCUS, key=lambda k: THESIS_FOCUS[k][number])
-              for number, column in enumerate(FOCUS_COLUMNS)}
-    return (f"focus (BLEU of the start output against the second reference) is highest for the "
-            f"{top('pre_tune_second_mean')} reference, reachability (its gain after tuning) for "
-            f"the {top('gain_second_mean')} one (thesis: {labels[thesis['pre_tune_second']]} "
-            f"and {labels[thesis['gain_second']]}); gain on the first reference "
-            + ", ".join(f"{labels[k]} {v:+.2f}" for k, v in
-                        indexed["gain_first_mean"].items()) + ".")
-
-
-def focus_markdown(table: pd.DataFrame, replicates: Sequence[int]) -> str:
-    labels = {"human": "Human", "paraphrase": "Untargeted", "targeted": "Targeted"}
-    header = ["second reference", "pre-tune (A)", "post-tune (B)", "gain (C)",
-              "gain on first", "total gain", "A (thesis)", "B (thesis)", "C (thesis)",
-              "first (thesis)", "total (thesis)"]
-    rows = [[labels[row["reference_type"]],
-             *(cell_text(row[f"{c}_mean"], row[f"{c}_sd"], int(row["replicates"]))
-               for c in FOCUS_COLUMNS),
-             *(number_text(row[f"{c}_thesis"], 1) for c in FOCUS_COLUMNS)]
-            for row in table.to_dict("records")]
-    return _page(
-        "Focus and reachability of the second tuning reference (thesis Fig. 6.2)", header, rows,
-        "Tune-set BLEU in percent against one reference at a time, mean over tuning replicates "
-        f"{', '.join(map(str, replicates))} ± sample standard deviation (no significance test). "
-        "The runs are 2H (second reference: the second human reference of the seeded order), "
-        "1H+1P (the 1-best untargeted paraphrase of the first) and 1H+1T (targeted). Before "
-        "tuning = the output of the run's start weights (untuned for 2H and 1H+1P; the 1H-tuned "
-        "weights of the same replicate for 1H+1T, which starts from them, thesis §5.3); the "
-        "targeted second reference is the 1-best reranked targeted paraphrase of the first "
-        "towards that output, by the runs' targeted paraphraser. A: focus; C = B − A: "
-        "reachability; total = C + the gain on the first reference. The thesis's numbers are "
-        "for its Chinese-English NIST runs (MT03).", None, focus_reading(table))
-
-
-def write_focus_figure(tune_path: str | os.PathLike,
-                       outputs: Mapping[tuple[str, int], tuple[str | os.PathLike,
-                                                               str | os.PathLike]],
-                       untargeted_path: str | os.PathLike, targeted: TargetedSetup,
-                       workers: int, markdown_path: str | os.PathLike,
-                       html_path: str | os.PathLike, csv_path: str | os.PathLike,
-                       png_path: str | os.PathLike, lowercased: bool = False) -> pd.DataFrame:
-    """Fig. 6.2 from the tune set, each run's (start, tuned) tune-set n-best tables
-    (``outputs[(condition, replicate)]`` for 2H, 1H+1P and 1H+1T), the 1H+1P runs' untargeted
-    paraphrases and the 1H+kT runs' ``targeted`` set-up."""
-    tune = read_table(tune_path, EVALSET)
-    first = single_references(tune)
-    human = [refs[1] for refs in ordered_references(tune, 2)]
-    segments = tune["segment_id"].tolist()
-    seconds = {"human": human, "paraphrase": one_best(untargeted_path, segments)}
-    texts = {run: (one_best(start_path, segments), one_best(tuned_path, segments))
-             for run, (start_path, tuned_path) in outputs.items()}
-    kinds = {run: Condition.parse(run[0]).reference_type for run in outputs}
-    targeted_seconds = {}
-    if "targeted" in kinds.values():  # one paraphraser (grammar loaded once) for every run
-        with targeted.references(first, 1, "fig6_2", workers) as hook:
-            for run in (run for run, kind in kinds.items() if kind == "targeted"):
-                before = texts[run][0]
-                hook.prepare(list(enumerate(before)))
-                targeted_seconds[run] = [targeted_second(hook(i, hypothesis), tune_path,
-                                                         segments[i])
-                                         for i, hypothesis in enumerate(before)]
-    rows = []
-    for run, (before, after) in texts.items():
-        second = targeted_seconds[run] if kinds[run] == "targeted" else seconds[kinds[run]]
-        rows.append({"reference_type": kinds[run], "replicate": run[1],
-                     **focus_rows(first, second, before, after, lowercased)})
-    table = focus_table(pd.DataFrame(rows))
-    replicates = sorted({replicate for _, replicate in outputs})
-    write_page(focus_markdown(table, replicates), markdown_path, html_path,
-               "Focus and reachability (thesis Fig. 6.2)")
-    write_text_atomically(csv_text(table), csv_path)
-    labels = {"human": "Human", "paraphrase": "Untargeted", "targeted": "Targeted"}
-    _plot_bars(["pre-tune (A)", "post-tune (B)", "gain (C)", "gain on first"],
-               {labels[row["reference_type"]]:
-                ([row[f"{c}_mean"] for c in FOCUS_COLUMNS[:4]],
-                 [row[f"{c}_sd"] for c in FOCUS_COLUMNS[:4]])
-                for row in table.to_dict("records")},
-               png_path, "Focus and reachability of the second reference (thesis Fig. 6.2)",
-               "tune BLEU against one reference (%)", zero_based=True)
-    return table
-
-
-def targeted_second(references: Sequence[str], tune_path: str | os.PathLike,
-                    segment: int) -> str:
-    """The targeted second reference from a hook's references (the original first)."""
-    if len(references) < 2:
-        raise ValueError(f"{tune_path}: segment {segment}: the targeted paraphraser gave no "
-                         "paraphrase")
-    return references[1]
-
-
-FOCUS_CONDITIONS = ("2H", "1H+1P", "1H+1T")
-"""The runs of Fig. 6.2: a human, an untargeted and a targeted second reference."""
-
-
-def focus_runs(conditions: Sequence[str], replicates: int) -> list[TuningRun]:
-    """Every replicate of the Fig. 6.2 runs, if the config tunes all three conditions."""
-    if not set(FOCUS_CONDITIONS) <= set(conditions):
-        return []
-    return [TuningRun.of(condition, replicate) for replicate in range(replicates)
-            for condition in FOCUS_CONDITIONS]
-
-
-def one_best(nbest_path: str | os.PathLike, segments: Sequence[int]) -> list[str]:
-    """The 1-best hypothesis of each segment of an n-best table, in ``segments`` order."""
-    nbest = read_table(nbest_path, NBEST)
-    best = nbest[nbest["rank"] == 0].set_index("segment_id")["hypothesis"]
-    missing = [s for s in segments if s not in best.index]
-    if missing:
-        raise ValueError(f"{nbest_path}: no hypothesis for segments {missing[:5]}")
-    return [str(best[s]) for s in segments]
