@@ -10,11 +10,18 @@ import yaml
 from snakemake.exceptions import WorkflowError
 from snakemake.utils import validate
 
-from circle.decoder.model import MAX_SEARCH_SIZE
+from circle.core.schemas import (
+    IDENTITY_FEATURE,
+    PARAPHRASE_GRAMMAR,
+    PARAPHRASE_GRAMMAR_IDENT,
+    PARAPHRASE_GRAMMAR_LEX_IDENT,
+)
+from circle.decoder.model import MAX_SEARCH_SIZE, Model
 from circle.pipeline.config import (
     config_problems,
     duplicate_key_problems,
     frozen_alignment_problems,
+    grammar_schemas,
     own_data_warnings,
     schema_problem,
     thesis_numbers,
@@ -133,6 +140,24 @@ def test_a_key_given_twice_is_named_with_its_file_and_line(tmp_path):
         f"{path}:6: key 'seed' given twice in one mapping"]
     assert duplicate_key_problems([ROOT / "config" / name
                                    for name in ("config.yaml", "paper.yaml")]) == []
+
+
+def test_the_identity_feature_switch_picks_the_paraphrase_grammar_and_starts_its_weight_at_0():
+    off = tiny()
+    assert checked(off) == [] and off["paraphrase"]["identity_feature"] is False
+    assert grammar_schemas(off)["paraphrase"] == PARAPHRASE_GRAMMAR
+    on = with_change(tiny(), "paraphrase.identity_feature", True)
+    assert checked(on) == []  # the untuned weights need not name φ_ident
+    assert grammar_schemas(on)["paraphrase"] == PARAPHRASE_GRAMMAR_IDENT
+    model = Model(PARAPHRASE_GRAMMAR_IDENT.features, on["decoder"]["paraphrase_weights"])
+    assert model.weights[model.index[IDENTITY_FEATURE]] == 0.0
+    both = with_change(on, "paraphrase.lexical_feature", True)
+    assert grammar_schemas(both)["paraphrase"] == PARAPHRASE_GRAMMAR_LEX_IDENT
+    weights = {**off["decoder"]["paraphrase_weights"], IDENTITY_FEATURE: 0.0}
+    problems = checked(with_change(tiny(), "decoder.paraphrase_weights", weights))
+    assert problems == ["decoder.paraphrase_weights: weights do not fit the features "
+                        f"{list(model.names[:4] + model.names[5:])}: unknown ['identity'], "
+                        "missing []"]
 
 
 def test_a_misspelt_weight_is_named_with_the_one_it_replaces():

@@ -290,6 +290,14 @@ def decoding_lm(wildcards):
     return f"results/{wildcards.experiment}/lm/{config['lm']['decoding_order']}gram.binary"
 
 
+def pivot_options():
+    """The config's paraphrase section as the pivoting jobs see it: without identity_feature,
+    which only biasing reads, so that turning φ_ident on or off does not pivot again."""
+    return {
+        key: value for key, value in config["paraphrase"].items() if key != "identity_feature"
+    }
+
+
 def paraphrase_grammars():
     """The biased paraphrase grammar of every bias value in the config."""
     return [

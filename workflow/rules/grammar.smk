@@ -213,7 +213,7 @@ rule prepare_pivot:
     benchmark:
         "benchmarks/{experiment}/prepare_pivot.tsv"
     params:
-        options=config["paraphrase"],
+        options=pivot_options(),
         span_limit=config["decoder"]["span_limit"],
     threads: 1
     resources:
@@ -240,7 +240,7 @@ rule pivot_part:
     benchmark:
         "benchmarks/{experiment}/pivot_part/part{job}.tsv"
     params:
-        options=config["paraphrase"],
+        options=pivot_options(),
         span_limit=config["decoder"]["span_limit"],
     threads: 1
     resources:
@@ -254,7 +254,8 @@ rule pivot_part:
 
 rule bias_grammar:
     """The paraphrase grammar with self-paraphrase bias b (eq. 5.3-5.10), sorted, from the
-    pairing jobs' parts; b = 0 is unbiased."""
+    pairing jobs' parts; b = 0 is unbiased. With paraphrase.identity_feature, every rule also
+    gets φ_ident (Ganitkevitch & Callison-Burch, draft §4.1)."""
     input:
         parts=expand(
             "results/{{experiment}}/paraphrase/pivoted/part{job}.parquet",
@@ -267,6 +268,8 @@ rule bias_grammar:
         "logs/{experiment}/bias_grammar/bias{bias}.log",
     benchmark:
         "benchmarks/{experiment}/bias_grammar/bias{bias}.tsv"
+    params:
+        identity_feature=config["paraphrase"]["identity_feature"],
     resources:
         runtime=runtime_minutes,
         mem_mb=memory_mb,

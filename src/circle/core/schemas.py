@@ -240,6 +240,41 @@ PARAPHRASE_GRAMMAR_LEX = _schema(
     _PARAPHRASE_FIELDS,
     features=_PARAPHRASE_FEATURES + ("log_lex_e2_given_e1", "log_lex_e1_given_e2"))
 
+IDENTITY_FEATURE = "identity"
+"""The column and decoder feature of φ_ident (Ganitkevitch & Callison-Burch, draft §4.1)."""
+
+_IDENTITY_DESCRIPTION = (
+    " Plus φ_ident of Ganitkevitch & Callison-Burch (draft §4.1, Feature Computation) as a "
+    f"decoder feature: `{IDENTITY_FEATURE}` is 1 for an identity rule (source = target, the "
+    "bias's e1 -> e1 rules included) and 0 otherwise, an indicator rather than a log.")
+
+PARAPHRASE_GRAMMAR_IDENT = _schema(
+    "paraphrase_grammar_ident", 1,
+    PARAPHRASE_GRAMMAR.description + _IDENTITY_DESCRIPTION,
+    [*_PARAPHRASE_FIELDS, pa.field(IDENTITY_FEATURE, pa.float64(), nullable=False)],
+    features=PARAPHRASE_GRAMMAR.features + (IDENTITY_FEATURE,))
+
+PARAPHRASE_GRAMMAR_LEX_IDENT = _schema(
+    "paraphrase_grammar_lex_ident", 1,
+    PARAPHRASE_GRAMMAR_LEX.description + _IDENTITY_DESCRIPTION,
+    [*_PARAPHRASE_FIELDS, pa.field(IDENTITY_FEATURE, pa.float64(), nullable=False)],
+    features=PARAPHRASE_GRAMMAR_LEX.features + (IDENTITY_FEATURE,))
+
+PARAPHRASE_GRAMMARS = (PARAPHRASE_GRAMMAR, PARAPHRASE_GRAMMAR_LEX, PARAPHRASE_GRAMMAR_IDENT,
+                       PARAPHRASE_GRAMMAR_LEX_IDENT)
+"""Every paraphrase grammar schema: the thesis's four decoder features, plus the pivoted lexical
+weights (``paraphrase.lexical_feature``) or the identity feature (``paraphrase.identity_feature``)
+or both."""
+
+
+def paraphrase_grammar_schema(lexical_feature: bool, identity_feature: bool) -> TableSchema:
+    """The paraphrase grammar schema with or without the pivoted lexical weights and
+    φ_ident as decoder features."""
+    return {(False, False): PARAPHRASE_GRAMMAR, (True, False): PARAPHRASE_GRAMMAR_LEX,
+            (False, True): PARAPHRASE_GRAMMAR_IDENT,
+            (True, True): PARAPHRASE_GRAMMAR_LEX_IDENT}[(lexical_feature, identity_feature)]
+
+
 SELF_PARAPHRASE = _schema(
     "self_paraphrase",
     1,
@@ -748,8 +783,7 @@ PARSES = _schema(
 ALL_SCHEMAS: dict[str, TableSchema] = {
     s.name: s for s in (VERSES, BITEXT, EVALSET, ALIGNMENT, ALIGNED_BITEXT, LEXICAL,
                         RULE_COUNTS, GRAMMAR, OOV_PARAPHRASES, GRAMMAR_OOV_PARAPHRASED,
-                        PARAPHRASE_GRAMMAR,
-                        PARAPHRASE_GRAMMAR_LEX, SELF_PARAPHRASE, PIVOT_RULES, PIVOT_SOURCES,
+                        *PARAPHRASE_GRAMMARS, SELF_PARAPHRASE, PIVOT_RULES, PIVOT_SOURCES,
                         PIVOT_LOOKUP, TUNING_LOG, TUNING_CHECKPOINT,
                         TUNING_SHARD,
                         EVALUATION, CONDITION_SUMMARY, REFERENCE_QUALITY, EXTRA_REFERENCE,

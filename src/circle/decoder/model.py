@@ -33,12 +33,16 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+from circle.core.schemas import IDENTITY_FEATURE
+
 DECODER_FEATURES: tuple[str, ...] = ("lm", "word_penalty", "phrase_penalty", "glue", "oov",
                                      "target")
 """Features the decoder adds to the grammar's own, in output order."""
 
-OPTIONAL_WEIGHTS: dict[str, float] = {"target": 0.0}
-"""Weights that may be left out of a weight file, with the value they then take."""
+OPTIONAL_WEIGHTS: dict[str, float] = {"target": 0.0, IDENTITY_FEATURE: 0.0}
+"""Weights that may be left out of a weight file, with the value they then take: the targeting
+feature's, and that of a paraphrase grammar's φ_ident (Ganitkevitch & Callison-Burch, draft
+§4.1), which starts neutral for MERT to tune."""
 
 MAX_SEARCH_SIZE = 10_000
 """The largest n-best size, pop limit and options limit a user may ask for (the config schema

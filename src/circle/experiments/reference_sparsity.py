@@ -22,11 +22,12 @@ import numpy as np
 import pandas as pd
 
 from circle.core.pages import write_page
-from circle.core.schemas import EVALSET, EXTRA_REFERENCE, TUNING_LOG
+from circle.core.schemas import EVALSET, EXTRA_REFERENCE, IDENTITY_FEATURE, TUNING_LOG
 from circle.core.tables import atomic_path, read_metadata, read_table, write_table
 from circle.corpus.preprocess import detokenize
 from circle.decoder import (
     DecoderSettings,
+    Grammar,
     decode_corpus,
     grammar_features,
     load_grammar,
@@ -77,6 +78,18 @@ TUNING_FIXED: tuple[str, ...] = ("target", "oov")
 not a choice to tune (Moses' ``UnknownWordPenalty`` is not tuneable either): left free, MERT
 gave the paraphraser a positive ``oov`` weight, a reward for copying that would compete with the
 self-paraphrase bias, the knob of the thesis for how much the paraphraser copies (§5.2.2)."""
+
+
+def paraphraser_fixed(grammar: Grammar) -> tuple[str, ...]:
+    """The weights the paraphraser's MERT leaves at their initial values: :data:`TUNING_FIXED`,
+    and φ_ident (Ganitkevitch & Callison-Burch, draft §4.1) if no rule of ``grammar`` has it
+    (bias 0 has no identity rules). Its weight there could only drift, untested, and the tuned
+    paraphraser also decodes the biased grammars, where identity rules would then get it."""
+    names = grammar.feature_names
+    if IDENTITY_FEATURE in names and not grammar.features(
+            slice(None))[:, names.index(IDENTITY_FEATURE)].any():
+        return (*TUNING_FIXED, IDENTITY_FEATURE)
+    return TUNING_FIXED
 
 
 def run_tuning_settings(run: TuningRun, tuning: Mapping, seed: int) -> TuningSettings:
@@ -131,15 +144,18 @@ def tune_paraphraser(paratune_path: str | os.PathLike, grammar_path: str | os.Pa
                      provenance: Mapping[str, str] | None = None,
                      checkpoint: Checkpoint | None = None) -> dict[str, float]:
     """MERT of the English-to-English model (§3.2.3): input = the first reference in the seeded
-    order, references = the others. ``checkpoint``: see :func:`write_tuning_run`."""
+    order, references = the others; :func:`paraphraser_fixed` weights stay. ``checkpoint``: see
+    :func:`write_tuning_run`."""
     table = read_table(paratune_path, EVALSET)
     if min(len(refs) for refs in table["references"]) < 2:
         raise ValueError(f"{paratune_path}: paraphraser tuning needs at least two references "
                          "per segment (one is the input)")
     ordered = ordered_references(table)
     sources, references = [refs[0] for refs in ordered], [refs[1:] for refs in ordered]
-    result = tune(sources, references, grammar_path, lm_path, read_weights(weights_path),
-                  settings, tuning, workers, fixed=TUNING_FIXED, checkpoint=checkpoint)
+    grammar = load_grammar(grammar_path)
+    result = tune(sources, references, grammar, lm_path, read_weights(weights_path),
+                  settings, tuning, workers, fixed=paraphraser_fixed(grammar),
+                  checkpoint=checkpoint)
     return write_tuning_run(result, out_weights, out_log, provenance, checkpoint)
 
 

@@ -18,6 +18,11 @@ also lists the residuals of its targets). Σ_e p'(e|e1) = 1 for every e1, the id
 (the thesis's worked example: r = 0.05, b = 0.5 gives the factors 10, 0.5/0.95, 0.95/0.5 and
 0.95/0.05). Bias 0 is the unbiased grammar (no identity rules, nothing rescaled), the thesis's
 "no bias" condition. Identity rules a ``keep_identity`` pivot left in the grammar are replaced.
+
+With ``identity_feature``, every rule also gets φ_ident (Ganitkevitch & Callison-Burch, draft
+§4.1): ``identity`` = 1 if source = target (the identity rules added above), else 0, a decoder
+feature whose weight the paraphraser's MERT tunes; the other columns and the rules are those of
+the grammar without it. Bias 0 has no identity rules, so there it is 0 throughout.
 """
 
 from __future__ import annotations
@@ -28,7 +33,13 @@ from collections.abc import Mapping, Sequence
 
 import duckdb
 
-from circle.core.schemas import PARAPHRASE_GRAMMAR, PARAPHRASE_GRAMMAR_LEX, SELF_PARAPHRASE
+from circle.core.schemas import (
+    IDENTITY_FEATURE,
+    PARAPHRASE_GRAMMAR,
+    PARAPHRASE_GRAMMAR_LEX,
+    SELF_PARAPHRASE,
+    paraphrase_grammar_schema,
+)
 from circle.core.tables import scratch_directory
 from circle.grammar.io import (
     GrammarInputError,
@@ -43,10 +54,11 @@ from circle.grammar.io import (
 def bias_grammar(paraphrase_parts: Sequence[str | os.PathLike],
                  self_paraphrase_path: str | os.PathLike, out_path: str | os.PathLike,
                  bias: float, threads: int = 1, memory_limit: str | None = None,
-                 provenance: Mapping[str, str] | None = None) -> int:
+                 provenance: Mapping[str, str] | None = None,
+                 identity_feature: bool = False) -> int:
     """Write the paraphrase grammar with self-paraphrase bias ``bias`` in [0, 1), sorted, from
     the unbiased grammar (the parts of :func:`circle.grammar.pivot.grammar_parts`, or any
-    tables of its schema together); returns its rules."""
+    tables of its schema together), with φ_ident if ``identity_feature``; returns its rules."""
     if not 0.0 <= bias < 1.0:
         raise ValueError(f"self-paraphrase bias must be in [0, 1), got {bias}")
     if not paraphrase_parts:
@@ -57,6 +69,8 @@ def bias_grammar(paraphrase_parts: Sequence[str | os.PathLike],
         raise GrammarInputError(f"{paraphrase_parts[0]}: the parts of a paraphrase grammar have "
                                 f"different schemas {sorted(s.name for s in schemas)}")
     schema, = schemas
+    if identity_feature:
+        schema = paraphrase_grammar_schema(schema == PARAPHRASE_GRAMMAR_LEX, True)
     grammar_schema(self_paraphrase_path, (SELF_PARAPHRASE,))
     metadata = carried_metadata(paraphrase_parts[0])
     if metadata.get("bias", "0") != "0":
@@ -65,19 +79,21 @@ def bias_grammar(paraphrase_parts: Sequence[str | os.PathLike],
     metadata["bias"] = repr(bias)
     with scratch_directory(out_path) as spill:
         con = connect(threads, memory_limit, spill)
-        relation = _biased_rules(con, paraphrase_parts, self_paraphrase_path, bias)
+        rules = _biased_rules(con, paraphrase_parts, self_paraphrase_path, bias)
+        identity = f", (source = target)::DOUBLE AS {IDENTITY_FEATURE}" if identity_feature else ""
+        relation = con.sql(f"SELECT *{identity} FROM ({rules}) ORDER BY source, target")
         return write_relation(relation, out_path, schema, provenance, metadata)
 
 
 def _biased_rules(con: duckdb.DuckDBPyConnection, paraphrase_parts: Sequence[str | os.PathLike],
-                  self_paraphrase_path: str | os.PathLike, bias: float
-                  ) -> duckdb.DuckDBPyRelation:
-    """The rules of the grammar with bias ``bias``, identity rules included, sorted."""
+                  self_paraphrase_path: str | os.PathLike, bias: float) -> str:
+    """The query of the rules of the grammar with bias ``bias``, identity rules included, in no
+    particular order."""
     con.execute(f"""
         CREATE TEMP VIEW rules AS SELECT * FROM {checked_parquet(paraphrase_parts)}
         WHERE source <> target""")
     if bias == 0.0:
-        return con.sql("SELECT * FROM rules ORDER BY source, target")
+        return "SELECT * FROM rules"
     con.execute(f"""
         CREATE TEMP VIEW phrases AS
         SELECT * FROM {checked_parquet(self_paraphrase_path)}""")
@@ -92,7 +108,7 @@ def _biased_rules(con: duckdb.DuckDBPyConnection, paraphrase_parts: Sequence[str
             f"{self_paraphrase_path}: no residual for {unmatched[0]} rule(s) of the grammar "
             f"in {len(paraphrase_parts)} part(s) from {paraphrase_parts[0]} (e.g. "
             f"{unmatched[1]}); use the table written by the same pivot")
-    return con.sql(f"""
+    return f"""
         SELECT r.lhs, r.source, r.target,
                r.log_p_e2_given_e1 + {scale} - ln(1 - s1.residual) AS log_p_e2_given_e1,
                r.log_p_e1_given_e2 + {scale} - ln(1 - s2.residual) AS log_p_e1_given_e2,
@@ -104,5 +120,4 @@ def _biased_rules(con: duckdb.DuckDBPyConnection, paraphrase_parts: Sequence[str
         SELECT lhs, phrase, phrase, {math.log(bias)}, {math.log(bias)},
                {math.log(bias) - scale} + log_p_phrase + ln(1 - residual),
                -terminal_count(phrase)::DOUBLE, log_lex_identity, log_lex_identity, count, pivots
-        FROM phrases WHERE phrase IN (SELECT source FROM rules)
-        ORDER BY source, target""")
+        FROM phrases WHERE phrase IN (SELECT source FROM rules)"""

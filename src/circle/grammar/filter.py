@@ -20,7 +20,7 @@ from dataclasses import dataclass
 import duckdb
 import pyarrow as pa
 
-from circle.core.schemas import GRAMMAR, PARAPHRASE_GRAMMAR, PARAPHRASE_GRAMMAR_LEX
+from circle.core.schemas import GRAMMAR, PARAPHRASE_GRAMMARS
 from circle.core.tables import scratch_directory
 from circle.grammar.io import (
     carried_metadata,
@@ -30,7 +30,7 @@ from circle.grammar.io import (
     write_relation,
 )
 
-GRAMMAR_SCHEMAS = (GRAMMAR, PARAPHRASE_GRAMMAR, PARAPHRASE_GRAMMAR_LEX)
+GRAMMAR_SCHEMAS = (GRAMMAR, *PARAPHRASE_GRAMMARS)
 
 
 @dataclass(frozen=True)

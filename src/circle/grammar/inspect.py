@@ -8,7 +8,7 @@ import numpy as np
 import pandas as pd
 import pyarrow.parquet as pq
 
-from circle.core.schemas import PARAPHRASE_GRAMMAR, PARAPHRASE_GRAMMAR_LEX
+from circle.core.schemas import PARAPHRASE_GRAMMARS
 from circle.core.tables import parquet_errors
 from circle.grammar.io import grammar_schema
 
@@ -20,7 +20,7 @@ def top_paraphrases(grammar_path: str | os.PathLike, phrase: str, n: int = 10) -
     ``[X,1]``/``[X,2]`` and numbered left to right. Exponentiated probabilities are added as
     ``p_e2_given_e1``, ``p_e1_given_e2`` for reading. An unknown phrase gives an empty frame.
     """
-    grammar_schema(grammar_path, (PARAPHRASE_GRAMMAR, PARAPHRASE_GRAMMAR_LEX))
+    grammar_schema(grammar_path, PARAPHRASE_GRAMMARS)
     source = " ".join(phrase.split())
     with parquet_errors(grammar_path):
         frame = pq.read_table(grammar_path, filters=[("source", "=", source)],

@@ -123,13 +123,12 @@ import pyarrow.parquet as pq
 from circle.core.progress import progress
 from circle.core.schemas import (
     GRAMMAR,
-    PARAPHRASE_GRAMMAR,
-    PARAPHRASE_GRAMMAR_LEX,
     PIVOT_LOOKUP,
     PIVOT_RULES,
     PIVOT_SOURCES,
     SELF_PARAPHRASE,
     TableSchema,
+    paraphrase_grammar_schema,
 )
 from circle.core.tables import (
     parquet_rows,
@@ -225,7 +224,7 @@ class PivotOptions:
     @property
     def schema(self) -> TableSchema:
         """The schema of the paraphrase grammar written."""
-        return PARAPHRASE_GRAMMAR_LEX if self.lexical_feature else PARAPHRASE_GRAMMAR
+        return paraphrase_grammar_schema(self.lexical_feature, identity_feature=False)
 
     def metadata(self, sentences: int | None) -> dict[str, str]:
         """What the grammar and the phrase table record of how they were made, from

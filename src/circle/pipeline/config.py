@@ -21,9 +21,8 @@ from circle.align import REFREEZE_HINT, aligner_name
 from circle.core.schemas import (
     ALIGNMENT,
     GRAMMAR,
-    PARAPHRASE_GRAMMAR,
-    PARAPHRASE_GRAMMAR_LEX,
     TableSchema,
+    paraphrase_grammar_schema,
 )
 from circle.core.tables import SchemaError, atomic_path, read_metadata
 from circle.corpus.pivots import pivot_problems
@@ -164,8 +163,8 @@ def weight_problems(config: Mapping[str, Any]) -> list[str]:
 
 def grammar_schemas(config: Mapping[str, Any]) -> dict[str, TableSchema]:
     """The grammar schema of the translation model and of the paraphraser."""
-    paraphrase = (PARAPHRASE_GRAMMAR_LEX if config["paraphrase"]["lexical_feature"]
-                  else PARAPHRASE_GRAMMAR)
+    paraphrase = paraphrase_grammar_schema(config["paraphrase"]["lexical_feature"],
+                                           config["paraphrase"]["identity_feature"])
     return {"translation": GRAMMAR, "paraphrase": paraphrase}
 
 
