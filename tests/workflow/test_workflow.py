@@ -38,6 +38,7 @@ from circle.core.schemas import (
     GRID_POINTS,
     GRID_SAMPLE,
     ITERATION_SCORES,
+    LATTICE_REFERENCES,
     PARAPHRASE_GRAMMAR,
     PARSES,
     REFERENCE_QUALITY,
@@ -212,7 +213,7 @@ def test_tiny_config_dry_run(tmp_path):
 @pytest.mark.parametrize("target", [
     "aligned_corpus", "language_models", "grammars", "thrax_grammars", "untuned_translations",
     "reference_sparsity", "grid_search", "targeted_tuning", "fig5_4", "fig4_12", "paper_tables",
-    "dose_response", "lattice_parses", "oov_paraphrased_grammars"])
+    "dose_response", "lattice_parses", "lattice_tuning", "oov_paraphrased_grammars"])
 def test_every_named_target_writes_the_effective_config(tmp_path, target):
     result = snakemake("-n", "--configfile", str(tiny_config(tmp_path)), "--directory",
                        str(tmp_path), target)
@@ -310,6 +311,50 @@ def test_tiny_lattice_parses_and_one_verse_drawn(tiny_default_run, tmp_path):
     assert "Word lattices" in report
     caption = (ROOT / "workflow/report/lattice.rst").read_text().split()
     assert " ".join(caption[:4]) in report
+
+
+def test_tiny_lattice_tuning_dry_run_plans_its_runs_outside_the_default_target(tmp_path):
+    """snakemake lattice_tuning: the lattice sentences of 2H and the runs of 2H+1L and 2H+2L
+    (the default for two English tune references) per replicate beside 1H and 2H, evaluated as
+    the run set lattice/; the default target plans none of it."""
+    config = tiny_config(tmp_path, **{"tuning.replicates": 2})
+    result = snakemake("-n", "--configfile", str(config), "--directory", str(tmp_path),
+                       "lattice_tuning")
+    assert result.returncode == 0, result.stdout + result.stderr
+    tables = set(re.findall(r"output: (results/tiny/lattice/\S+)$", result.stdout, flags=re.M))
+    assert tables == {"results/tiny/lattice/tune.parses.parquet",
+                      "results/tiny/lattice/tune.2H.references.parquet"}
+    runs = set(re.findall(r"^    output: results/tiny/weights/(\S+)\.txt", result.stdout,
+                          flags=re.M))
+    assert runs >= {f"{c}.rep{r}" for c in ("1H", "2H", "2H+1L", "2H+2L") for r in (0, 1)}
+    tuning = result.stdout[result.stdout.index("output: results/tiny/weights/2H+1L.rep0.txt"):]
+    assert "results/tiny/lattice/tune.2H.references.parquet" in tuning[:tuning.index("rule ")]
+    assert "output: results/tiny/evaluation/lattice/results.parquet" in result.stdout
+    default = snakemake("-n", "--configfile", str(config), "--directory", str(tmp_path))
+    assert default.returncode == 0, default.stdout + default.stderr
+    assert not re.search(r"\+\d+L\.rep", default.stdout)
+    assert "results/tiny/lattice/" not in default.stdout
+
+
+def test_tiny_lattice_tuning_end_to_end(tiny_default_run, tmp_path):
+    """snakemake lattice_tuning on the tiny corpus, after its default target: the lattice
+    sentences of 2H, the 2H+1L and 2H+2L runs and the page, marked against 2H."""
+    tiny_default_run.copy_to(tmp_path)
+    config = tiny_config(tmp_path)
+    result = snakemake("--cores", "2", "--configfile", str(config), "--directory",
+                       str(tmp_path), "lattice_tuning")
+    assert result.returncode == 0, result.stdout + result.stderr
+    results = tmp_path / "results" / "tiny"
+    tune = read_table(results / "sets/tune.parquet", EVALSET)
+    sentences = read_table(results / "lattice/tune.2H.references.parquet", LATTICE_REFERENCES)
+    assert 0 < sentences["segment_id"].nunique() < len(tune)  # most groups have no new path
+    assert sentences.groupby("segment_id")["rank"].max().max() == 1
+    summary = read_table(results / "evaluation/lattice/conditions.parquet", CONDITION_SUMMARY)
+    baselines = dict(zip(summary["condition"], summary["baseline_condition"], strict=True))
+    assert baselines["2H+1L"] == baselines["2H+2L"] == "2H" and baselines["2H"] == "1H"
+    page = (results / "report/lattice_tuning.md").read_text()
+    assert "2H + lattice" in page and "lattices of 2H: of 30 tune segments, " in page
+    assert (results / "report/lattice_tuning.png").stat().st_size > 0
 
 
 def test_unknown_config_key_is_rejected_in_a_short_message(tmp_path):

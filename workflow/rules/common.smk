@@ -28,6 +28,7 @@ from circle.experiments.conditions import (
     tuning_params,
 )
 from circle.experiments.dose_response import dose_conditions, dose_controls, dose_extras, dose_runs
+from circle.experiments.lattice_tuning import lattice_conditions, lattice_counts, lattice_runs
 from circle.experiments.paper_runs import figure_runs, focus_runs, paper_figures
 from circle.figures.summary import summary_inputs
 from circle.paraphrase.config import ParaphraserConfig, bias_name
@@ -124,7 +125,7 @@ wildcard_constraints:
     replicate=r"\d+",
     condition=CONDITION_PATTERN,
     reference=REFERENCE_TAG_PATTERN,
-    run_set=r"(?:paper/|dose/)?",
+    run_set=r"(?:paper/|dose/|lattice/)?",
     extra=EXTRA_PATTERN,
     model="translation|paraphrase",
     weights=r"[A-Za-z0-9_.+-]+",
@@ -366,13 +367,32 @@ def dose_response_runs():
     return [run.name for run in dose_runs(conditions, config["tuning"]["replicates"])]
 
 
+LATTICE_COUNTS = lattice_counts(lattice_conditions(config))
+"""Per k, the most lattice sentences a kH+mL condition of lattice.tuning_conditions takes
+(circle.experiments.lattice_tuning): the rows per segment of its lattice table."""
+
+
+def lattice_tuning_runs():
+    """The run names of the lattice page: 1H .. nH for the tune set's n references and every
+    kH+mL of lattice.tuning_conditions, each replicate."""
+    return [run.name for run in lattice_runs(lattice_conditions(config), reference_count("tune"),
+                                             config["tuning"]["replicates"])]
+
+
+def lattice_table(experiment, human):
+    """The lattice sentences of kH's references for kH+mL (rule lattice_references)."""
+    return f"results/{experiment}/lattice/tune.{human}H.references.parquet"
+
+
 def evaluated_runs(wildcards):
     """The run names an evaluation covers: the config's runs ('' run set), every paper
-    figure's ('paper/') or the dose-response's ('dose/'); the held-out system's are its
-    figure's (Fig. 4.11/4.12)."""
+    figure's ('paper/'), the dose-response's ('dose/') or the lattice page's ('lattice/'); the
+    held-out system's are its figure's (Fig. 4.11/4.12)."""
     heldout = wildcards.experiment == HELDOUT_SYSTEM
     if wildcards.run_set == "dose/" and not heldout:
         return dose_response_runs()
+    if wildcards.run_set == "lattice/" and not heldout:
+        return lattice_tuning_runs()
     if wildcards.run_set == "" and not heldout:
         return tuning_runs()
     return [run.name for run in figure_runs(figures(), config["tuning"]["replicates"], heldout)]
@@ -398,7 +418,7 @@ def run_name(wildcards):
 def tuning_inputs(wildcards):
     """Inputs of one MT tuning run; 1H+kP conditions also need the paraphrased references,
     1H+kT conditions the 1H weights they start from and the targeted paraphraser's parts,
-    1H+1X conditions their extra reference table."""
+    1H+1X conditions their extra reference table, kH+mL conditions their lattice table."""
     run = TuningRun.of(wildcards.condition, wildcards.replicate)
     inputs = {
         "evalset": f"results/{wildcards.experiment}/sets/tune.parquet",
@@ -414,6 +434,8 @@ def tuning_inputs(wildcards):
         inputs["paraphrases"] = untargeted_paraphrases(wildcards.experiment, condition)
     elif condition.extra is not None:
         inputs["extra"] = f"results/{wildcards.experiment}/references/{condition.extra}.parquet"
+    elif condition.lattice:
+        inputs["lattice"] = lattice_table(wildcards.experiment, condition.human)
     return inputs
 
 

@@ -59,3 +59,75 @@ rule lattice_parses:
             f"results/{EXPERIMENT}/lattice/{{evalset}}.parses.parquet", evalset=("tune", "test")
         ),
         f"results/{EXPERIMENT}/report/lattice.md",
+
+
+rule lattice_references:
+    """New tuning references for kH+mL (circle.lattice.references): per tune segment, the best
+    sentences by the reranking LM of the squeezed lattice of its first {human} references in
+    the seeded order that none of them is, tokenised like the tune references."""
+    input:
+        tune="results/{experiment}/sets/tune.parquet",
+        parses="results/{experiment}/lattice/tune.parses.parquet",
+        lm=f"results/{{experiment}}/lm/{config['lm']['reranking_order']}gram.binary",
+    output:
+        table="results/{experiment}/lattice/tune.{human}H.references.parquet",
+    log:
+        "logs/{experiment}/lattice_references/{human}H.log",
+    benchmark:
+        "benchmarks/{experiment}/lattice_references/{human}H.tsv"
+    params:
+        sentences=lambda wildcards: LATTICE_COUNTS[int(wildcards.human)],
+        lang=config["preprocess"]["target_lang"],
+    wildcard_constraints:
+        experiment=MAIN_SYSTEM,
+        human=r"\d+",
+    conda:
+        "../../envs/circle.yaml"
+    resources:
+        runtime=runtime_minutes,
+    script:
+        "../scripts/lattice_references.py"
+
+
+rule report_lattice_tuning:
+    """The lattice run set's table and plot (circle.experiments.lattice_tuning): test BLEU, TER
+    and chrF per number of tuning references, 1H .. nH and each kH+mL series, marked against
+    each row's baseline (kH for kH+mL), and how many segments got how many lattice
+    sentences."""
+    input:
+        table="results/{experiment}/evaluation/lattice/results.parquet",
+        conditions="results/{experiment}/evaluation/lattice/conditions.parquet",
+        lattices=lambda wildcards: [lattice_table(wildcards.experiment, k)
+                                    for k in sorted(LATTICE_COUNTS)],
+    output:
+        markdown="results/{experiment}/report/lattice_tuning.md",
+        html=report(
+            "results/{experiment}/report/lattice_tuning.html",
+            caption="../report/lattice_tuning_table.rst",
+            category="Word lattices",
+        ),
+        csv="results/{experiment}/report/lattice_tuning.csv",
+        plot=report(
+            "results/{experiment}/report/lattice_tuning.png",
+            caption="../report/lattice_tuning.rst",
+            category="Word lattices",
+        ),
+    log:
+        "logs/{experiment}/report_lattice_tuning.log",
+    wildcard_constraints:
+        experiment=MAIN_SYSTEM,
+    conda:
+        "../../envs/circle.yaml"
+    resources:
+        runtime=runtime_minutes,
+    script:
+        "../scripts/report_lattice_tuning.py"
+
+
+rule lattice_tuning:
+    """Named target: tuning with sentences drawn from word lattices, every kH+mL of
+    lattice.tuning_conditions with tuning.replicates replicates beside 1H .. nH, evaluated as
+    the run set evaluation/lattice/ (each kH+mL against kH). Not part of the default target."""
+    input:
+        EFFECTIVE_CONFIG,
+        f"results/{EXPERIMENT}/report/lattice_tuning.md",

@@ -780,6 +780,32 @@ PARSES = _schema(
     ],
 )
 
+LATTICE_REFERENCES = _schema(
+    "lattice_references",
+    1,
+    "New tuning references drawn from word lattices (circle.lattice.references; Pang, Knight & "
+    "Marcu 2003), for the conditions kH+mL: per tune segment, the best sentences by the LM of "
+    "the squeezed lattice of its first k references in the seeded order that none of them is, "
+    "one row each, best first (`rank` 0); a segment whose lattice has fewer has fewer rows. "
+    "`reference` the sentence tokenised like the tune set's references, `words` the lattice "
+    "path (the parser's tokens, lowercased), `lm_log10` its log10 probability under the LM "
+    "(end of sentence included), `lattice_paths` the BEGIN-END paths of the segment's squeezed "
+    "lattice. Metadata `circle.human` (k), `circle.count` (the most rows a segment has), "
+    "`circle.segments` (tune segments), `circle.dropped` (paths skipped because their tokens "
+    "are one of the k references or a better path's), `circle.unfaithful` (segments left "
+    "without sentences because a parse tree reorders its reference's words) and "
+    "`circle.max_beam`.",
+    [
+        pa.field("segment_id", pa.int64(), nullable=False),
+        pa.field("document", pa.string(), nullable=False),
+        pa.field("rank", pa.int32(), nullable=False),
+        pa.field("reference", pa.string(), nullable=False),
+        pa.field("words", pa.string(), nullable=False),
+        pa.field("lm_log10", pa.float64(), nullable=False),
+        pa.field("lattice_paths", pa.int64(), nullable=False),
+    ],
+)
+
 ALL_SCHEMAS: dict[str, TableSchema] = {
     s.name: s for s in (VERSES, BITEXT, EVALSET, ALIGNMENT, ALIGNED_BITEXT, LEXICAL,
                         RULE_COUNTS, GRAMMAR, OOV_PARAPHRASES, GRAMMAR_OOV_PARAPHRASED,
@@ -789,5 +815,6 @@ ALL_SCHEMAS: dict[str, TableSchema] = {
                         EVALUATION, CONDITION_SUMMARY, REFERENCE_QUALITY, EXTRA_REFERENCE,
                         DOSE_RESPONSE, GRID_SAMPLE,
                         TARGETED_NBEST, REFERENCE_DISTANCES, TARGETING_WEIGHTS, GRID_POINTS,
-                        GRID_CHOICE, TARGETED_CACHE, ITERATION_SCORES, PARSES)
+                        GRID_CHOICE, TARGETED_CACHE, ITERATION_SCORES, PARSES,
+                        LATTICE_REFERENCES)
 }

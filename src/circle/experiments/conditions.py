@@ -6,7 +6,9 @@ expression, tuning runs (a condition and a replicate) and their seeds.
 simulated single reference), ``1H+kP`` the single reference plus the k-best untargeted
 paraphrases of it by the tuned paraphraser (§4.3.2), ``1H+kT`` targeted paraphrases (§5.3),
 ``1H+1X_<extra>`` one fixed extra reference of known quality per segment
-(:mod:`circle.experiments.dose_response`, beyond the thesis). A leaf: parsing a name loads
+(:mod:`circle.experiments.dose_response`, beyond the thesis), ``kH+mL`` the first k human
+references plus m new sentences drawn from their word lattice (Pang, Knight & Marcu 2003;
+:mod:`circle.lattice.references`, beyond the thesis). A leaf: parsing a name loads
 neither the decoder nor the tuner, so the workflow's DAG build and the config checks use it.
 """
 
@@ -33,7 +35,7 @@ in a random order."""
 
 
 _CONDITION = re.compile(
-    rf"^(?:(?P<human>\d+)H|1H\+(?P<paraphrases>\d+)(?P<kind>[PT])"
+    rf"^(?:(?P<human>\d+)H(?:\+(?P<lattice>\d+)L)?|1H\+(?P<paraphrases>\d+)(?P<kind>[PT])"
     rf"|1H\+1X_(?P<extra>{EXTRA_PATTERN}))"
     rf"(?:_b(?P<bias>{_NUMBER})(?:_w(?P<weight>-{_NUMBER}))?)?(?:_ref(?P<reference>\d+))?"
     r"(?:_t(?P<tuning_set>\d+))?(?:_(?P<metric>bleu|ter|terbleu))?$")
@@ -42,8 +44,9 @@ _CONDITION = re.compile(
 CONDITION_PATTERN = re.sub(r"\(\?P<\w+>", "(?:", _CONDITION.pattern)[1:-1]
 """Tuning condition names (the Snakemake wildcard constraint; the parser's regular expression
 without its group names, so that the two cannot disagree): ``kH``, ``1H+kP`` or ``1H+kT``
-(the thesis's 1H+kP′, targeted) or ``1H+1X_<extra>`` (one fixed extra reference,
-:data:`EXTRA_PATTERN`), then optional parts in this order: ``_b<bias>`` the untargeted
+(the thesis's 1H+kP′, targeted), ``1H+1X_<extra>`` (one fixed extra reference,
+:data:`EXTRA_PATTERN`) or ``kH+mL`` (k >= 2 human references and m sentences of their word
+lattice), then optional parts in this order: ``_b<bias>`` the untargeted
 paraphraser's self-paraphrase bias (1H+kP, Fig. 5.14) or, with ``_w<weight>``, a 1H+kT run's own
 targeted paraphraser (Fig. 5.4); ``_ref<n>`` the tune set's n-th reference set as every segment's
 single reference (1H, 1H+kP; Fig. 4.10); ``_t<n>`` the tuning set T<n> of a held-out system's
@@ -77,11 +80,21 @@ class Condition:
     extra: str | None = None
     """``1H+1X_<extra>``: the one fixed extra reference per segment added to the single
     reference (:data:`EXTRA_PATTERN`, :mod:`circle.experiments.dose_response`); None: none."""
+    lattice: int = 0
+    """``kH+mL``: m, the sentences per segment drawn from the word lattice of the segment's k
+    human references (:mod:`circle.lattice.references`); 0: none."""
 
     def __post_init__(self) -> None:
         problem = None
-        if self.human < 1 or self.paraphrases < 0:
+        if self.human < 1 or self.paraphrases < 0 or self.lattice < 0:
             problem = "needs at least one human reference"
+        elif self.lattice and self.human < 2:
+            problem = ("a word lattice is merged from several translations (Pang, Knight & "
+                       "Marcu 2003): kH+mL needs k >= 2 human references, e.g. 2H+1L")
+        elif self.lattice and (self.paraphrases or self.extra is not None
+                               or self.bias is not None or self.reference is not None
+                               or self.tuning_set is not None):
+            problem = "kH+mL adds lattice sentences to kH alone (only a _<metric> suffix)"
         elif self.paraphrases and self.human != 1:
             problem = "paraphrases are added to a single human reference (1H+k)"
         elif self.targeted and not self.paraphrases:
@@ -115,6 +128,8 @@ class Condition:
     def name(self) -> str:
         if self.extra is not None:
             name = f"1H+1X_{self.extra}"
+        elif self.lattice:
+            name = f"{self.human}H+{self.lattice}L"
         elif not self.paraphrases:
             name = f"{self.human}H"
         else:
@@ -136,7 +151,8 @@ class Condition:
         match = _CONDITION.match(name)
         if not match:
             raise ValueError(f"unknown tuning condition '{name}': use kH (k >= 1), 1H+kP, "
-                             "1H+kT or 1H+1X_<extra>, optionally followed by _b<bias> (1H+kP), "
+                             "1H+kT, 1H+1X_<extra> or kH+mL (k >= 2), optionally followed by "
+                             "_b<bias> (1H+kP), "
                              "_b<bias>_w<weight> (1H+kT), _ref<n>, _t<n> and _bleu, _ter or "
                              "_terbleu")
         parts = match.groupdict()
@@ -153,7 +169,7 @@ class Condition:
             targeted=targeted, paraphraser=paraphraser, bias=bias,
             reference=None if parts["reference"] is None else int(parts["reference"]),
             tuning_set=None if parts["tuning_set"] is None else int(parts["tuning_set"]),
-            metric=parts["metric"], extra=parts["extra"])
+            metric=parts["metric"], extra=parts["extra"], lattice=int(parts["lattice"] or 0))
         if condition.name != name:
             raise ValueError(f"tuning condition '{name}' is spelt '{condition.name}'")
         return condition
@@ -173,24 +189,31 @@ class Condition:
         enlarged tuning set T<n> (n > 0) is compared with 1H on the base set T0: whether a
         larger single-reference tuning set helps is the other question of Fig. 4.12. A 1H+1X
         condition is compared with 1H (the dose-response,
-        :mod:`circle.experiments.dose_response`)."""
+        :mod:`circle.experiments.dose_response`). A kH+mL condition is compared with kH and the
+        same metric: what the lattice sentences add to the references they are drawn from."""
+        if self.lattice:
+            return Condition(self.human, metric=self.metric)
         single = Condition(1, reference=self.reference, tuning_set=self.tuning_set,
                            metric=self.metric)
         return replace(single, tuning_set=0) if self == single and self.tuning_set else single
 
     @property
     def added_references(self) -> int:
-        """How many references are added to the human ones: k paraphrases, or a 1H+1X
-        condition's one extra reference (the evaluation table's ``paraphrase_references``)."""
-        return self.paraphrases + (self.extra is not None)
+        """How many references are added to the human ones: k paraphrases, a 1H+1X
+        condition's one extra reference or a kH+mL condition's m lattice sentences (at most:
+        a segment whose lattice has fewer new sentences gets fewer; the evaluation table's
+        ``paraphrase_references``)."""
+        return self.paraphrases + (self.extra is not None) + self.lattice
 
     @property
     def reference_type(self) -> str:
         """The kind of the added references: ``human``, ``paraphrase`` (untargeted),
-        ``paraphrase_b<bias>`` (untargeted at its own bias), ``targeted`` or
-        ``extra_<extra>`` (1H+1X)."""
+        ``paraphrase_b<bias>`` (untargeted at its own bias), ``targeted``,
+        ``extra_<extra>`` (1H+1X) or ``lattice`` (kH+mL)."""
         if self.extra is not None:
             return f"extra_{self.extra}"
+        if self.lattice:
+            return "lattice"
         if self.targeted:
             return "targeted"
         if not self.paraphrases:

@@ -6,7 +6,9 @@ simulated single reference), ``1H+kP`` is the single reference plus the k-best u
 paraphrases of it by the tuned paraphraser (§4.3.2). The paraphraser itself is tuned by MERT on
 the paraphraser-tuning set, where per document one human translation is the input and the
 others are its references (§3.2.3). ``1H+1X_<extra>`` adds one fixed extra reference of known
-quality per segment (:mod:`circle.experiments.dose_response`, beyond the thesis).
+quality per segment (:mod:`circle.experiments.dose_response`, beyond the thesis); ``kH+mL`` adds to
+kH m sentences of the word lattice of those k references (:mod:`circle.lattice.references`,
+Pang, Knight & Marcu 2003, beyond the thesis).
 """
 
 from __future__ import annotations
@@ -22,7 +24,13 @@ import numpy as np
 import pandas as pd
 
 from circle.core.pages import write_page
-from circle.core.schemas import EVALSET, EXTRA_REFERENCE, IDENTITY_FEATURE, TUNING_LOG
+from circle.core.schemas import (
+    EVALSET,
+    EXTRA_REFERENCE,
+    IDENTITY_FEATURE,
+    LATTICE_REFERENCES,
+    TUNING_LOG,
+)
 from circle.core.tables import atomic_path, read_metadata, read_table, write_table
 from circle.corpus.preprocess import detokenize
 from circle.decoder import (
@@ -227,11 +235,15 @@ def paraphraser_report(log_path: str | os.PathLike, nbest_path: str | os.PathLik
 
 def condition_references(table: pd.DataFrame, condition: Condition,
                          paraphrases: pd.DataFrame | None,
-                         extra: pd.DataFrame | None = None) -> list[list[str]]:
+                         extra: pd.DataFrame | None = None,
+                         lattice: pd.DataFrame | None = None) -> list[list[str]]:
     """Each tune segment's reference set under ``condition`` (for 1H+kT the single reference:
     the targeted paraphrases are per hypothesis,
     :class:`circle.paraphrase.targeted.TargetedReferences`; for 1H+1X the single reference and the
-    segment's row of ``extra``, an :data:`~circle.core.schemas.EXTRA_REFERENCE` table)."""
+    segment's row of ``extra``, an :data:`~circle.core.schemas.EXTRA_REFERENCE` table; for kH+mL
+    the k references and the segment's first m rows of ``lattice``, a
+    :data:`~circle.core.schemas.LATTICE_REFERENCES` table of the same k, fewer where the
+    segment's lattice has fewer new sentences)."""
     if condition.extra is not None:
         if extra is None:
             raise ValueError(f"condition {condition.name} needs its extra reference table")
@@ -249,11 +261,22 @@ def condition_references(table: pd.DataFrame, condition: Condition,
     if condition.paraphrases and not condition.targeted:
         if paraphrases is None:
             raise ValueError(f"condition {condition.name} needs the paraphrased references")
-        best = paraphrases[paraphrases["rank"] < condition.paraphrases]
-        by_segment = best.groupby("segment_id")["hypothesis"].apply(list)
-        references = [refs + by_segment.get(segment, [])
-                      for refs, segment in zip(references, table["segment_id"], strict=True)]
+        return _with_ranked(references, table, paraphrases, condition.paraphrases, "hypothesis")
+    if condition.lattice:
+        if lattice is None:
+            raise ValueError(f"condition {condition.name} needs its lattice references")
+        return _with_ranked(references, table, lattice, condition.lattice, "reference")
     return references
+
+
+def _with_ranked(references: Sequence[list[str]], table: pd.DataFrame, ranked: pd.DataFrame,
+                 count: int, column: str) -> list[list[str]]:
+    """Each segment's ``references`` and the text (``column``) of its first ``count`` rows by
+    ``rank`` in ``ranked`` (none for a segment it lacks)."""
+    best = ranked[ranked["rank"] < count].sort_values(["segment_id", "rank"])
+    by_segment = best.groupby("segment_id")[column].apply(list)
+    return [refs + by_segment.get(segment, [])
+            for refs, segment in zip(references, table["segment_id"], strict=True)]
 
 
 @dataclass(frozen=True)
@@ -279,6 +302,9 @@ class ConditionTuning:
     start_decode_path: str | os.PathLike | None = None
     extra_path: str | os.PathLike | None = None
     """1H+1X: the :data:`~circle.core.schemas.EXTRA_REFERENCE` table of the extra references."""
+    lattice_path: str | os.PathLike | None = None
+    """kH+mL: the :data:`~circle.core.schemas.LATTICE_REFERENCES` table of the k references'
+    lattices."""
 
     @classmethod
     def from_job(cls, job: Any) -> ConditionTuning:
@@ -297,7 +323,8 @@ class ConditionTuning:
         return cls(run, job.input.evalset, job.input.grammar, job.input.lm, job.input.weights,
                    job.input.get("paraphrases"), settings,
                    run_tuning_settings(run, job.params.tuning, job.params.seed), targeted,
-                   job.input.get("start_decode"), job.input.get("extra"))
+                   job.input.get("start_decode"), job.input.get("extra"),
+                   job.input.get("lattice"))
 
     def __post_init__(self) -> None:
         if self.run.condition.targeted and self.targeted is None:
@@ -314,8 +341,16 @@ class ConditionTuning:
                     else RecordedDecode.read(self.start_decode_path, table["segment_id"].tolist()))
         extra = (None if self.extra_path is None
                  else read_table(self.extra_path, EXTRA_REFERENCE))
+        lattice = None
+        if self.lattice_path is not None:
+            lattice = read_table(self.lattice_path, LATTICE_REFERENCES)
+            made_from = int(read_metadata(self.lattice_path)["human"])
+            if made_from != self.run.condition.human:
+                raise ValueError(f"{self.lattice_path} holds the lattices of {made_from}H, not "
+                                 f"of condition {self.run.condition.name}'s references")
         return (list(table["source"]),
-                condition_references(table, self.run.condition, paraphrases, extra), recorded)
+                condition_references(table, self.run.condition, paraphrases, extra, lattice),
+                recorded)
 
     def _problem(self, feature_names: Sequence[str]) -> TuningProblem:
         return TuningProblem(feature_names, read_weights(self.weights_path), self.tuning,

@@ -3,7 +3,9 @@
 From an :data:`~circle.core.schemas.EVALUATION` table: one row per number of tuning references
 k = 1..4; per reference series (``human`` first, then each paraphrase kind, e.g. ``paraphrase``
 = untargeted, ``targeted``) the test BLEU and TER. The human row k is kH; a paraphrase row k is
-1H+(k-1)P, and its row 1 is the shared 1H baseline (as in the thesis table). A cell is the mean
+1H+(k-1)P, and its row 1 is the shared 1H baseline (as in the thesis table). References added
+to h > 1 human ones (the lattice sentences of hH+mL) make a series ``<kind>_<h>H`` whose row h
+is hH. A cell is the mean
 over tuning replicates, with the sample standard deviation when there are several (MERT is
 unstable; Clark et al. 2011). Given the :data:`~circle.core.schemas.CONDITION_SUMMARY` of the same
 runs, a cell also carries the approximate randomisation test over all replicates against the
@@ -17,7 +19,6 @@ different numbers for the same conditions in Fig. 4.3 and Fig. 5.10, so each fig
 
 from __future__ import annotations
 
-import logging
 import math
 import os
 import re
@@ -41,8 +42,6 @@ from circle.experiments.evaluate import (
     summary_test,
 )
 from circle.tune.metrics import get_metric
-
-logger = logging.getLogger(__name__)
 
 HUMAN = "human"
 SERIES_LABELS: dict[str, str] = {"human": "Human", "paraphrase": "Paraphrased",
@@ -195,15 +194,10 @@ def reference_table(evaluation: pd.DataFrame, experiment: str | None = None,
     untuned = frame[frame["reference_type"] == UNTUNED]
     human = frame[(frame["reference_type"] == HUMAN) & (frame["paraphrase_references"] == 0)]
     others = frame[~frame["reference_type"].isin([HUMAN, UNTUNED])]
-    off_figure = others[others["human_references"] != 1]
-    if not off_figure.empty:
-        logger.warning("ignoring conditions outside the 1H+kP series: %s",
-                       sorted(off_figure["condition"].unique()))
-    others = others[others["human_references"] == 1]
-    baseline = human[human["references_used"] == 1]
     series = {HUMAN: pd.concat([untuned, human])}
-    for name in sorted(others["reference_type"].unique()):
-        series[name] = pd.concat([untuned, baseline, others[others["reference_type"] == name]])
+    for (kind, count), rows in others.groupby(["reference_type", "human_references"]):
+        name = kind if count == 1 else f"{kind}_{count}H"
+        series[name] = pd.concat([untuned, human[human["references_used"] == count], rows])
     for name, rows in series.items():
         duplicated = rows.duplicated(["references_used", "replicate"])
         if duplicated.any():
@@ -441,10 +435,11 @@ def write_table_files(table: pd.DataFrame, markdown_path: str | os.PathLike,
                       labels: Mapping[str, str] | None = None,
                       significance: Significance | None = None,
                       title: str = TABLE_TITLE,
-                      signatures: Mapping[str, str] | None = None) -> None:
-    """Write the table as Markdown, as HTML and as CSV (:func:`csv_text`)."""
-    write_page(f"# {title}\n\n" + markdown_table(table, labels, significance, signatures),
-               markdown_path, html_path, title)
+                      signatures: Mapping[str, str] | None = None, notes: str = "") -> None:
+    """Write the table as Markdown (``notes`` under it), as HTML and as CSV
+    (:func:`csv_text`)."""
+    write_page(f"# {title}\n\n" + markdown_table(table, labels, significance, signatures)
+               + notes, markdown_path, html_path, title)
     write_text_atomically(csv_text(table), csv_path)
 
 

@@ -30,6 +30,7 @@ from circle.corpus.prepare import reference_names
 from circle.decoder.model import DECODER_FEATURES, Model, finite_weight
 from circle.experiments.conditions import Condition
 from circle.experiments.dose_response import dose_problems
+from circle.experiments.lattice_tuning import lattice_problems
 
 BASELINE_CONDITION = "1H"
 
@@ -97,12 +98,14 @@ def config_problems(config: Mapping[str, Any]) -> list[str]:
     """Every problem of a schema-valid configuration (defaults filled in) that would stop a
     job later: see :func:`condition_problems`, :func:`weight_problems`,
     :func:`bounds_problems`, :func:`grid_problems`,
-    :func:`circle.experiments.dose_response.dose_problems` and
+    :func:`circle.experiments.dose_response.dose_problems`,
+    :func:`circle.experiments.lattice_tuning.lattice_problems` and
     :func:`circle.corpus.pivots.pivot_problems`. The frozen alignment is checked by the jobs
     that replay it (:func:`frozen_alignment_problems`), so that the job rebuilding it can run
     while it is broken."""
     return (condition_problems(config) + weight_problems(config) + bounds_problems(config)
-            + grid_problems(config) + dose_problems(config) + pivot_problems(config))
+            + grid_problems(config) + dose_problems(config) + lattice_problems(config)
+            + pivot_problems(config))
 
 
 def condition_problems(config: Mapping[str, Any]) -> list[str]:
@@ -131,6 +134,9 @@ def condition_problems(config: Mapping[str, Any]) -> list[str]:
         if condition.tuning_set is not None:
             problems.append(f"tuning.conditions: {name}: _t<n> names a tuning set of the "
                             "held-out system, whose runs `snakemake paper_tables` adds itself")
+        if condition.lattice:
+            problems.append(f"tuning.conditions: {name}: kH+mL conditions run with `snakemake "
+                            "lattice_tuning` from lattice.tuning_conditions")
         bias = (condition.bias if condition.paraphraser is None
                 else condition.paraphraser.bias)
         if bias is not None and bias not in biases:
