@@ -30,7 +30,6 @@ from circle.lattice.references import (
     lattice_sentences,
     reference_text,
     spellings,
-    spells,
 )
 from circle.lattice.tree import parse_tree
 from circle.pipeline.config import config_problems
@@ -112,9 +111,6 @@ def test_lattice_paths_are_written_as_the_pipeline_tokenises_the_references():
     swapped = ["she", "stayed", ".", "her", "daughter", "-", "in", "-", "law", "did", "n't"]
     assert reference_text(swapped, spellings([reference]), "en") == \
         "she stayed . her daughter-in-law didn &apos;t"
-    tree = parse_tree("(S (NP (PRP She)) (VP (VBD stayed)) (. .))")
-    assert spells(tree, "she stayed .", "en")
-    assert not spells(tree, "stayed she .", "en")
 
 
 def tune_frame() -> pd.DataFrame:
@@ -126,21 +122,20 @@ def tune_frame() -> pd.DataFrame:
         "ref_order": [[1, 0, 2], [0, 1, 2], [1, 0, 2]]})
 
 
-def test_lattice_references_take_the_first_k_references_and_skip_reordering_parses():
-    groups = {1: [FIG5[1], FIG5[0], parse_tree("(S (NP (NNS people)) (VP (VBD died)))")],
+def test_lattice_references_take_the_first_k_references_in_the_seeded_order():
+    died = parse_tree("(S (NP (NNS people)) (VP (VBD died)))")
+    groups = {1: [FIG5[1], FIG5[0], died],
               2: [parse_tree("(S (NP (PRP they)) (VP (VBD went)))")] * 2
               + [parse_tree("(S (NP (PRP we)) (VP (VBD went)))")],
-              3: [FIG5[1], parse_tree("(S (VP (VBD were) (VP (VBN killed))) (NP (CD 12) "
-                                      "(NNS people)))"),
-                  parse_tree("(S (NP (NNS people)) (VP (VBD died)))")]}
+              3: [FIG5[1], FIG5[0], died]}
     frame, counts = lattice_references(tune_frame(), groups, LetterLM(), 2, 2, "en")
-    assert counts == {"dropped": 0, "unfaithful": 1}  # segment 3's second tree reorders
-    assert list(frame["segment_id"]) == [1, 1] and list(frame["rank"]) == [0, 1]
+    assert counts == {"dropped": 0}
+    assert list(frame["segment_id"]) == [1, 1, 3, 3] and list(frame["rank"]) == [0, 1, 0, 1]
     expected = lattice_sentences(FIG5, PipelineTokensLM(LetterLM(), "en"), 2)[0]
-    assert list(frame["words"]) == [" ".join(words) for words, _ in expected]
+    assert list(frame["words"]) == [" ".join(words) for words, _ in expected] * 2
     assert not set(frame["reference"]) & {"twelve persons died", "12 people were killed"}
     assert set(frame["lattice_paths"]) == {8}
-    assert coverage(frame, 3, 2) == [2, 0, 1]
+    assert coverage(frame, 3, 2) == [1, 0, 2]
     with pytest.raises(ValueError, match="at least two references"):
         lattice_references(tune_frame(), groups, LetterLM(), 1, 1, "en")
 

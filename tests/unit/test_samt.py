@@ -109,16 +109,19 @@ def test_a_hand_built_dependency_tree_projects_to_the_bracketing_samt_reads():
     assert {span: labels[span] for span in expected} == expected
 
 
-def test_a_non_projective_parse_yields_its_words_out_of_order():
-    # "yesterday" (of "saw") sits between "man" and its relative clause: the arcs cross
+def test_a_non_projective_parse_is_lifted_and_spans_index_its_words():
+    # "yesterday" (of "saw") sits between "man" and its relative clause: the arcs cross, and
+    # the projection lifts the clause to "saw" (Nivre & Nilsson 2005)
     doc = _doc(["I", "saw", "a", "man", "yesterday", "who", "laughed"],
                heads=[1, 1, 3, 1, 1, 6, 3],
                deps=["nsubj", "ROOT", "det", "dobj", "npadvmod", "nsubj", "relcl"],
                pos=["PRON", "VERB", "DET", "NOUN", "NOUN", "PRON", "VERB"],
                tags=["PRP", "VBD", "DT", "NN", "NN", "WP", "VBD"])
     bracketing = Bracketing.of_tree(project(doc))
-    assert bracketing.words == ("I", "saw", "a", "man", "who", "laughed", "yesterday")
-    assert bracketing.words != tuple(token.text for token in doc)
+    assert bracketing.words == tuple(token.text for token in doc)
+    labels = samt_labels(bracketing)
+    assert {span: labels[span] for span in [(2, 4), (5, 7), (1, 7), (2, 7), (4, 7)]} == {
+        (2, 4): "NP", (5, 7): "S", (1, 7): "VP", (2, 7): "VP\\VBD", (4, 7): "NP+S"}
 
 
 def test_a_real_verse_parsed_over_its_own_tokens():

@@ -766,11 +766,12 @@ ITERATION_SCORES = _schema(
 
 PARSES = _schema(
     "parses",
-    1,
+    2,
     "Phrase-structure parses of the references of an evaluation set (circle.lattice.parse, the "
     "parser stage of Pang, Knight & Marcu 2003): one row per (segment, reference), `tree` a "
-    "Penn bracket string whose leaves are the parser's tokens in their original case (brackets "
-    "escaped as -LRB-/-RRB-); metadata `circle.parser` and `circle.model` name the parser, "
+    "Penn bracket string whose leaves are the parser's tokens in their order and original case "
+    "(brackets escaped as -LRB-/-RRB-; version 1 trees could move the words of a non-projective "
+    "dependency); metadata `circle.parser` and `circle.model` name the parser, "
     "`circle.reference_names` (a JSON list, as in the evaluation sets) the references in their "
     "group order.",
     [
@@ -792,9 +793,7 @@ LATTICE_REFERENCES = _schema(
     "(end of sentence included), `lattice_paths` the BEGIN-END paths of the segment's squeezed "
     "lattice. Metadata `circle.human` (k), `circle.count` (the most rows a segment has), "
     "`circle.segments` (tune segments), `circle.dropped` (paths skipped because their tokens "
-    "are one of the k references or a better path's), `circle.unfaithful` (segments left "
-    "without sentences because a parse tree reorders its reference's words) and "
-    "`circle.max_beam`.",
+    "are one of the k references or a better path's) and `circle.max_beam`.",
     [
         pa.field("segment_id", pa.int64(), nullable=False),
         pa.field("document", pa.string(), nullable=False),

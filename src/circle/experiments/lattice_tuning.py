@@ -103,7 +103,7 @@ def coverage(frame: pd.DataFrame, segments: int, count: int) -> list[int]:
 
 def coverage_notes(tables: Mapping[int, tuple[pd.DataFrame, Mapping[str, str]]]) -> str:
     """The page's lines under the table: per k, how many tune segments got how many lattice
-    sentences, why some got none, and what the setting asks."""
+    sentences, and what the setting asks."""
     lines = ["", "kH+mL tunes with the first k references of each tune segment (those of kH) "
              "and the m best sentences by the reranking LM of the squeezed word lattice merged "
              "from their parse trees (the seed's Fig. 4) that none of the k is: "
@@ -117,10 +117,8 @@ def coverage_notes(tables: Mapping[int, tuple[pd.DataFrame, Mapping[str, str]]])
         counted = ", ".join(f"{number:,} with {n}" for n, number in enumerate(shares))
         lines.append(f"- lattices of {human}H: of {segments:,} tune segments, {counted} new "
                      f"sentences (a segment with fewer than m has fewer references under "
-                     f"{human}H+mL); of those with none, {int(metadata['unfaithful']):,} have a "
-                     "parse that reorders its reference's words and are not used; "
-                     f"{int(metadata['dropped']):,} paths were skipped as spelling a reference "
-                     "or a better path.")
+                     f"{human}H+mL); {int(metadata['dropped']):,} paths were skipped as "
+                     "spelling a reference or a better path.")
     return "\n".join([*lines, ""])
 
 

@@ -15,9 +15,10 @@ dependents, and one without a subject (an imperative, a participle) a VP; a clau
 categories, punctuation included). Where a span carries a unary chain (``NP`` over ``NNP``) its
 label is the chain's top, the phrase (Thrax's ``TOP`` option). The tree's leaves are the parsed
 tokens: parse the bitext's own target tokens (a pre-tokenised spaCy ``Doc``) so that spans index
-the grammar's words. A parse with a non-projective arc has a yield out of the sentence's order
-(10 of 500 training verses parsed over their Moses tokens); a caller checks
-:attr:`Bracketing.words` against its tokens.
+the grammar's words. The projection lifts a non-projective dependency to the lowest ancestor
+that spans its gap (Nivre & Nilsson 2005; 10 of 500 training verses parsed over their Moses
+tokens have one), so the leaves are the tokens in order and :attr:`Bracketing.words` are the
+sentence's words.
 
 **The labels**, in SAMT's order of preference (Zollmann & Venugopal 2006; the order of
 Thrax's SAMT labeler): the constituent label where the span is a constituent; else ``A+B``

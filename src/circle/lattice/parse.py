@@ -9,10 +9,11 @@ verses (Genesis) with their four references: spaCy gave every sentence a tree ov
 at 9 ms a sentence (one core, projection included); Link Grammar found a full linkage for 48 % of
 the 400 sentences and none within 5 s for 11; the others' linkages left 437 words unlinked
 (null links; e.g. it tags YLT's "saith" an adjective), at 333 ms a sentence. Merged with
-:func:`~circle.lattice.merge.merge_trees`, 19 % of spaCy's phrase-node pairs merged (49 groups
-of 100 merged below the root) against 13 % (32 groups) for Link Grammar's, and 32 groups against
-26 had new sentences after squeezing. spaCy's Penn part-of-speech tags also give the keyword
-check its nouns, verbs and adjectives directly.
+:func:`~circle.lattice.merge.merge_trees`, 19 % of spaCy's phrase-node pairs merged (48 groups
+of 100 merged below the root; 49 before the projection lifted non-projective arcs) against 13 %
+(32 groups) for Link Grammar's, and 31 groups (32) against 26 had new sentences after
+squeezing. spaCy's Penn part-of-speech tags also give the keyword check its nouns, verbs and
+adjectives directly.
 
 The projection follows the usual head-driven reading of a dependency tree: a head and its
 dependents form a phrase named after the head's category (NP, VP, ADJP, ADVP, PP, ...); a verb
@@ -20,6 +21,30 @@ with a subject forms ``S -> (left material up to the subject) VP (final punctuat
 introduced by a ``mark`` an ``SBAR`` over that; nouns and verbs always project, so that "people"
 is ``(NP (NNS people))`` as in the Penn Treebank; other words without dependents stay bare
 preterminals.
+
+**Word order.** A tree's leaves are the parsed tokens in their order (spaCy's space tokens
+left out), for every parse. A phrase is its head's subtree, so the reading needs a projective
+tree, in which every subtree is a contiguous run of tokens. spaCy's parser is not projective:
+about one sentence in fifty of the tune and test references has an arc over a word its head
+does not dominate (a fronted "which" or "what" of a stranded preposition or of a later verb, an
+apposition or a relative clause parted from its noun by the verb), and projecting such a
+subtree whole moved the words of its gap ("And they the man and his wife are both of them
+naked , ,"). The projection therefore first makes the tree projective by the pseudo-projective
+lifting of Nivre & Nilsson (2005, their projectivisation): while an arc is non-projective, the
+smallest one (fewest tokens between head and dependent, the leftmost on a tie) is lifted, its
+dependent attached to its head's head, so that a dependent ends under the lowest ancestor of
+its head whose subtree spans the gap (a sentence's root spans its sentence, so lifting ends).
+"I saw a man yesterday who laughed", whose relative clause hangs from "man" across
+"yesterday", becomes ``(VP (VBD saw) (NP (DT a) (NN man)) (NP (NN yesterday)) (S (NP (WP who))
+(VP (VBD laughed))))``. A lifted word keeps its dependency label (Nivre & Nilsson's encodings
+of the lift in the label, which let a parser undo it, are not needed here); on the tune and
+test references no lifted word became its new head's subject or mark. Every phrase then lists
+its left dependents, its head and its right dependents in the sentence's order, and ``S``
+splits that list without reordering it (the dependents up to the subject, a VP over the rest
+up to a final punctuation mark, that mark), so every child sits in order; before the lifting,
+a subject whose subtree the verb parted went whole before the VP. A dependent of a space token
+hangs from the space token's nearest non-space ancestor (a root when it has none; the roots, in
+order, are the children of the top ``S``).
 """
 
 from __future__ import annotations
@@ -63,38 +88,106 @@ def parse_sentences(texts: Sequence[str], nlp: Any, batch_size: int = 64) -> lis
 
 
 def project(doc: Any) -> Tree:
-    """The phrase structure of a parsed spaCy ``Doc`` (see the module docstring)."""
-    roots = [_phrase(sentence.root) for sentence in doc.sents if not sentence.root.is_space]
-    return roots[0] if len(roots) == 1 and roots[0].label == "S" else Tree("S", tuple(roots))
+    """The phrase structure of a parsed spaCy ``Doc``, its leaves the doc's tokens in order
+    (see the module docstring)."""
+    heads = projective_heads(doc)
+    children: dict[int | None, list[int]] = {}
+    for dependent, head in sorted(heads.items()):
+        children.setdefault(head, []).append(dependent)
+    roots = [_Projection(doc, children).phrase(root) for root in children.get(None, [])]
+    tree = roots[0] if len(roots) == 1 and roots[0].label == "S" else Tree("S", tuple(roots))
+    if tree.words() != [doc[token].text for token in sorted(heads)]:
+        raise ValueError(f"the projection of {doc.text!r} moved its words: {tree.to_string()}")
+    return tree
 
 
-def _phrase(token: Any) -> Tree:
-    head = Tree(token.tag_ or "XX", word=token.text)
-    lefts = [t for t in token.lefts if not t.is_space]  # spaCy keeps runs of spaces as tokens
-    rights = [t for t in token.rights if not t.is_space]
-    if not lefts and not rights and token.pos_ not in _ALWAYS_PROJECT:
-        return head
-    if token.pos_ in {"VERB", "AUX"}:
-        return _clause(token, lefts, head, rights)
-    label = _PHRASE.get(token.pos_, "X")
-    return Tree(label, (*map(_phrase, lefts), head, *map(_phrase, rights)))
+def projective_heads(doc: Any) -> dict[int, int | None]:
+    """The head of every non-space token of a parsed ``Doc`` (None for a root) after the
+    pseudo-projective lifting of Nivre & Nilsson (2005): while the tree has a non-projective
+    arc, one whose span holds a token its head does not dominate, the smallest (shortest, then
+    leftmost) is lifted to its head's head. A space token's dependents first hang from its
+    nearest non-space ancestor."""
+    heads: dict[int, int | None] = {}
+    for token in doc:
+        if token.is_space:
+            continue
+        head = token.head
+        while head.is_space and head.head.i != head.i:
+            head = head.head
+        heads[token.i] = None if head.i == token.i or head.is_space else head.i
+    while (arc := _smallest_non_projective_arc(heads)) is not None:
+        dependent, head = arc
+        heads[dependent] = heads[head]
+    return heads
 
 
-def _clause(token: Any, lefts: list[Any], head: Tree, rights: list[Any]) -> Tree:
-    subject = max((i for i, t in enumerate(lefts) if t.dep_ in _SUBJECTS), default=None)
-    marks = [t for t in lefts[:1] if t.dep_ == "mark"]
-    lefts = lefts[len(marks):]
-    if subject is None:
-        clause = Tree("VP", (*map(_phrase, lefts), head, *map(_phrase, rights)))
-    else:
-        subject -= len(marks)
-        final = [t for t in rights[-1:] if t.dep_ == "punct"]
-        inner = rights[:len(rights) - len(final)]
-        verb = Tree("VP", (*map(_phrase, lefts[subject + 1:]), head, *map(_phrase, inner)))
-        clause = Tree("S", (*map(_phrase, lefts[:subject + 1]), verb, *map(_phrase, final)))
-    if marks:
-        return Tree("SBAR", (_phrase(marks[0]), clause))
-    return clause
+def _smallest_non_projective_arc(heads: Mapping[int, int | None]) -> tuple[int, int] | None:
+    """The dependent and head of the shortest non-projective arc of ``heads`` (the leftmost of the
+    shortest), None when the tree is projective. An arc to a root is non-projective only where
+    another root's token lies under it, and its lifting makes the dependent a root."""
+    found: tuple[int, int, int, int] | None = None
+    for dependent, head in heads.items():
+        if head is None:
+            continue
+        low, high = sorted((dependent, head))
+        if found is not None and (high - low, low) >= found[:2]:
+            continue
+        if any(between in heads and not _dominates(heads, head, between)
+               for between in range(low + 1, high)):
+            found = (high - low, low, dependent, head)
+    return None if found is None else found[2:]
+
+
+def _dominates(heads: Mapping[int, int | None], ancestor: int, token: int) -> bool:
+    at: int | None = token
+    while at is not None:
+        if at == ancestor:
+            return True
+        at = heads[at]
+    return False
+
+
+class _Projection:
+    """The phrases of one doc over its :func:`projective_heads` (``children`` by head, in the
+    doc's order; the roots under None)."""
+
+    def __init__(self, doc: Any, children: Mapping[int | None, list[int]]) -> None:
+        self.doc = doc
+        self.children = children
+
+    def phrase(self, index: int) -> Tree:
+        token = self.doc[index]
+        head = Tree(token.tag_ or "XX", word=token.text)
+        dependents = self.children.get(index, [])
+        lefts = [self.doc[i] for i in dependents if i < index]
+        rights = [self.doc[i] for i in dependents if i > index]
+        if not lefts and not rights and token.pos_ not in _ALWAYS_PROJECT:
+            return head
+        if token.pos_ in {"VERB", "AUX"}:
+            return self.clause(lefts, head, rights)
+        label = _PHRASE.get(token.pos_, "X")
+        return Tree(label, self.phrases(lefts) + (head,) + self.phrases(rights))
+
+    def phrases(self, tokens: list[Any]) -> tuple[Tree, ...]:
+        return tuple(self.phrase(token.i) for token in tokens)
+
+    def clause(self, lefts: list[Any], head: Tree, rights: list[Any]) -> Tree:
+        """A verb's phrase: ``S`` with a subject, else ``VP``, under an ``SBAR`` with a mark;
+        the children in the order of ``lefts``, the verb, ``rights``."""
+        subject = max((i for i, token in enumerate(lefts) if token.dep_ in _SUBJECTS),
+                      default=None)
+        marks = 1 if lefts and lefts[0].dep_ == "mark" else 0
+        if subject is None:
+            clause = Tree("VP", self.phrases(lefts[marks:]) + (head,) + self.phrases(rights))
+        else:
+            final = 1 if rights and rights[-1].dep_ == "punct" else 0
+            verb = Tree("VP", self.phrases(lefts[subject + 1:]) + (head,)
+                        + self.phrases(rights[:len(rights) - final]))
+            clause = Tree("S", self.phrases(lefts[marks:subject + 1]) + (verb,)
+                          + self.phrases(rights[len(rights) - final:]))
+        if marks:
+            return Tree("SBAR", (self.phrase(lefts[0].i), clause))
+        return clause
 
 
 def parse_evalset(evalset_path: str | Path, out_path: str | Path,

@@ -13,11 +13,9 @@ translations have none, docs/lattice.md).
 
 The lattice's words are the parser's tokens, lowercased; the pipeline's references are Moses
 tokens. A path is scored by the LM as Moses tokens (:class:`PipelineTokensLM`) and written as
-the tune set's references are tokenised (:func:`reference_text`). The parser stage's projection
-to phrase structure moves the words of a non-projective dependency (about one sentence in ten
-of the Bible's: 50 of 532 WEB, Darby, YLT and BBE verses of Ruth and Jonah), and a lattice
-merged from such a tree has paths in an order nobody wrote: a segment one of whose k trees does
-not spell its reference (:func:`spells`) gets no lattice sentence.
+the tune set's references are tokenised (:func:`reference_text`). The parser stage's trees have
+their tokens as leaves in order (:func:`circle.lattice.parse.project` lifts non-projective
+dependencies), so each input is a path of the lattice.
 """
 
 from __future__ import annotations
@@ -129,16 +127,6 @@ def lattice_sentences(trees: Sequence[Tree], lm: LanguageModel, count: int
     return [(words, score) for words, score in ranked if words not in own][:count], paths
 
 
-def spells(tree: Tree, reference: str, lang: str) -> bool:
-    """Whether the tree's words, in its order, are ``reference`` (tokenised) as
-    :func:`reference_text` writes them. The parser stage projects dependencies to phrase
-    structure (:func:`circle.lattice.parse.project`), which moves the words of a
-    non-projective dependency; the lattice of such a tree has paths in an order nobody
-    wrote."""
-    words = [word.lower() for word in tree.words()]
-    return reference_text(words, spellings([reference]), lang) == reference
-
-
 def lattice_references(tune: pd.DataFrame, groups: Mapping[int, Sequence[Tree]],
                        lm: LanguageModel, human: int, count: int, lang: str
                        ) -> tuple[pd.DataFrame, dict[str, int]]:
@@ -148,11 +136,10 @@ def lattice_references(tune: pd.DataFrame, groups: Mapping[int, Sequence[Tree]],
     ``count`` sentences of the lattice of its first ``human`` references in the seeded order
     (:func:`lattice_sentences` scored by ``lm`` over :func:`pipeline_tokens`). A path whose
     tokens (:func:`reference_text`) are one of those references or a better path's is skipped
-    (counted as ``dropped``); a segment one of whose trees does not :func:`spells` its
-    reference gets no sentence (counted as ``unfaithful``)."""
+    (counted as ``dropped``)."""
     if human < 2:
         raise ValueError(f"a word lattice needs at least two references, not {human}")
-    rows, counts = [], {"dropped": 0, "unfaithful": 0}
+    rows, counts = [], {"dropped": 0}
     scored = PipelineTokensLM(lm, lang)
     for segment, document, references, order in zip(
             tune["segment_id"], tune["document"], tune["references"], tune["ref_order"],
@@ -161,10 +148,6 @@ def lattice_references(tune: pd.DataFrame, groups: Mapping[int, Sequence[Tree]],
             raise ValueError(f"tune segment {segment} has no parse trees")
         own = select_references(references, order, human)
         trees = select_references(groups[int(segment)], order, human)
-        if not all(spells(tree, reference, lang)
-                   for tree, reference in zip(trees, own, strict=True)):
-            counts["unfaithful"] += 1
-            continue
         spelt_as = spellings(own)
         found, paths = lattice_sentences(trees, scored, count + human)
         kept: list[tuple[str, tuple[str, ...], float]] = []
@@ -204,10 +187,9 @@ def write_lattice_references(tune_path: str | os.PathLike, parses_path: str | os
                                        KenLMModel(str(lm_path)), human, count, lang)
     write_table(frame, out_path, LATTICE_REFERENCES, provenance,
                 {"human": str(human), "count": str(count), "segments": str(len(tune)),
-                 "dropped": str(counts["dropped"]), "unfaithful": str(counts["unfaithful"]),
+                 "dropped": str(counts["dropped"]),
                  "max_beam": str(MAX_BEAM)})
-    logger.info("%d lattice sentences of %dH for %d tune segments (%d with none, %d of them "
-                "for a reordering parse); %d paths skipped as a reference's or a better path's "
-                "tokens", len(frame), human, len(tune), len(tune) - frame["segment_id"].nunique(),
-                counts["unfaithful"], counts["dropped"])
+    logger.info("%d lattice sentences of %dH for %d tune segments (%d with none); %d paths "
+                "skipped as a reference's or a better path's tokens", len(frame), human,
+                len(tune), len(tune) - frame["segment_id"].nunique(), counts["dropped"])
     return frame
