@@ -71,7 +71,8 @@ _PHRASE = {"NOUN": "NP", "PROPN": "NP", "PRON": "NP", "NUM": "NP", "DET": "NP", 
            "AUX": "VP", "ADJ": "ADJP", "ADV": "ADVP", "ADP": "PP", "SCONJ": "SBAR", "PART": "PRT",
            "INTJ": "INTJ", "CCONJ": "UCP"}
 _ALWAYS_PROJECT = {"NOUN", "PROPN", "PRON", "VERB"}
-_SUBJECTS = {"nsubj", "nsubjpass", "csubj", "csubjpass", "expl"}
+SUBJECTS = {"nsubj", "nsubjpass", "csubj", "csubjpass", "expl"}
+"""The dependency labels of a subject: a verb with one on its left forms an ``S``."""
 
 
 def load_parser() -> Any:
@@ -174,7 +175,7 @@ class _Projection:
     def clause(self, lefts: list[Any], head: Tree, rights: list[Any]) -> Tree:
         """A verb's phrase: ``S`` with a subject, else ``VP``, under an ``SBAR`` with a mark;
         the children in the order of ``lefts``, the verb, ``rights``."""
-        subject = max((i for i, token in enumerate(lefts) if token.dep_ in _SUBJECTS),
+        subject = max((i for i, token in enumerate(lefts) if token.dep_ in SUBJECTS),
                       default=None)
         marks = 1 if lefts and lefts[0].dep_ == "mark" else 0
         if subject is None:
