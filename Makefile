@@ -8,7 +8,7 @@ run: setup
 	$(SNAKEMAKE) --cores $(CORES)
 
 test: setup-bible
-	.venv/bin/python -m pytest
+	.venv/bin/python -m pytest --numprocesses $(CORES) --dist loadscope --no-loadscope-reorder
 
 setup:
 	bash envs/setup.sh

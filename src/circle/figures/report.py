@@ -427,7 +427,8 @@ def length_markdown(table: pd.DataFrame, labels: Mapping[str, str] | None = None
             "each run's test n-best re-ranked with its word-penalty weight shifted so that its "
             "output has the test references' mean length (circle.experiments.length_matching): a "
             "diagnostic that separates length from quality, not the thesis's metric"
-            + (", marked against 1H at the same length." if marked else "."), "", *lines]
+            + (", marked against the condition's baseline at the same length (the run its raw "
+               "score is marked against)." if marked else "."), "", *lines]
 
 
 def write_table_files(table: pd.DataFrame, markdown_path: str | os.PathLike,
