@@ -67,3 +67,23 @@ def fanned_out():
         return fanout.finish(problem, [read_iteration(path, fingerprint) for path in paths]), paths
 
     return run
+
+
+class LetterLM:
+    """A toy LM over lattice words (circle.lattice.fsa.LanguageModel): log10 p(word | previous)
+    = -(distinct letters of the previous word and the word) / 10."""
+
+    def begin(self):
+        return "<s>"
+
+    def advance(self, state, word):
+        return word, -len(set(state + word)) / 10
+
+    def finish(self, state):
+        return -len(state) / 10
+
+
+@pytest.fixture
+def letter_lm() -> LetterLM:
+    """A :class:`LetterLM`."""
+    return LetterLM()

@@ -149,22 +149,9 @@ def test_path_counts_do_not_enumerate():
     assert count_sentences(lattice) == 2 ** 200
 
 
-class BigramLM:
-    """A toy LM: log10 p = -(number of distinct letters in previous word + word) / 10."""
-
-    def begin(self):
-        return "<s>"
-
-    def advance(self, state, word):
-        return word, -len(set(state + word)) / 10
-
-    def finish(self, state):
-        return -len(state) / 10
-
-
-def test_best_paths_agree_with_scoring_every_sentence():
+def test_best_paths_agree_with_scoring_every_sentence(letter_lm):
     rng = random.Random(7)
-    lm = BigramLM()
+    lm = letter_lm
     for _ in range(100):
         lattice = random_lattice(rng)
         expected = ranked_sentences(list(paths(lattice)), lm)
@@ -265,8 +252,8 @@ def test_the_fig5_lattice_as_graphviz():
     assert 'label="week’s"' in to_dot(Lattice(2, ((0, 1, "week’s"),)))
 
 
-def test_entropy_difference_compares_the_lattices_sentences_with_the_groups():
-    lm = BigramLM()
+def test_entropy_difference_compares_the_lattices_sentences_with_the_groups(letter_lm):
+    lm = letter_lm
     lattice = lattice_of(FIG5_TREE1, FIG5_TREE2)
     written = [("12", "people", "were", "killed"), ("twelve", "persons", "died")]
 

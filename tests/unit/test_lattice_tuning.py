@@ -43,19 +43,6 @@ FIG5 = [parse_tree("(S (NP (CD 12) (NNS people)) (VP (VBD were) (VP (VBN killed)
 INPUTS = {("12", "people", "were", "killed"), ("twelve", "persons", "died")}
 
 
-class LetterLM:
-    """A toy LM: log10 p(word | previous) = -(distinct letters of previous and word) / 10."""
-
-    def begin(self):
-        return "<s>"
-
-    def advance(self, state, word):
-        return word, -len(set(state + word)) / 10
-
-    def finish(self, state):
-        return -len(state) / 10
-
-
 @pytest.mark.parametrize(("name", "human", "lattice", "baseline"),
                          [("2H+1L", 2, 1, "2H"), ("2H+2L", 2, 2, "2H"), ("3H+1L", 3, 1, "3H"),
                           ("4H+3L_ter", 4, 3, "4H_ter")])
@@ -81,8 +68,8 @@ def test_bad_lattice_conditions_are_refused(name):
         Condition.parse(name)
 
 
-def test_lattice_sentences_are_new_paths_ranked_by_the_lm():
-    lm = LetterLM()
+def test_lattice_sentences_are_new_paths_ranked_by_the_lm(letter_lm):
+    lm = letter_lm
     chosen, paths_count = lattice_sentences(FIG5, lm, 3)
     _, squeezed, _ = group_lattice(FIG5)
     every = set(paths(squeezed))
@@ -96,8 +83,8 @@ def test_lattice_sentences_are_new_paths_ranked_by_the_lm():
     assert lattice_sentences(FIG5[:1] * 2, lm, 2) == ([], 1)  # a lattice of its input alone
 
 
-def test_pipeline_tokens_lm_scores_a_word_as_the_pipelines_tokens():
-    lm = PipelineTokensLM(LetterLM(), "en")
+def test_pipeline_tokens_lm_scores_a_word_as_the_pipelines_tokens(letter_lm):
+    lm = PipelineTokensLM(letter_lm, "en")
     state, score = lm.advance(lm.begin(), "n't")
     assert state == "&apos;t" and score == pytest.approx(-(4 + 8) / 10)  # "n", then "&apos;t"
 
@@ -122,22 +109,22 @@ def tune_frame() -> pd.DataFrame:
         "ref_order": [[1, 0, 2], [0, 1, 2], [1, 0, 2]]})
 
 
-def test_lattice_references_take_the_first_k_references_in_the_seeded_order():
+def test_lattice_references_take_the_first_k_references_in_the_seeded_order(letter_lm):
     died = parse_tree("(S (NP (NNS people)) (VP (VBD died)))")
     groups = {1: [FIG5[1], FIG5[0], died],
               2: [parse_tree("(S (NP (PRP they)) (VP (VBD went)))")] * 2
               + [parse_tree("(S (NP (PRP we)) (VP (VBD went)))")],
               3: [FIG5[1], FIG5[0], died]}
-    frame, counts = lattice_references(tune_frame(), groups, LetterLM(), 2, 2, "en")
+    frame, counts = lattice_references(tune_frame(), groups, letter_lm, 2, 2, "en")
     assert counts == {"dropped": 0}
     assert list(frame["segment_id"]) == [1, 1, 3, 3] and list(frame["rank"]) == [0, 1, 0, 1]
-    expected = lattice_sentences(FIG5, PipelineTokensLM(LetterLM(), "en"), 2)[0]
+    expected = lattice_sentences(FIG5, PipelineTokensLM(letter_lm, "en"), 2)[0]
     assert list(frame["words"]) == [" ".join(words) for words, _ in expected] * 2
     assert not set(frame["reference"]) & {"twelve persons died", "12 people were killed"}
     assert set(frame["lattice_paths"]) == {8}
     assert coverage(frame, 3, 2) == [1, 0, 2]
     with pytest.raises(ValueError, match="at least two references"):
-        lattice_references(tune_frame(), groups, LetterLM(), 1, 1, "en")
+        lattice_references(tune_frame(), groups, letter_lm, 1, 1, "en")
 
 
 def test_a_lattice_condition_tunes_with_kH_and_its_first_m_sentences():
