@@ -65,6 +65,29 @@ def test_paper_is_the_full_split_with_the_exact_pivot_and_moses_mert(tmp_path):
                             ROOT / "config" / "paper.yaml") == config
 
 
+def test_the_ladder_rung_pivots_through_five_english_versions_with_its_own_lms(tmp_path):
+    """config/ladder-es-english.yaml overlays the default experiment: the MT system as it is,
+    the paraphraser pivoted through every English version with LMs of its own, leaked LM lines
+    left out; the plan aligns the four new pairs and estimates the paraphraser's LMs."""
+    ladder = ROOT / "config" / "ladder-es-english.yaml"
+    config = effective_config(tmp_path, "ladder-es-english", ROOT / "config" / "config.yaml",
+                              ladder)
+    (tmp_path / "default").mkdir()
+    default = effective_config(tmp_path / "default", "default")
+    assert [(p["source"], p["target"]) for p in config["paraphrase"]["pivots"]] == [
+        ("es", "kjv"), ("es", "web"), ("es", "dar"), ("es", "ylt"), ("es", "bbe")]
+    assert config["paraphrase"]["language_models"] == "pivots"
+    assert config["lm"]["leaked_lines"] == "drop"
+    assert {k: config[k] for k in ("corpus", "alignment", "sets", "decoder")} == {
+        k: default[k] for k in ("corpus", "alignment", "sets", "decoder")}
+    plan = snakemake("-n", "--configfile", str(ROOT / "config" / "config.yaml"), str(ladder),
+                     "--directory", str(tmp_path), "--", "reference_quality")
+    assert plan.returncode == 0, plan.stdout + plan.stderr
+    aligned = re.findall(r"output: results/ladder-es-english/pivots/(es-\w+)/align/", plan.stdout)
+    assert sorted(set(aligned)) == ["es-bbe", "es-dar", "es-web", "es-ylt"]
+    assert "rule estimate_paraphraser_lm:" in plan.stdout
+
+
 def test_the_tiny_test_config_replays_its_frozen_alignment_on_whole_sets(tmp_path):
     config = effective_config(tmp_path, "tiny", tiny_config(tmp_path))
     assert config["alignment"]["frozen"] == str(ROOT / "tests/data/tiny/alignment.parquet")
@@ -84,7 +107,7 @@ def test_an_overlay_named_after_the_default_config_extends_it(tmp_path):
 def test_every_shipped_config_is_covered():
     shipped = {p.relative_to(ROOT).as_posix() for p in
                [*(ROOT / "config").glob("*.yaml"), *(ROOT / "tests").rglob("config.yaml")]}
-    assert shipped == {"config/config.yaml", "config/paper.yaml",
+    assert shipped == {"config/config.yaml", "config/paper.yaml", "config/ladder-es-english.yaml",
                        "tests/data/tiny/config.yaml"}
 
 
