@@ -38,15 +38,25 @@ DEFAULT_CONDITIONS: tuple[str, ...] = ("2H+1L", "2H+2L")
 PAGE_TITLE = "Tuning with sentences drawn from word lattices (Pang, Knight & Marcu 2003)"
 
 
+def _chosen(config: Mapping) -> Sequence[str] | None:
+    """``lattice.tuning_conditions`` as the config gives it (None: the default)."""
+    return (config.get("lattice") or {}).get("tuning_conditions")
+
+
+def _parsed_text(config: Mapping) -> bool:
+    """Whether the lattice stage can parse the config's references: English (spaCy's model),
+    lowercased (the lattice's words are)."""
+    preprocess = config["preprocess"]
+    return preprocess["target_lang"] == "en" and bool(preprocess["lowercase"])
+
+
 def lattice_conditions(config: Mapping) -> list[Condition]:
     """The kH+mL conditions of the config: ``lattice.tuning_conditions``, or when it is null
     :data:`DEFAULT_CONDITIONS` if the tune set has two references and the lattice stage can run
     on the target language (English, lowercased), else none."""
-    chosen = (config.get("lattice") or {}).get("tuning_conditions")
+    chosen = _chosen(config)
     if chosen is None:
-        preprocess = config["preprocess"]
-        usable = (len(reference_names(config["corpus"])["tune"]) >= 2
-                  and preprocess["target_lang"] == "en" and preprocess["lowercase"])
+        usable = len(reference_names(config["corpus"])["tune"]) >= 2 and _parsed_text(config)
         chosen = DEFAULT_CONDITIONS if usable else ()
     return [Condition.parse(name) for name in chosen]
 
@@ -57,7 +67,7 @@ def lattice_problems(config: Mapping) -> list[str]:
     for more references than the tune set has, and a parser language other than English or
     references that are not lowercased (the lattice's words are)."""
     problems = []
-    chosen = (config.get("lattice") or {}).get("tuning_conditions") or []
+    chosen = _chosen(config) or []
     tune = len(reference_names(config["corpus"])["tune"])
     for name in chosen:
         try:
@@ -68,8 +78,7 @@ def lattice_problems(config: Mapping) -> list[str]:
         if condition.human > tune:
             problems.append(f"lattice.tuning_conditions: {name} needs {condition.human} "
                             f"references but the tune set has {tune}")
-    preprocess = config["preprocess"]
-    if chosen and (preprocess["target_lang"] != "en" or not preprocess["lowercase"]):
+    if chosen and not _parsed_text(config):
         problems.append("lattice.tuning_conditions: the lattice stage parses English (spaCy) "
                         "and lowercases its words; kH+mL needs preprocess.target_lang en and "
                         "preprocess.lowercase true")
