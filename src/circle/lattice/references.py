@@ -129,17 +129,17 @@ def lattice_sentences(trees: Sequence[Tree], lm: LanguageModel, count: int
 
 def lattice_references(tune: pd.DataFrame, groups: Mapping[int, Sequence[Tree]],
                        lm: LanguageModel, human: int, count: int, lang: str
-                       ) -> tuple[pd.DataFrame, dict[str, int]]:
+                       ) -> tuple[pd.DataFrame, int]:
     """A :data:`~circle.core.schemas.LATTICE_REFERENCES` frame for the tune set ``tune`` (an
     :data:`~circle.core.schemas.EVALSET` frame, references tokenised) and the parse trees of its
     references (``groups``, per segment in the set's reference order): per segment up to
     ``count`` sentences of the lattice of its first ``human`` references in the seeded order
     (:func:`lattice_sentences` scored by ``lm`` over :func:`pipeline_tokens`). A path whose
-    tokens (:func:`reference_text`) are one of those references or a better path's is skipped
-    (counted as ``dropped``)."""
+    tokens (:func:`reference_text`) are one of those references or a better path's is skipped;
+    returns the frame and the number of paths skipped so."""
     if human < 2:
         raise ValueError(f"a word lattice needs at least two references, not {human}")
-    rows, counts = [], {"dropped": 0}
+    rows, dropped = [], 0
     scored = PipelineTokensLM(lm, lang)
     for segment, document, references, order in zip(
             tune["segment_id"], tune["document"], tune["references"], tune["ref_order"],
@@ -157,7 +157,7 @@ def lattice_references(tune: pd.DataFrame, groups: Mapping[int, Sequence[Tree]],
                 break
             text = reference_text(words, spelt_as, lang)
             if text in seen:
-                counts["dropped"] += 1
+                dropped += 1
                 continue
             seen.add(text)
             kept.append((text, words, score))
@@ -167,7 +167,7 @@ def lattice_references(tune: pd.DataFrame, groups: Mapping[int, Sequence[Tree]],
                  for rank, (text, words, score) in enumerate(kept)]
     frame = pd.DataFrame(rows, columns=LATTICE_REFERENCES.arrow.names)
     return frame.astype({"segment_id": "int64", "rank": "int32", "lm_log10": "float64",
-                         "lattice_paths": "int64"}), counts
+                         "lattice_paths": "int64"}), dropped
 
 
 def write_lattice_references(tune_path: str | os.PathLike, parses_path: str | os.PathLike,
@@ -183,13 +183,13 @@ def write_lattice_references(tune_path: str | os.PathLike, parses_path: str | os
         raise ValueError(f"{parses_path} parses the references {parsed}, the tune set "
                          f"{tune_path} has {names}")
     tune = read_table(tune_path, EVALSET)
-    frame, counts = lattice_references(tune, read_groups(parses_path),
+    frame, dropped = lattice_references(tune, read_groups(parses_path),
                                        KenLMModel(str(lm_path)), human, count, lang)
     write_table(frame, out_path, LATTICE_REFERENCES, provenance,
                 {"human": str(human), "count": str(count), "segments": str(len(tune)),
-                 "dropped": str(counts["dropped"]),
+                 "dropped": str(dropped),
                  "max_beam": str(MAX_BEAM)})
     logger.info("%d lattice sentences of %dH for %d tune segments (%d with none); %d paths "
                 "skipped as a reference's or a better path's tokens", len(frame), human,
-                len(tune), len(tune) - frame["segment_id"].nunique(), counts["dropped"])
+                len(tune), len(tune) - frame["segment_id"].nunique(), dropped)
     return frame
