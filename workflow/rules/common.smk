@@ -367,15 +367,18 @@ def dose_response_runs():
     return [run.name for run in dose_runs(conditions, config["tuning"]["replicates"])]
 
 
-LATTICE_COUNTS = lattice_counts(lattice_conditions(config))
-"""Per k, the most lattice sentences a kH+mL condition of lattice.tuning_conditions takes
-(circle.experiments.lattice_tuning): the rows per segment of its lattice table."""
+LATTICE_CONDITIONS = lattice_conditions(config)
+"""The kH+mL conditions of lattice.tuning_conditions (circle.experiments.lattice_tuning)."""
+
+LATTICE_COUNTS = lattice_counts(LATTICE_CONDITIONS)
+"""Per k, the most lattice sentences a kH+mL condition of lattice.tuning_conditions takes: the
+rows per segment of its lattice table."""
 
 
 def lattice_tuning_runs():
     """The run names of the lattice page: 1H .. nH for the tune set's n references and every
     kH+mL of lattice.tuning_conditions, each replicate."""
-    return [run.name for run in lattice_runs(lattice_conditions(config), reference_count("tune"),
+    return [run.name for run in lattice_runs(LATTICE_CONDITIONS, reference_count("tune"),
                                              config["tuning"]["replicates"])]
 
 
