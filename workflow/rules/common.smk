@@ -1,4 +1,5 @@
 # Validation, helpers and wildcard constraints shared by every rule file (no rules here).
+import functools
 import itertools
 import os
 import re
@@ -22,7 +23,6 @@ from circle.experiments.conditions import (
     REFERENCE_TAG_PATTERN,
     Condition,
     TuningRun,
-    reference_tag,
     run_seed,
     tagged_reference,
     tuning_params,
@@ -42,6 +42,14 @@ from circle.pipeline.config import (
     thesis_numbers,
 )
 from circle.pipeline.resources import MEMORY, input_mb, runtime_model
+from circle.pipeline.runs import (
+    DECODE_NBEST,
+    LATTICE_REFERENCES,
+    TUNING_ITERATIONS,
+    WEIGHTS,
+    resolve_run,
+    untargeted_paraphrases,
+)
 from circle.tune.checkpoint import ended
 
 
@@ -56,6 +64,8 @@ if problems := config_problems(config):
 if not (workflow.remote_exec or workflow.subprocess_exec):  # once, not in each job
     for warning in own_data_warnings(config):
         logger.warning(f"Own data ({config['experiment']}): {warning}.")
+CONDITIONS = [Condition.parse(name) for name in config["tuning"]["conditions"]]
+"""The config's tuning conditions (tuning.conditions), parsed once."""
 THESIS_NUMBERS = thesis_numbers(config)
 """Whether the report tables and plots show the thesis's numbers (report.thesis_numbers)."""
 
@@ -324,24 +334,23 @@ def tuning_seed(run):
     return run_seed(config["seed"], run)
 
 
-def tuning_settings(condition=None):
-    """A tuning job's params from the config's tuning section
+def paraphraser_tuning_settings():
+    """The paraphraser's tuning job's params from the config's tuning section
     (circle.experiments.conditions.tuning_params)."""
-    return tuning_params(config["tuning"], condition)
+    return tuning_params(config["tuning"])
 
 
 def max_paraphrases(targeted=False):
     """The largest k of the config's 1H+kP conditions, or with ``targeted`` of its 1H+kT
     conditions (0 if none)."""
-    return max((c.paraphrases for c in map(Condition.parse, config["tuning"]["conditions"])
-                if c.targeted == targeted), default=0)
+    return max((c.paraphrases for c in CONDITIONS if c.targeted == targeted), default=0)
 
 
 def tuning_runs():
     """The name of every tuning run (condition x replicate) of the config, '1H+2P.rep0'."""
     return [
-        TuningRun.of(condition, replicate).name
-        for condition in config["tuning"]["conditions"]
+        TuningRun(condition, replicate).name
+        for condition in CONDITIONS
         for replicate in range(config["tuning"]["replicates"])
     ]
 
@@ -382,11 +391,6 @@ def lattice_tuning_runs():
                                              config["tuning"]["replicates"])]
 
 
-def lattice_table(experiment, human):
-    """The lattice sentences of kH's references for kH+mL (rule lattice_references)."""
-    return f"results/{experiment}/lattice/tune.{human}H.references.parquet"
-
-
 def evaluated_runs(wildcards):
     """The run names an evaluation covers: the config's runs ('' run set), every paper
     figure's ('paper/'), the dose-response's ('dose/') or the lattice page's ('lattice/'); the
@@ -413,37 +417,32 @@ def paper_figure_inputs(wildcards):
             "tune": f"results/{system}/sets/tune.parquet"}
 
 
+@functools.cache
+def resolved(condition, replicate):
+    """The tuning run of a condition name and replicate number under the config, resolved once
+    (circle.pipeline.runs.resolve_run)."""
+    return resolve_run(condition, replicate, config)
+
+
+def resolved_run(wildcards):
+    """The tuning run a job's wildcards name (circle.pipeline.runs.ResolvedRun)."""
+    return resolved(wildcards.condition, int(wildcards.replicate))
+
+
 def run_name(wildcards):
     """The name of the tuning run a job's wildcards name."""
-    return TuningRun.of(wildcards.condition, wildcards.replicate).name
+    return resolved_run(wildcards).name
 
 
 def tuning_inputs(wildcards):
-    """Inputs of one MT tuning run; 1H+kP conditions also need the paraphrased references,
-    1H+kT conditions the 1H weights they start from and the targeted paraphraser's parts,
-    1H+1X conditions their extra reference table, kH+mL conditions their lattice table."""
-    run = TuningRun.of(wildcards.condition, wildcards.replicate)
-    inputs = {
-        "evalset": f"results/{wildcards.experiment}/sets/tune.parquet",
-        "grammar": f"results/{wildcards.experiment}/grammar/filtered/tune.parquet",
-        "lm": decoding_lm(wildcards),
-        "weights": f"results/{wildcards.experiment}/weights/{run.start}.txt",
-    }
-    condition = run.condition
-    if condition.targeted:
-        # the paraphraser of the grid's choice unless the condition names its own
-        inputs.update(targeted_paraphraser_inputs(wildcards, condition.paraphraser is None))
-    elif condition.paraphrases:
-        inputs["paraphrases"] = untargeted_paraphrases(wildcards.experiment, condition)
-    elif condition.extra is not None:
-        inputs["extra"] = f"results/{wildcards.experiment}/references/{condition.extra}.parquet"
-    elif condition.lattice:
-        inputs["lattice"] = lattice_table(wildcards.experiment, condition.human)
+    """Inputs of one MT tuning run (circle.pipeline.runs.ResolvedRun.inputs), and for 1H+kT
+    the targeted paraphraser's parts, with the grid's choice unless the run has a
+    configuration of its own."""
+    run = resolved_run(wildcards)
+    inputs = run.inputs(wildcards.experiment, decoding_lm(wildcards))
+    if run.condition.targeted:
+        inputs.update(targeted_paraphraser_inputs(wildcards, run.grid_choice))
     return inputs
-
-
-TUNING_ITERATIONS = "results/{experiment}/tune/{condition}.rep{replicate}.iterations"
-"""The directory of a fanned-out tuning run's iteration files (circle.tune.fanout)."""
 
 
 def fanned_out_tuning_inputs(wildcards):
@@ -453,9 +452,9 @@ def fanned_out_tuning_inputs(wildcards):
     (shared by every run that starts there) for its first iteration."""
     inputs = tuning_inputs(wildcards)
     if not config["tuning"]["fan_out"]:
-        start = TuningRun.of(wildcards.condition, wildcards.replicate).start
-        inputs["start_decode"] = (f"results/{wildcards.experiment}/decode/{start}/"
-                                  "tune.nbest.parquet")
+        inputs["start_decode"] = DECODE_NBEST.format(
+            experiment=wildcards.experiment, weights=resolved_run(wildcards).start,
+            evalset="tune")
     else:
         inputs["iterations"] = []
         for iteration in itertools.count(1):
@@ -481,18 +480,15 @@ def focus_inputs(wildcards):
     return {
         "starts": [decode.format(run.start) for run in runs],
         "tuned": [decode.format(run.name) for run in runs],
-        "paraphrases": untargeted_paraphrases(wildcards.experiment, Condition(1, 1)),
+        "paraphrases": default_untargeted_paraphrases(wildcards.experiment),
         **targeted_paraphraser_inputs(wildcards),
     }
 
 
-def untargeted_paraphrases(experiment, condition):
-    """The untargeted k-best paraphrases a 1H+kP condition adds: of its single reference, at
-    its bias (default tuning.paraphraser_bias)."""
-    bias = bias_name(config["tuning"]["paraphraser_bias"] if condition.bias is None
-                     else condition.bias)
-    return (f"results/{experiment}/paraphrase/untargeted-bias{bias}/"
-            f"tune{reference_tag(condition.reference)}.nbest.parquet")
+def default_untargeted_paraphrases(experiment):
+    """The untargeted k-best paraphrases of the tune set's single reference at
+    tuning.paraphraser_bias, which 1H+kP conditions add."""
+    return untargeted_paraphrases(experiment, config["tuning"]["paraphraser_bias"])
 
 
 def targeted_paraphraser_inputs(wildcards, grid_choice=True):
@@ -540,46 +536,31 @@ def reference_quality_inputs(wildcards):
     inputs = {
         "tune": f"{results}/sets/tune.parquet",
         "untuned": f"{results}/decode/untuned-translation/tune.nbest.parquet",
-        "tuned": [f"{results}/decode/{TuningRun.of('1H', r).name}/tune.nbest.parquet"
+        "tuned": [DECODE_NBEST.format(experiment=wildcards.experiment,
+                                      weights=TuningRun(Condition(1), r).name, evalset="tune")
                   for r in range(config["tuning"]["replicates"])],
         "lm": decoding_lm(wildcards),
         "reranking_lm": f"{results}/lm/{config['lm']['reranking_order']}gram.binary",
     }
-    if paraphrases := max_paraphrases():
-        inputs["paraphrases"] = untargeted_paraphrases(wildcards.experiment,
-                                                       Condition(1, paraphrases))
+    if max_paraphrases():
+        inputs["paraphrases"] = default_untargeted_paraphrases(wildcards.experiment)
     if targeted_conditions():
         inputs.update(targeted_paraphraser_inputs(wildcards))
-        inputs["targeted_runs"] = [f"{results}/weights/{TuningRun.of(c, r).name}.txt"
-                                   for c in targeted_conditions()
-                                   for r in range(config["tuning"]["replicates"])]
+        inputs["targeted_runs"] = [
+            WEIGHTS.format(experiment=wildcards.experiment, weights=TuningRun(c, r).name)
+            for c in CONDITIONS if c.targeted for r in range(config["tuning"]["replicates"])]
     return inputs
-
-
-def targeted_params(wildcards):
-    """What a 1H+kT run's script needs besides its inputs (None for other conditions); a
-    1H+kT_b<bias>_w<weight> run's configuration overrides the grid's choice."""
-    condition = Condition.parse(wildcards.condition)
-    if not condition.targeted:
-        return None
-    settings = targeted_settings(wildcards)
-    if condition.paraphraser is not None:
-        settings["point"] = {"bias": condition.paraphraser.bias,
-                             "weight": condition.paraphraser.targeting_weight}
-    return settings
 
 
 def tuning_run_params():
     """The params every job of an MT tuning run shares (tune_translation, and tune_shard and
-    tune_iteration when the run fans out): decoder settings, the run's tuning settings and seed,
-    its targeted paraphraser's settings and its iterations' directory."""
-    return {
-        "settings": decoder_settings(),
-        "tuning": lambda wildcards: tuning_settings(Condition.parse(wildcards.condition)),
-        "seed": lambda wildcards: tuning_seed(run_name(wildcards)),
-        "targeted": targeted_params,
-        "iterations": lambda wildcards: TUNING_ITERATIONS.format(**wildcards),
-    }
+    tune_iteration when the run fans out): circle.pipeline.runs.ResolvedRun.job_params."""
+
+    def param(key):
+        return lambda wildcards: resolved_run(wildcards).job_params(
+            wildcards.experiment, decoder_settings(), targeted_settings(wildcards))[key]
+
+    return {key: param(key) for key in ("settings", "tuning", "seed", "targeted", "iterations")}
 
 
 def curve_runs():
@@ -596,7 +577,7 @@ def curve_runs():
 
 def targeted_conditions():
     """The config's 1H+kT conditions."""
-    return [c for c in config["tuning"]["conditions"] if Condition.parse(c).targeted]
+    return [c.name for c in CONDITIONS if c.targeted]
 
 
 def targeted_settings(wildcards):
@@ -639,7 +620,7 @@ def dose_response_inputs(wildcards):
         "lm": decoding_lm(wildcards),
     }
     if "1H+1P" in dose_controls(config):
-        inputs["paraphrases"] = untargeted_paraphrases(wildcards.experiment, Condition(1, 1))
+        inputs["paraphrases"] = default_untargeted_paraphrases(wildcards.experiment)
     return inputs
 
 

@@ -70,7 +70,7 @@ rule lattice_references:
         parses="results/{experiment}/lattice/tune.parses.parquet",
         lm=f"results/{{experiment}}/lm/{config['lm']['reranking_order']}gram.binary",
     output:
-        table="results/{experiment}/lattice/tune.{human}H.references.parquet",
+        table=LATTICE_REFERENCES,
     log:
         "logs/{experiment}/lattice_references/{human}H.log",
     benchmark:
@@ -97,8 +97,10 @@ rule report_lattice_tuning:
     input:
         table="results/{experiment}/evaluation/lattice/results.parquet",
         conditions="results/{experiment}/evaluation/lattice/conditions.parquet",
-        lattices=lambda wildcards: [lattice_table(wildcards.experiment, k)
-                                    for k in sorted(LATTICE_COUNTS)],
+        lattices=lambda wildcards: [
+            LATTICE_REFERENCES.format(experiment=wildcards.experiment, human=k)
+            for k in sorted(LATTICE_COUNTS)
+        ],
     output:
         markdown="results/{experiment}/report/lattice_tuning.md",
         html=report(

@@ -64,7 +64,7 @@ rule tune_paraphraser:
         "benchmarks/{experiment}/tune_paraphraser/bias{bias}.tsv"
     params:
         settings=decoder_settings(),
-        tuning=tuning_settings(),
+        tuning=paraphraser_tuning_settings(),
         seed=lambda wildcards: tuning_seed(f"paraphraser-bias{wildcards.bias}"),
     threads: 2
     resources:

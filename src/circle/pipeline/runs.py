@@ -1,0 +1,180 @@
+"""An MT tuning run resolved once against the config: what the workflow's tuning rules ask of a
+run, with every default filled in.
+
+A condition name leaves some of its run's settings to the config (:class:`Condition`: a
+``None`` field means "the config's"): the tuning metric (``tuning.metric``, Fig. 4.8), the
+untargeted paraphrases' self-paraphrase bias (``tuning.paraphraser_bias``, Fig. 5.14) and a
+targeted run's paraphraser configuration (``grid_search.point``, else the grid search's choice,
+§5.2.3). :func:`resolve_run` fills them in, with the run's start weights (§5.3) and seed, in one
+place; the rules obtain a :class:`ResolvedRun` through one helper and build their inputs and
+params from it (:meth:`ResolvedRun.inputs`, :meth:`ResolvedRun.job_params`) instead of parsing
+the wildcard again. The file names a run reads and writes are the templates below.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from circle.experiments.conditions import (
+    Condition,
+    TuningRun,
+    reference_tag,
+    run_seed,
+    tuning_params,
+)
+from circle.paraphrase.config import ParaphraserConfig, bias_name
+
+EVALSET_TABLE = "results/{experiment}/sets/{evalset}.parquet"
+"""An evaluation set's selected segments (rule select_evalset)."""
+
+FILTERED_GRAMMAR = "results/{experiment}/grammar/filtered/{evalset}.parquet"
+"""The translation grammar filtered to an evaluation set (rule filter_grammar)."""
+
+WEIGHTS = "results/{experiment}/weights/{weights}.txt"
+"""A weights file: a tuning run's returned weights (``<run>``), the untuned ones
+(``untuned-translation``, ``untuned-paraphrase``) or the tuned paraphraser's."""
+
+TUNING_LOG = "results/{experiment}/tune/{run}.parquet"
+"""A tuning run's log, one row per iteration (circle.tune.loop.write_tuning_log)."""
+
+DECODE_NBEST = "results/{experiment}/decode/{weights}/{evalset}.nbest.parquet"
+"""An evaluation set's n-best lists at one weights file (the decode stage)."""
+
+UNTARGETED_PARAPHRASES = ("results/{experiment}/paraphrase/untargeted-bias{bias}/"
+                          "tune{reference}.nbest.parquet")
+"""The untargeted k-best paraphrases of the tune set's single reference (``{reference}``:
+:func:`circle.experiments.conditions.reference_tag`) at a bias (rule paraphrase_references)."""
+
+EXTRA_REFERENCES = "results/{experiment}/references/{extra}.parquet"
+"""A 1H+1X condition's fixed extra references (rule extra_references)."""
+
+LATTICE_REFERENCES = "results/{experiment}/lattice/tune.{human}H.references.parquet"
+"""The lattice sentences of kH's references for kH+mL (rule lattice_references)."""
+
+TUNING_ITERATIONS = "results/{experiment}/tune/{condition}.rep{replicate}.iterations"
+"""The directory of a fanned-out tuning run's iteration files (circle.tune.fanout)."""
+
+GRID_CHOICE = "results/{experiment}/grid/chosen.parquet"
+"""The grid search's choice of the targeted paraphraser's configuration (§5.2.3)."""
+
+
+@dataclass(frozen=True)
+class ResolvedRun:
+    """One MT tuning run with what its condition leaves to the config filled in."""
+
+    run: TuningRun
+    tuning: Mapping[str, Any]
+    """The tuning job's settings: the config's ``tuning`` section without the keys that name
+    runs, the metric the condition's own where it names one (:func:`tuning_params`)."""
+    seed: int
+    """The run's own seed (:func:`circle.experiments.conditions.run_seed`)."""
+    paraphrase_bias: float | None
+    """1H+kP: the self-paraphrase bias of the untargeted paraphrases it adds, the condition's
+    ``_b<bias>`` or ``tuning.paraphraser_bias``; None for the other conditions."""
+    paraphraser: ParaphraserConfig | None
+    """1H+kT: its targeted paraphraser's configuration, the condition's ``_b<bias>_w<weight>``
+    or ``grid_search.point``; None for the other conditions and where the grid search chooses
+    (:attr:`grid_choice`)."""
+
+    @property
+    def condition(self) -> Condition:
+        return self.run.condition
+
+    @property
+    def name(self) -> str:
+        return self.run.name
+
+    @property
+    def start(self) -> str:
+        """The weights file the run starts from (:attr:`TuningRun.start`, §5.3)."""
+        return self.run.start
+
+    @property
+    def metric(self) -> str:
+        return str(self.tuning["metric"])
+
+    @property
+    def grid_choice(self) -> bool:
+        """Whether the run's targeted paraphraser is the grid search's choice, a table the
+        workflow makes, known only once the grid has run."""
+        return self.condition.targeted and self.paraphraser is None
+
+    def inputs(self, experiment: str, lm: str) -> dict[str, str]:
+        """The files the run reads besides a targeted paraphraser's (the workflow's
+        ``targeted_paraphraser_inputs``): the tune set, its filtered grammar, the decoding LM
+        ``lm``, the start weights, and the extra references its condition adds (the untargeted
+        paraphrases of 1H+kP, the extra reference table of 1H+1X, the lattice table of
+        kH+mL)."""
+        inputs = {
+            "evalset": EVALSET_TABLE.format(experiment=experiment, evalset="tune"),
+            "grammar": FILTERED_GRAMMAR.format(experiment=experiment, evalset="tune"),
+            "lm": lm,
+            "weights": WEIGHTS.format(experiment=experiment, weights=self.start),
+        }
+        condition = self.condition
+        if self.paraphrase_bias is not None:
+            inputs["paraphrases"] = untargeted_paraphrases(experiment, self.paraphrase_bias,
+                                                           condition.reference)
+        elif condition.extra is not None:
+            inputs["extra"] = EXTRA_REFERENCES.format(experiment=experiment,
+                                                      extra=condition.extra)
+        elif condition.lattice:
+            inputs["lattice"] = LATTICE_REFERENCES.format(experiment=experiment,
+                                                          human=condition.human)
+        return inputs
+
+    def targeted_params(self, targeted: Mapping[str, Any]) -> dict[str, Any] | None:
+        """A 1H+kT run's targeted paraphraser settings (the config's ``targeted`` settings,
+        :func:`circle.paraphrase.targeted.targeted_setup`) with its own configuration as the
+        ``point`` where its condition names one; None for the other conditions."""
+        if not self.condition.targeted:
+            return None
+        settings = dict(targeted)
+        own = self.condition.paraphraser
+        if own is not None:
+            settings["point"] = {"bias": own.bias, "weight": own.targeting_weight}
+        return settings
+
+    def job_params(self, experiment: str, decoder: Mapping[str, Any],
+                   targeted: Mapping[str, Any]) -> dict[str, Any]:
+        """The params every job of the run shares (tune_translation, and tune_shard and
+        tune_iteration when it fans out): the ``decoder`` settings, the run's tuning settings
+        and seed, its targeted paraphraser's settings (:meth:`targeted_params`) and its
+        iterations' directory."""
+        return {
+            "settings": dict(decoder),
+            "tuning": dict(self.tuning),
+            "seed": self.seed,
+            "targeted": self.targeted_params(targeted),
+            "iterations": TUNING_ITERATIONS.format(experiment=experiment,
+                                                   condition=self.condition.name,
+                                                   replicate=self.run.replicate),
+        }
+
+
+def untargeted_paraphrases(experiment: str, bias: float, reference: int | None = None) -> str:
+    """The untargeted paraphrase table of the tune set's single reference (or of its reference
+    set ``reference``) at ``bias``."""
+    return UNTARGETED_PARAPHRASES.format(experiment=experiment, bias=bias_name(bias),
+                                         reference=reference_tag(reference))
+
+
+def resolve_run(condition: str | Condition, replicate: int | str,
+                config: Mapping[str, Any]) -> ResolvedRun:
+    """The run of ``condition`` and ``replicate`` under ``config`` (after the schema filled in
+    its defaults), every setting its condition leaves open taken from the config."""
+    if isinstance(condition, str):
+        condition = Condition.parse(condition)
+    run = TuningRun(condition, int(replicate))
+    tuning = config["tuning"]
+    bias = None
+    if condition.paraphrases and not condition.targeted:
+        bias = float(tuning["paraphraser_bias"] if condition.bias is None else condition.bias)
+    paraphraser = condition.paraphraser
+    point = config["grid_search"]["point"]
+    if condition.targeted and paraphraser is None and point is not None:
+        paraphraser = ParaphraserConfig(float(point["bias"]), float(point["weight"]))
+    return ResolvedRun(run, tuning_params(tuning, condition), run_seed(config["seed"], run.name),
+                       bias, paraphraser)

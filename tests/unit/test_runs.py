@@ -1,0 +1,97 @@
+"""A tuning run resolved once against the default config: what its condition leaves open is
+the config's, its inputs and params are built from that one description."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+import yaml
+from snakemake.utils import validate
+
+from circle.experiments.conditions import run_seed
+from circle.paraphrase.config import ParaphraserConfig
+from circle.pipeline.runs import resolve_run
+
+ROOT = Path(__file__).resolve().parents[2]
+TARGETED = {"biases": [0.0, 0.1], "point": None, "nbest": 100, "cache": "c"}
+DECODER = {"pop_limit": 100, "span_limit": 10, "options_limit": 20, "k": 100}
+
+
+def default_config(**changes) -> dict:
+    """config/config.yaml with the schema's defaults, then ``changes`` (section -> keys)."""
+    config = yaml.safe_load((ROOT / "config" / "config.yaml").read_text(encoding="utf-8"))
+    validate(config, schema=str(ROOT / "workflow" / "schemas" / "config.schema.yaml"))
+    for section, values in changes.items():
+        config[section] = {**config[section], **values}
+    return config
+
+
+def test_a_plain_run_takes_the_config_metric_and_its_own_seed_and_reads_no_extra_table():
+    config = default_config()
+    run = resolve_run("2H", "1", config)
+    assert (run.name, run.start, run.metric) == ("2H.rep1", "untuned-translation", "bleu")
+    assert run.seed == run_seed(config["seed"], "2H.rep1")
+    assert run.paraphrase_bias is None and run.paraphraser is None and not run.grid_choice
+    assert run.inputs("default", "lm.binary") == {
+        "evalset": "results/default/sets/tune.parquet",
+        "grammar": "results/default/grammar/filtered/tune.parquet",
+        "lm": "lm.binary", "weights": "results/default/weights/untuned-translation.txt"}
+    assert "conditions" not in run.tuning and "replicates" not in run.tuning
+
+
+def test_the_condition_metric_overrides_the_config_one():
+    config = default_config(tuning={"metric": "bleu"})
+    assert resolve_run("2H_ter", 0, config).metric == "ter"
+    assert resolve_run("2H", 0, config).tuning["metric"] == "bleu"
+
+
+def test_untargeted_paraphrases_come_at_the_config_bias_unless_the_condition_names_one():
+    config = default_config(tuning={"paraphraser_bias": 0.1})
+    default = resolve_run("1H+2P", 0, config)
+    assert default.paraphrase_bias == 0.1
+    assert default.inputs("x", "lm")["paraphrases"] == (
+        "results/x/paraphrase/untargeted-bias0.1/tune.nbest.parquet")
+    own = resolve_run("1H+2P_b0.25_ref3", 0, config)
+    assert own.paraphrase_bias == 0.25
+    assert own.inputs("x", "lm")["paraphrases"] == (
+        "results/x/paraphrase/untargeted-bias0.25/tune.ref3.nbest.parquet")
+
+
+def test_a_targeted_run_starts_from_its_replicates_1h_and_waits_for_the_grids_choice():
+    run = resolve_run("1H+3T", 2, default_config())
+    assert run.start == "1H.rep2" and run.grid_choice and run.paraphraser is None
+    assert run.inputs("x", "lm")["weights"] == "results/x/weights/1H.rep2.txt"
+    assert "paraphrases" not in run.inputs("x", "lm")
+    assert run.targeted_params(TARGETED) == TARGETED
+
+
+def test_a_configured_point_or_the_conditions_own_paraphraser_replaces_the_grid_choice():
+    pointed = resolve_run("1H+1T", 0, default_config(
+        grid_search={"point": {"bias": 0.1, "weight": -0.5}}))
+    assert pointed.paraphraser == ParaphraserConfig(0.1, -0.5) and not pointed.grid_choice
+    own = resolve_run("1H+1T_b0_w-2", 0, default_config())
+    assert own.paraphraser == ParaphraserConfig(0.0, -2.0) and not own.grid_choice
+    assert own.targeted_params(TARGETED)["point"] == {"bias": 0.0, "weight": -2.0}
+    assert TARGETED["point"] is None  # the shared settings are not changed
+
+
+def test_dose_and_lattice_conditions_read_their_own_tables():
+    config = default_config()
+    assert resolve_run("1H+1X_noise25", 0, config).inputs("x", "lm")["extra"] == (
+        "results/x/references/noise25.parquet")
+    assert resolve_run("3H+2L", 0, config).inputs("x", "lm")["lattice"] == (
+        "results/x/lattice/tune.3H.references.parquet")
+
+
+def test_the_job_params_are_the_runs_settings_seed_and_iteration_directory():
+    config = default_config()
+    run = resolve_run("1H+1P", 1, config)
+    params = run.job_params("x", DECODER, TARGETED)
+    assert params == {"settings": DECODER, "tuning": dict(run.tuning), "seed": run.seed,
+                      "targeted": None, "iterations": "results/x/tune/1H+1P.rep1.iterations"}
+
+
+def test_a_misspelt_condition_is_refused_with_the_canonical_name():
+    with pytest.raises(ValueError, match="spelt '1H\\+1P_b0.5'"):
+        resolve_run("1H+1P_b0.50", 0, default_config())
