@@ -248,3 +248,41 @@ def freeze_alignment(source: str | Path, frozen: str | Path | None) -> None:
     with atomic_path(frozen) as tmp:
         shutil.copyfile(source, tmp)
     logger.info("froze %s (%d segments) as %s", source, len(table), frozen)
+
+
+def join_pivot_language(pairs: Sequence[tuple[str | Path, str | Path]],
+                        bitext_out: str | Path, alignment_out: str | Path,
+                        provenance: Mapping[str, str] | None = None) -> int:
+    """One pivot language's training bitext and alignment (:mod:`circle.corpus.pivots`): the
+    tokenised bitexts and their alignments ``pairs`` (each checked against its bitext) one after
+    the other, segments renumbered in that order. Returns the segments written."""
+    bitexts, alignments, made_with = [], [], set()
+    first = 0
+    for bitext_path, alignment_path in pairs:
+        bitext = read_table(bitext_path, BITEXT).sort_values("segment_id", ignore_index=True)
+        check_bitext_digest(alignment_path, bitext, bitext_path)
+        links = read_table(alignment_path, ALIGNMENT).set_index("segment_id")
+        missing = set(bitext["segment_id"]) - set(links.index)
+        if missing:
+            raise ValueError(f"{alignment_path}: no links for {len(missing)} segments of "
+                             f"{bitext_path}")
+        meta = read_metadata(alignment_path)
+        made_with.add((meta.get("aligner"), meta.get("symmetrization")))
+        numbers = range(first, first + len(bitext))
+        links = links.loc[bitext["segment_id"]].reset_index(drop=True)
+        alignments.append(links.assign(segment_id=numbers))
+        bitexts.append(bitext.assign(segment_id=numbers))
+        first += len(bitext)
+    if len(made_with) > 1:
+        raise ValueError(f"the alignments of one pivot language were made differently: "
+                         f"{sorted(made_with, key=str)}")
+    (aligner, symmetrization), = made_with
+    joined = pd.concat(bitexts, ignore_index=True)
+    write_table(joined, bitext_out, BITEXT, provenance,
+                {"pivot_bitexts": ",".join(str(Path(path)) for path, _ in pairs)})
+    write_table(pd.concat(alignments, ignore_index=True)[["segment_id", "forward", "reverse",
+                                                          "links"]],
+                alignment_out, ALIGNMENT, provenance,
+                {"aligner": str(aligner), "symmetrization": str(symmetrization),
+                 BITEXT_DIGEST: bitext_digest(joined)})
+    return len(joined)

@@ -15,12 +15,12 @@ from snakemake_interface_common.exceptions import WorkflowError
 from circle.corpus.preprocess import normalize
 from circle.experiments.conditions import CONDITION_PATTERN, Condition
 from circle.experiments.lattice_tuning import (
-    coverage,
     lattice_conditions,
     lattice_counts,
     lattice_runs,
 )
 from circle.experiments.reference_sparsity import condition_references
+from circle.figures.lattice_tuning import coverage
 from circle.figures.report import reference_table
 from circle.lattice.evaluate import group_lattice
 from circle.lattice.fsa import paths, ranked_sentences

@@ -8,12 +8,11 @@ import pandas as pd
 import pytest
 import yaml
 
-from circle.align import BITEXT_DIGEST, bitext_digest
+from circle.align import BITEXT_DIGEST, bitext_digest, join_pivot_language
 from circle.core.schemas import ALIGNMENT, BITEXT, VERSES
 from circle.core.tables import read_metadata, read_table, write_table
 from circle.corpus.pivots import (
     PivotBitext,
-    join_language,
     paraphraser_lm_bitexts,
     pivot_bitexts,
     pivot_languages,
@@ -91,7 +90,7 @@ def test_a_language_joins_its_bitexts_with_their_alignments(tmp_path):
         links["links"] = [f"{name}-7", f"{name}-3"]
         write_table(links, tmp_path / f"{name}-links.parquet", ALIGNMENT, metadata=meta)
         pairs.append((tmp_path / f"{name}.parquet", tmp_path / f"{name}-links.parquet"))
-    assert join_language(pairs, tmp_path / "es.parquet", tmp_path / "es-links.parquet") == 4
+    assert join_pivot_language(pairs, tmp_path / "es.parquet", tmp_path / "es-links.parquet") == 4
     joined = read_table(tmp_path / "es.parquet", BITEXT)
     links = read_table(tmp_path / "es-links.parquet", ALIGNMENT)
     assert list(joined["segment_id"]) == list(links["segment_id"]) == [0, 1, 2, 3]
@@ -102,7 +101,7 @@ def test_a_language_joins_its_bitexts_with_their_alignments(tmp_path):
     assert read_metadata(tmp_path / "es-links.parquet")[BITEXT_DIGEST] == bitext_digest(joined)
     # an alignment made for another bitext is refused
     with pytest.raises(Exception, match="digest|another|bitext"):
-        join_language([(pairs[0][0], pairs[1][1])], tmp_path / "x.parquet",
+        join_pivot_language([(pairs[0][0], pairs[1][1])], tmp_path / "x.parquet",
                       tmp_path / "x-links.parquet")
 
 

@@ -1,5 +1,5 @@
 from circle.core.jobs import start_job
-from circle.experiments.lattice_tuning import write_lattice_tuning_report
+from circle.figures.lattice_tuning import write_lattice_tuning_report
 
 start_job(snakemake)
 write_lattice_tuning_report(snakemake.input.table, snakemake.input.conditions,

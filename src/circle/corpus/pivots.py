@@ -15,14 +15,12 @@ from __future__ import annotations
 import os
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any
 
 import pandas as pd
 
-from circle.align import BITEXT_DIGEST, bitext_digest, check_bitext_digest
-from circle.core.schemas import ALIGNMENT, BITEXT, VERSES
-from circle.core.tables import read_metadata, read_table, write_table
+from circle.core.schemas import BITEXT, VERSES
+from circle.core.tables import read_table, write_table
 from circle.corpus.bible import REFERENCES
 from circle.corpus.preprocess import tokenize_bitext
 from circle.corpus.validate import CorpusError
@@ -129,41 +127,3 @@ def write_pivot_bitext(table_path: str | os.PathLike, bitext: PivotBitext,
     write_table(tokenize_bitext(rows, source_lang, target_lang, lowercase), out_path, BITEXT,
                 provenance, {"pivot_bitext": bitext.name})
     return len(rows)
-
-
-def join_language(pairs: Sequence[tuple[str | os.PathLike, str | os.PathLike]],
-                  bitext_out: str | os.PathLike, alignment_out: str | os.PathLike,
-                  provenance: Mapping[str, str] | None = None) -> int:
-    """One pivot language's training bitext and alignment: the tokenised bitexts and their
-    alignments ``pairs`` (each checked against its bitext) one after the other, segments
-    renumbered in that order. Returns the segments written."""
-    bitexts, alignments, made_with = [], [], set()
-    first = 0
-    for bitext_path, alignment_path in pairs:
-        bitext = read_table(bitext_path, BITEXT).sort_values("segment_id", ignore_index=True)
-        check_bitext_digest(alignment_path, bitext, bitext_path)
-        links = read_table(alignment_path, ALIGNMENT).set_index("segment_id")
-        missing = set(bitext["segment_id"]) - set(links.index)
-        if missing:
-            raise ValueError(f"{alignment_path}: no links for {len(missing)} segments of "
-                             f"{bitext_path}")
-        meta = read_metadata(alignment_path)
-        made_with.add((meta.get("aligner"), meta.get("symmetrization")))
-        numbers = range(first, first + len(bitext))
-        links = links.loc[bitext["segment_id"]].reset_index(drop=True)
-        alignments.append(links.assign(segment_id=numbers))
-        bitexts.append(bitext.assign(segment_id=numbers))
-        first += len(bitext)
-    if len(made_with) > 1:
-        raise ValueError(f"the alignments of one pivot language were made differently: "
-                         f"{sorted(made_with, key=str)}")
-    (aligner, symmetrization), = made_with
-    joined = pd.concat(bitexts, ignore_index=True)
-    write_table(joined, bitext_out, BITEXT, provenance,
-                {"pivot_bitexts": ",".join(str(Path(path)) for path, _ in pairs)})
-    write_table(pd.concat(alignments, ignore_index=True)[["segment_id", "forward", "reverse",
-                                                          "links"]],
-                alignment_out, ALIGNMENT, provenance,
-                {"aligner": str(aligner), "symmetrization": str(symmetrization),
-                 BITEXT_DIGEST: bitext_digest(joined)})
-    return len(joined)
