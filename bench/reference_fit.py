@@ -14,7 +14,7 @@ from circle.decoder import DecoderSettings, decode_corpus, load_grammar, read_we
 from circle.decoder.nbest import NBEST
 from circle.experiments.conditions import Condition
 from circle.experiments.evaluate import corpus_bleu
-from circle.experiments.reference_sparsity import condition_references
+from circle.experiments.mt_tuning import condition_references
 
 
 def main() -> None:

@@ -31,7 +31,7 @@ from circle.core.tables import read_table
 from circle.decoder import DecoderSettings, decode_corpus, read_weights
 from circle.experiments.conditions import TuningRun, run_seed
 from circle.experiments.evaluate import corpus_bleu
-from circle.experiments.reference_sparsity import ConditionTuning
+from circle.experiments.mt_tuning import ConditionTuning
 from circle.paraphrase.targeted import SEARCH_MODES, targeted_setup
 from circle.tune.loop import TuningSettings
 

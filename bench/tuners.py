@@ -21,8 +21,8 @@ from circle.core.tables import read_table
 from circle.decoder import DecoderSettings, decode_corpus, load_grammar, read_weights
 from circle.experiments.conditions import Condition, run_seed
 from circle.experiments.evaluate import corpus_bleu
-from circle.experiments.reference_sparsity import TUNING_FIXED, condition_references
-from circle.tune.loop import TuningSettings, tune
+from circle.experiments.mt_tuning import condition_references
+from circle.tune.loop import TUNING_FIXED, TuningSettings, tune
 
 
 def main() -> None:

@@ -29,7 +29,7 @@ from circle.experiments.dose_response import (
     mt_references,
     write_extra_references,
 )
-from circle.experiments.reference_sparsity import condition_references
+from circle.experiments.mt_tuning import condition_references
 from circle.pipeline.config import config_problems
 from circle.tune.loop import ordered_references, single_references
 

@@ -1,5 +1,5 @@
 """Reference conditions, set selection and test evaluation of the ch. 4 experiments
-(circle.experiments.reference_sparsity)."""
+(circle.experiments: conditions, sets, mt_tuning, run_evaluation; circle.paraphrase.untargeted)."""
 
 from __future__ import annotations
 
@@ -21,13 +21,10 @@ from circle.experiments.conditions import (
     tagged_reference,
 )
 from circle.experiments.evaluate import approximate_randomisation, corpus_bleu, corpus_chrf
-from circle.experiments.reference_sparsity import (
-    condition_references,
-    evaluate_runs,
-    paraphraser_report,
-    select_segments,
-    write_reference_texts,
-)
+from circle.experiments.mt_tuning import condition_references
+from circle.experiments.run_evaluation import evaluate_runs
+from circle.experiments.sets import select_segments, write_reference_texts
+from circle.figures.paraphraser import paraphraser_report
 from circle.figures.report import write_report
 from circle.paraphrase.config import ParaphraserConfig
 from circle.tune.loop import single_references

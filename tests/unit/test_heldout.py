@@ -18,7 +18,7 @@ from circle.experiments.heldout import (
     hold_out_blocks,
     tuning_set_rows,
 )
-from circle.experiments.reference_sparsity import select_segments
+from circle.experiments.sets import select_segments
 from circle.grammar.extract import load_aligned_bitext
 from circle.tune.loop import single_references
 

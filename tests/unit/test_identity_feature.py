@@ -26,10 +26,10 @@ from circle.core.schemas import (
 )
 from circle.core.tables import read_metadata, read_table, write_table
 from circle.decoder import DecoderSettings, decode_corpus, load_grammar, read_weights, write_weights
-from circle.experiments.reference_sparsity import TUNING_FIXED, tune_paraphraser
 from circle.grammar.bias import bias_grammar
 from circle.grammar.pivot import grammar_parts, pivot_grammar
-from circle.tune.loop import TuningSettings, tune
+from circle.paraphrase.untargeted import tune_paraphraser
+from circle.tune.loop import TUNING_FIXED, TuningSettings, tune
 from circle.tune.mert import MertSettings
 
 UNTUNED = {"log_p_e2_given_e1": 0.3, "log_p_e1_given_e2": 0.3, "log_p_e1_e2": 0.1,

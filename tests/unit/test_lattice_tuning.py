@@ -19,7 +19,7 @@ from circle.experiments.lattice_tuning import (
     lattice_counts,
     lattice_runs,
 )
-from circle.experiments.reference_sparsity import condition_references
+from circle.experiments.mt_tuning import condition_references
 from circle.figures.lattice_tuning import coverage
 from circle.figures.report import reference_table
 from circle.lattice.evaluate import group_lattice

@@ -20,7 +20,7 @@ from circle.decoder import DecoderSettings, Grammar, decode_corpus
 from circle.decoder.sets import RecordedDecode, write_nbest
 from circle.experiments.conditions import TuningRun, run_seed, tuning_params
 from circle.experiments.evaluate import corpus_bleu, corpus_ter
-from circle.experiments.reference_sparsity import run_tuning_settings
+from circle.experiments.mt_tuning import run_tuning_settings
 from circle.lm import estimate_lm
 from circle.tune import fanout, loop
 from circle.tune.checkpoint import Checkpoint, StaleIteration, read_iteration

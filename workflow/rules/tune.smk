@@ -1,8 +1,9 @@
 # The reference-sparsity experiments of thesis ch. 4 and 5.3: paraphraser tuning, untargeted
 # paraphrases of the single reference, MERT of the MT system per condition and replicate (1H+kT
 # with targeted references per hypothesis), test evaluation, the Fig. 4.3 and 5.10 tables. Logic
-# in circle.experiments (conditions, reference_sparsity, evaluate), circle.paraphrase.targeted,
-# circle.tune and circle.figures.report.
+# in circle.experiments (sets, conditions, mt_tuning, run_evaluation, evaluate),
+# circle.paraphrase (untargeted, targeted), circle.tune, circle.pipeline.runs (a run's settings
+# and files) and circle.figures (report, paraphraser).
 
 
 rule select_evalset:

@@ -1,6 +1,6 @@
 from circle.core.jobs import start_job
 from circle.experiments.conditions import TuningRun
-from circle.experiments.reference_sparsity import evaluate_runs
+from circle.experiments.run_evaluation import evaluate_runs
 
 provenance = start_job(snakemake)
 runs = []

@@ -1,6 +1,6 @@
 from circle.core.jobs import start_job
 from circle.decoder import DecoderSettings
-from circle.experiments.reference_sparsity import paraphrase_references
+from circle.paraphrase.untargeted import paraphrase_references
 
 provenance = start_job(snakemake)
 paraphrase_references(snakemake.input.evalset, snakemake.input.grammar, snakemake.input.lm,

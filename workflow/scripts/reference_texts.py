@@ -1,5 +1,5 @@
 from circle.core.jobs import start_job
-from circle.experiments.reference_sparsity import write_reference_texts
+from circle.experiments.sets import write_reference_texts
 
 start_job(snakemake)
 write_reference_texts(snakemake.input.table, snakemake.output.tokenized,

@@ -1,5 +1,5 @@
 from circle.core.jobs import start_job
-from circle.experiments.reference_sparsity import paraphraser_report
+from circle.figures.paraphraser import paraphraser_report
 
 start_job(snakemake)
 paraphraser_report(snakemake.input.log, snakemake.input.nbest, snakemake.input.evalset,

@@ -1,6 +1,6 @@
 from circle.core.jobs import start_job
 from circle.decoder import DecoderSettings
-from circle.experiments.reference_sparsity import tune_paraphraser
+from circle.paraphrase.untargeted import tune_paraphraser
 from circle.tune.checkpoint import Checkpoint
 from circle.tune.loop import TuningSettings
 

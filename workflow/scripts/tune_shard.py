@@ -1,5 +1,5 @@
 from circle.core.jobs import start_job
-from circle.experiments.reference_sparsity import ConditionTuning
+from circle.experiments.mt_tuning import ConditionTuning
 
 provenance = start_job(snakemake)
 ConditionTuning.from_job(snakemake).decode_shard(

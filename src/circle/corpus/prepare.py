@@ -65,7 +65,7 @@ def balanced_reference_order(documents: Sequence[str], n_refs: int,
     Documents are visited in order of first appearance, in blocks of ``n_refs``; each block
     draws a permutation of ``range(n_refs)`` that gives its documents their single references,
     so that every prefix of the documents (and so a set cut to its first whole documents,
-    :func:`circle.experiments.reference_sparsity.select_segments`) has each reference as the single
+    :func:`circle.experiments.sets.select_segments`) has each reference as the single
     reference of k or k + 1 documents. Each document's further references follow in a seeded random
     order. Balances documents, not segments: documents differ in length. The thesis draws the single
     reference per document at random (§4.3.1); balancing goes beyond it, so that 1H does not

@@ -283,7 +283,7 @@ def tuning_params(tuning: Mapping, condition: Condition | None = None) -> dict[s
     an MT run (``condition``) with the condition's own tuning metric where it names one (Fig.
     4.8) instead of ``tuning.metric``; for the paraphraser's run (None) without
     ``replicate_pool``, which only MT runs draw
-    (:func:`circle.experiments.reference_sparsity.run_tuning_settings`)."""
+    (:func:`circle.experiments.mt_tuning.run_tuning_settings`)."""
     params = {key: value for key, value in tuning.items() if key not in RUN_KEYS}
     if condition is None:
         params.pop("replicate_pool", None)

@@ -72,7 +72,14 @@ import pandas as pd
 
 from circle.core.schemas import TUNING_LOG
 from circle.core.tables import write_table
-from circle.decoder import DecoderSettings, Grammar, Hypothesis, decode_corpus, load_grammar
+from circle.decoder import (
+    DecoderSettings,
+    Grammar,
+    Hypothesis,
+    decode_corpus,
+    load_grammar,
+    write_weights,
+)
 from circle.decoder.model import Model
 from circle.decoder.sets import RecordedDecode
 from circle.tune.checkpoint import Checkpoint, SavedIteration
@@ -574,3 +581,23 @@ def write_tuning_log(result: TuningResult, path: str | os.PathLike,
                 "metric": result.metric,
                 "final_weights": json.dumps(result.weights)}
     write_table(result.log_frame(), path, TUNING_LOG, provenance=provenance, metadata=metadata)
+
+
+TUNING_FIXED: tuple[str, ...] = ("target", "oov")
+"""Weights MERT leaves at their initial values in circle's tuning runs: the targeting feature
+(untargeted here) and the pass-through penalty. Passing a word through is the decoder's fallback,
+not a choice to tune (Moses' ``UnknownWordPenalty`` is not tuneable either): left free, MERT
+gave the paraphraser a positive ``oov`` weight, a reward for copying that would compete with the
+self-paraphrase bias, the knob of the thesis for how much the paraphraser copies (§5.2.2)."""
+
+
+def write_tuning_run(result: TuningResult, out_weights: str | os.PathLike,
+                     out_log: str | os.PathLike, provenance: Mapping[str, str] | None,
+                     checkpoint: Checkpoint | None) -> dict[str, float]:
+    """Write a finished run's weights and log, then remove the checkpoint it resumed from or
+    saved its iterations to (:mod:`circle.tune.checkpoint`)."""
+    write_weights(out_weights, result.weights)
+    write_tuning_log(result, out_log, provenance)
+    if checkpoint is not None:
+        checkpoint.remove()
+    return result.weights

@@ -1,0 +1,80 @@
+"""The tuned paraphraser and its untargeted k-best paraphrases (thesis §3.2.3, §4.3.2).
+
+The paraphraser is tuned by MERT on the paraphraser-tuning set, where per document one human
+translation is the input and the others are its references (§3.2.3); ``1H+kP`` adds the k-best
+untargeted paraphrases of each tune segment's single reference by the tuned paraphraser
+(§4.3.2).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Mapping
+
+from circle.core.schemas import EVALSET, IDENTITY_FEATURE
+from circle.core.tables import read_table
+from circle.decoder import DecoderSettings, Grammar, load_grammar, read_weights
+from circle.decoder.model import Model
+from circle.decoder.sets import write_nbest
+from circle.paraphrase.paraphraser import Paraphraser
+from circle.tune.checkpoint import Checkpoint
+from circle.tune.loop import (
+    TUNING_FIXED,
+    TuningSettings,
+    ordered_references,
+    single_references,
+    tune,
+    write_tuning_run,
+)
+
+
+def paraphraser_fixed(grammar: Grammar) -> tuple[str, ...]:
+    """The weights the paraphraser's MERT leaves at their initial values: :data:`TUNING_FIXED`,
+    and φ_ident (Ganitkevitch & Callison-Burch, draft §4.1) if no rule of ``grammar`` has it
+    (bias 0 has no identity rules). Its weight there could only drift, untested, and the tuned
+    paraphraser also decodes the biased grammars, where identity rules would then get it."""
+    names = grammar.feature_names
+    if IDENTITY_FEATURE in names and not grammar.features(
+            slice(None))[:, names.index(IDENTITY_FEATURE)].any():
+        return (*TUNING_FIXED, IDENTITY_FEATURE)
+    return TUNING_FIXED
+
+def tune_paraphraser(paratune_path: str | os.PathLike, grammar_path: str | os.PathLike,
+                     lm_path: str | os.PathLike, weights_path: str | os.PathLike,
+                     settings: DecoderSettings, tuning: TuningSettings, workers: int,
+                     out_weights: str | os.PathLike, out_log: str | os.PathLike,
+                     provenance: Mapping[str, str] | None = None,
+                     checkpoint: Checkpoint | None = None) -> dict[str, float]:
+    """MERT of the English-to-English model (§3.2.3): input = the first reference in the seeded
+    order, references = the others; :func:`paraphraser_fixed` weights stay. ``checkpoint``: see
+    :func:`write_tuning_run`."""
+    table = read_table(paratune_path, EVALSET)
+    if min(len(refs) for refs in table["references"]) < 2:
+        raise ValueError(f"{paratune_path}: paraphraser tuning needs at least two references "
+                         "per segment (one is the input)")
+    ordered = ordered_references(table)
+    sources, references = [refs[0] for refs in ordered], [refs[1:] for refs in ordered]
+    grammar = load_grammar(grammar_path)
+    result = tune(sources, references, grammar, lm_path, read_weights(weights_path),
+                  settings, tuning, workers, fixed=paraphraser_fixed(grammar),
+                  checkpoint=checkpoint)
+    return write_tuning_run(result, out_weights, out_log, provenance, checkpoint)
+
+def paraphrase_references(tune_path: str | os.PathLike, grammar_path: str | os.PathLike,
+                          lm_path: str | os.PathLike, weights_path: str | os.PathLike, k: int,
+                          settings: DecoderSettings, workers: int, out_path: str | os.PathLike,
+                          provenance: Mapping[str, str] | None = None,
+                          reference: int | None = None) -> None:
+    """The k-best untargeted paraphrases of each segment's single reference (§4.3.2; which
+    one: :func:`single_references`)."""
+    table = read_table(tune_path, EVALSET)
+    singles = single_references(table, reference)
+    paraphraser = Paraphraser(grammar_path, lm_path, read_weights(weights_path), settings,
+                              workers)
+    outputs = paraphraser.paraphrase(singles, k=k)
+    names = Model(paraphraser.grammar.feature_names, paraphraser.weights).names
+    write_nbest(table["segment_id"].tolist(), outputs, names, out_path, provenance,
+                {"weights": json.dumps(paraphraser.weights, sort_keys=True),
+                 "input": "single reference" if reference is None
+                 else f"reference set {reference}"})
