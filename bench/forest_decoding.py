@@ -34,7 +34,7 @@ import numpy as np
 from circle.core.schemas import EVALSET
 from circle.core.tables import read_table
 from circle.decoder import Decoder, DecoderSettings, LanguageModel, load_grammar, read_weights
-from circle.paraphrase.grid_search import paraphraser_configuration
+from circle.paraphrase.config import read_grid_choice
 from circle.paraphrase.targeted import Reranker, TargetedTask, kept_forest, targeted_lists
 
 
@@ -62,7 +62,7 @@ def main() -> None:
               [h.text for h in translator.decode(tune["source"].iloc[row], k=args.hypotheses)])
              for row in rows.tolist()]
 
-    choice = paraphraser_configuration(results / "grid/chosen.parquet", None)
+    choice = read_grid_choice(results / "grid/chosen.parquet")
     settings = DecoderSettings(k=args.nbest)
     settings = replace(settings, pop_limit=settings.pop_limit * args.forest_beam,
                        options_limit=settings.options_limit * args.forest_beam)

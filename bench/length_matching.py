@@ -31,8 +31,7 @@ def main() -> None:
         config = yaml.safe_load(handle)
     results = f"results/{config['experiment']}"
     lowercased = config.get("preprocess", {}).get("lowercase", True)
-    decoder = DecoderSettings(**{k: v for k, v in config.get("decoder", {}).items()
-                                 if k in ("pop_limit", "span_limit", "options_limit", "k")})
+    decoder = DecoderSettings.from_config(config.get("decoder", {}))
     test = read_table(f"{results}/sets/test.parquet", EVALSET)
     references = [list(refs) for refs in test["references"]]
     evaluation = read_table(f"{results}/evaluation/results.parquet", EVALUATION)

@@ -32,7 +32,7 @@ import yaml
 from circle.core.schemas import EVALSET, TARGETED_CACHE
 from circle.core.tables import read_table
 from circle.decoder import Decoder, DecoderSettings, LanguageModel, load_grammar, read_weights
-from circle.paraphrase.grid_search import paraphraser_configuration
+from circle.paraphrase.config import read_grid_choice
 from circle.paraphrase.targeted import SEARCH_MODES, Reranker, TargetedParaphraser, TargetedTask
 from circle.tune.metrics import ter_from_stats, ter_stats
 
@@ -94,7 +94,7 @@ def main() -> None:
     else:
         tasks = later_targets(args.run_cache, args.sentences, args.seed)
     pairs = sum(len(hypotheses) for _, hypotheses, _ in tasks)
-    choice = paraphraser_configuration(results / "grid/chosen.parquet", None)
+    choice = read_grid_choice(results / "grid/chosen.parquet")
     grammar = load_grammar(results / f"paraphrase/bias{choice.bias:g}.parquet")
     weights = read_weights(results / "weights/paraphraser-bias0.txt")
     reranker = Reranker(**targeted.get("rerank", {}))

@@ -32,7 +32,7 @@ from circle.decoder import DecoderSettings, decode_corpus, read_weights
 from circle.experiments.conditions import TuningRun, run_seed
 from circle.experiments.evaluate import corpus_bleu
 from circle.experiments.mt_tuning import ConditionTuning
-from circle.paraphrase.targeted import SEARCH_MODES, targeted_setup
+from circle.paraphrase.targeted import SEARCH_MODES, TargetedSettings, targeted_setup
 from circle.tune.loop import TuningSettings
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -64,11 +64,11 @@ def main() -> None:
               "forest_beam": targeted["forest_beam"],
               "rerank": None if args.without_reranking else targeted["rerank"],
               "depth": run.condition.paraphrases, "cache": args.out / "cache"}
-    settings = DecoderSettings(**{key: config["decoder"][key]
-                                  for key in ("pop_limit", "span_limit", "options_limit", "k")})
+    settings = DecoderSettings.from_config(config["decoder"])
     setup, start = None, results / "weights/untuned-translation.txt"
     if run.condition.targeted:
-        setup = targeted_setup(params, results / "grid/chosen.parquet",
+        setup = targeted_setup(TargetedSettings.from_config(params),
+                               results / "grid/chosen.parquet",
                                [results / f"paraphrase/bias{b:g}.parquet" for b in biases],
                                results / "lm/3gram.binary",
                                results / "weights/paraphraser-bias0.txt",

@@ -39,8 +39,7 @@ def main() -> None:
     with open(args.config, encoding="utf-8") as handle:
         config = yaml.safe_load(handle)
     results = f"results/{config['experiment']}"
-    decoder = DecoderSettings(**{k: v for k, v in config.get("decoder", {}).items()
-                                 if k in ("pop_limit", "span_limit", "options_limit", "k")})
+    decoder = DecoderSettings.from_config(config.get("decoder", {}))
     tuning = {**config.get("tuning", {}),
               **{k: yaml.safe_load(v) for k, v in (item.split("=", 1) for item in args.set)}}
     tune_set = read_table(f"{results}/sets/tune.parquet", EVALSET)

@@ -140,12 +140,8 @@ class Experiment:
 
     def decoder_settings(self, **overrides) -> DecoderSettings:
         """The experiment's decoder settings (config ``decoder``), k = 1 unless overridden."""
-        known = {"pop_limit", "span_limit", "options_limit"}
-        given = {key: value for key, value in self.config.get("decoder", {}).items()
-                 if key in known}
-        return DecoderSettings(**{"k": 1, **given, **{key: value for key, value
-                                                       in overrides.items()
-                                                       if value is not None}})
+        return DecoderSettings.from_config({**self.config.get("decoder", {}), "k": 1},
+                                           **overrides)
 
     def translation_weights(self, given: str | None) -> tuple[Path, str]:
         """The weight file to translate with, and a sentence saying which and why: ``given``

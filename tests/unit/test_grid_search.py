@@ -5,16 +5,16 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from circle.paraphrase.config import ParaphraserConfig
+from circle.paraphrase.config import ParaphraserConfig, read_grid_choice
 from circle.paraphrase.grid_search import (
     GridSearchError,
     PointRule,
     WeightRange,
     choose_point,
-    paraphraser_configuration,
     point_table,
 )
 from circle.paraphrase.paraphraser import ReferenceMove, segment_distances
+from circle.paraphrase.targeted import TargetedSettings
 from circle.pipeline.config import grid_problems
 
 REFERENCE = "the children of israel went up to fight"
@@ -168,8 +168,13 @@ def test_configuration_is_checked_and_the_override_wins(tmp_path):
         ParaphraserConfig(0.25, 1.0)
     with pytest.raises(ValueError, match="bias"):
         ParaphraserConfig(1.0, -1.0)
-    override = paraphraser_configuration(None, {"bias": 0.25, "weight": -0.8})
-    assert override == ParaphraserConfig(0.25, -0.8) and override.targeted
+    settings = TargetedSettings.from_config(
+        {"biases": [0, 0.25], "point": {"bias": 0.25, "weight": -0.8}, "nbest": 10,
+         "search": "forest", "forest_beam": 2, "rerank": None, "depth": 1, "cache": "c"})
+    assert settings.point == ParaphraserConfig(0.25, -0.8) and settings.point.targeted
+    assert settings.biases == (0.0, 0.25) and settings.rerank is None
+    with pytest.raises(ValueError, match="neither a grid choice table nor a configured point"):
+        read_grid_choice(None)
 
 
 def test_grid_config_checks_run_before_any_job():

@@ -9,6 +9,7 @@ import pytest
 import yaml
 from snakemake.utils import validate
 
+from circle.decoder.model import DecoderSettings
 from circle.experiments.conditions import run_seed
 from circle.paraphrase.config import ParaphraserConfig
 from circle.pipeline.runs import resolve_run
@@ -95,3 +96,14 @@ def test_the_job_params_are_the_runs_settings_seed_and_iteration_directory():
 def test_a_misspelt_condition_is_refused_with_the_canonical_name():
     with pytest.raises(ValueError, match="spelt '1H\\+1P_b0.5'"):
         resolve_run("1H+1P_b0.50", 0, default_config())
+
+
+def test_the_decoder_settings_are_the_search_keys_of_the_config_decoder_section():
+    decoder = default_config()["decoder"]
+    settings = DecoderSettings.from_config(decoder)
+    assert (settings.pop_limit, settings.span_limit, settings.options_limit, settings.k) == (
+        decoder["pop_limit"], decoder["span_limit"], decoder["options_limit"], decoder["k"])
+    assert DecoderSettings.from_config(decoder, k=1, span_limit=None).k == 1
+    assert DecoderSettings.from_config({"k": 7, "translation_weights": {}}) == DecoderSettings(k=7)
+    with pytest.raises(ValueError, match="pop_limit must be ≥ 1"):
+        DecoderSettings.from_config({**decoder, "pop_limit": 0})

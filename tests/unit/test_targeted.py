@@ -18,6 +18,7 @@ from circle.paraphrase.targeted import (
     Reranker,
     TargetedParaphraser,
     TargetedReferences,
+    TargetedSettings,
     TargetedSetup,
     TargetedTask,
     cache_key,
@@ -346,9 +347,10 @@ def test_the_set_up_finds_its_bias_grammar_by_name_not_by_float_equality(tmp_pat
               "rerank": None, "cache": str(tmp_path / "cache"), "depth": 3,
               "point": {"bias": 0.1 + 0.2 - 0.2, "weight": -1.0}}
     grammars = [f"bias{b}.parquet" for b in ("0", "0.05", "0.1")]
-    setup = targeted_setup(params, None, grammars, "3gram.binary", weights, "5gram.binary",
-                           DecoderSettings())
+    setup = targeted_setup(TargetedSettings.from_config(params), None, grammars, "3gram.binary",
+                           weights, "5gram.binary", DecoderSettings())
     assert setup.grammar_path == "bias0.1.parquet" and setup.settings.k == 5
     with pytest.raises(ValueError, match=r"bias 0.25 has no grammar .*\['0', '0.05', '0.1'\]"):
-        targeted_setup({**params, "point": {"bias": 0.25, "weight": -1.0}}, None, grammars,
-                       "3gram.binary", weights, "5gram.binary", DecoderSettings())
+        targeted_setup(TargetedSettings.from_config(
+            {**params, "point": {"bias": 0.25, "weight": -1.0}}), None, grammars,
+            "3gram.binary", weights, "5gram.binary", DecoderSettings())

@@ -17,6 +17,7 @@ from circle.corpus.pivots import (
     training_bitext,
 )
 from circle.corpus.prepare import EVAL_SETS, PER_DOCUMENT, reference_names
+from circle.decoder.model import SEARCH_SETTINGS
 from circle.experiments.conditions import (
     CONDITION_PATTERN,
     EXTRA_PATTERN,
@@ -319,8 +320,7 @@ def paraphrase_grammars():
 
 def decoder_settings():
     """The search settings of the config, as keyword arguments of DecoderSettings."""
-    keys = ("pop_limit", "span_limit", "options_limit", "k")
-    return {key: config["decoder"][key] for key in keys}
+    return {key: config["decoder"][key] for key in SEARCH_SETTINGS}
 
 
 def oov_paraphrase_settings():
@@ -581,8 +581,8 @@ def targeted_conditions():
 
 
 def targeted_settings(wildcards):
-    """The targeted paraphraser's settings besides its inputs
-    (circle.paraphrase.targeted.targeted_setup)."""
+    """The targeted paraphraser's settings besides its inputs, as params
+    (circle.paraphrase.targeted.TargetedSettings.from_config reads them)."""
     return {
         "biases": [float(b) for b in config["paraphrase"]["biases"]],
         "point": config["grid_search"]["point"],

@@ -5,5 +5,5 @@ from circle.decoder.sets import decode_shard
 provenance = start_job(snakemake)
 decode_shard(snakemake.input.evalset, snakemake.input.grammar, snakemake.input.lm,
              snakemake.input.weights, snakemake.output.nbest, int(snakemake.wildcards.shard),
-             snakemake.params.shards, DecoderSettings(**snakemake.params.settings),
+             snakemake.params.shards, DecoderSettings.from_config(snakemake.params.settings),
              workers=snakemake.threads, provenance=provenance)

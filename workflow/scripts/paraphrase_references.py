@@ -5,5 +5,5 @@ from circle.paraphrase.untargeted import paraphrase_references
 provenance = start_job(snakemake)
 paraphrase_references(snakemake.input.evalset, snakemake.input.grammar, snakemake.input.lm,
                       snakemake.input.weights, snakemake.params.k,
-                      DecoderSettings(**snakemake.params.settings), snakemake.threads,
+                      DecoderSettings.from_config(snakemake.params.settings), snakemake.threads,
                       snakemake.output.nbest, provenance, snakemake.params.reference)

@@ -9,5 +9,5 @@ else:
     weights = snakemake.params.targeting_weights
 paraphrase_sample(snakemake.input.sample, snakemake.input.grammar, snakemake.input.lm,
                   snakemake.input.weights, float(snakemake.wildcards.bias), weights,
-                  DecoderSettings(**snakemake.params.settings), snakemake.threads,
+                  DecoderSettings.from_config(snakemake.params.settings), snakemake.threads,
                   snakemake.output.nbest, snakemake.output.distances, provenance)

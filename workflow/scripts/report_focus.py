@@ -2,12 +2,13 @@ from circle.core.jobs import start_job
 from circle.decoder import DecoderSettings
 from circle.experiments.conditions import TuningRun
 from circle.figures.focus import write_focus_figure
-from circle.paraphrase.targeted import targeted_setup
+from circle.paraphrase.targeted import TargetedSettings, targeted_setup
 
 start_job(snakemake)
-settings = DecoderSettings(**snakemake.params.settings)
-setup = targeted_setup(snakemake.params.targeted, snakemake.input.get("choice"),
-                       snakemake.input.paraphrase_grammars, snakemake.input.paraphraser_lm,
+settings = DecoderSettings.from_config(snakemake.params.settings)
+setup = targeted_setup(TargetedSettings.from_config(snakemake.params.targeted),
+                       snakemake.input.get("choice"), snakemake.input.paraphrase_grammars,
+                       snakemake.input.paraphraser_lm,
                        snakemake.input.paraphraser_weights,
                        snakemake.input.paraphraser_reranking_lm, settings)
 outputs = {}

@@ -4,6 +4,6 @@ from circle.experiments.iterations import score_iterations
 
 provenance = start_job(snakemake)
 score_iterations(snakemake.input.log, snakemake.input.test, snakemake.input.grammar,
-                 snakemake.input.lm, DecoderSettings(**snakemake.params.settings),
+                 snakemake.input.lm, DecoderSettings.from_config(snakemake.params.settings),
                  snakemake.threads, snakemake.params.run, snakemake.output.scores, provenance,
                  lowercased=snakemake.params.lowercased)

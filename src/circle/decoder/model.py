@@ -55,6 +55,10 @@ exhaustive searches of the tests."""
 ENGINES: tuple[str, ...] = ("cython", "python")
 """Implementations of the search loop (:attr:`DecoderSettings.engine`)."""
 
+SEARCH_SETTINGS: tuple[str, ...] = ("pop_limit", "span_limit", "options_limit", "k")
+"""The keys of the config's ``decoder`` section that are search settings (the others are the
+untuned weights)."""
+
 
 @dataclass(frozen=True)
 class DecoderSettings:
@@ -78,11 +82,20 @@ class DecoderSettings:
     engine: str = "cython"
 
     def __post_init__(self) -> None:
-        for name in ("pop_limit", "span_limit", "options_limit", "k"):
+        for name in SEARCH_SETTINGS:
             if getattr(self, name) < 1:
                 raise ValueError(f"decoder setting {name} must be ≥ 1, got {getattr(self, name)}")
         if self.engine not in ENGINES:
             raise ValueError(f"decoder engine must be one of {ENGINES}, got {self.engine!r}")
+
+    @classmethod
+    def from_config(cls, decoder: Mapping[str, object], **overrides: object) -> DecoderSettings:
+        """The search settings of the config's ``decoder`` section, or of a job's params made
+        from it: its :data:`SEARCH_SETTINGS` (defaults where it lacks one), then
+        ``overrides`` (None leaves a setting as it is)."""
+        given = {key: decoder[key] for key in SEARCH_SETTINGS if key in decoder}
+        given.update((key, value) for key, value in overrides.items() if value is not None)
+        return cls(**given)
 
 
 class Model:

@@ -36,7 +36,12 @@ from circle.decoder.nbest import NBEST
 from circle.decoder.sets import RecordedDecode
 from circle.experiments.conditions import UNTUNED_TRANSLATION, Condition, TuningRun
 from circle.experiments.heldout import tuning_set_rows
-from circle.paraphrase.targeted import TargetedReferences, TargetedSetup, targeted_setup
+from circle.paraphrase.targeted import (
+    TargetedReferences,
+    TargetedSettings,
+    TargetedSetup,
+    targeted_setup,
+)
 from circle.tune import fanout
 from circle.tune.checkpoint import Checkpoint, SavedIteration, read_iteration
 from circle.tune.loop import (
@@ -148,11 +153,12 @@ class ConditionTuning:
         ``condition`` and ``replicate``, the inputs of ``tuning_inputs`` (and
         ``start_decode`` of ``fanned_out_tuning_inputs``) and the params
         ``settings``, ``tuning``, ``seed`` and ``targeted`` (workflow/rules/tune.smk)."""
-        settings = DecoderSettings(**job.params.settings)
+        settings = DecoderSettings.from_config(job.params.settings)
         targeted = None
         if job.params.targeted is not None:
-            targeted = targeted_setup(job.params.targeted, job.input.get("choice"),
-                                      job.input.paraphrase_grammars, job.input.paraphraser_lm,
+            targeted = targeted_setup(TargetedSettings.from_config(job.params.targeted),
+                                      job.input.get("choice"), job.input.paraphrase_grammars,
+                                      job.input.paraphraser_lm,
                                       job.input.paraphraser_weights,
                                       job.input.paraphraser_reranking_lm, settings)
         run = TuningRun.of(job.wildcards.condition, job.wildcards.replicate)

@@ -1,11 +1,15 @@
 """A targeted paraphraser's configuration and a bias's name: what names them in a tuning
-condition, a grid point and a grammar file, without the paraphraser (so that conditions can be
-parsed without loading the decoder)."""
+condition, a grid point and a grammar file, and the grid search's choice read back as one,
+without the paraphraser (so that conditions can be parsed without loading the decoder)."""
 
 from __future__ import annotations
 
 import math
+import os
 from dataclasses import dataclass
+
+from circle.core.schemas import GRID_CHOICE
+from circle.core.tables import read_table
 
 
 def bias_name(bias: float) -> str:
@@ -35,3 +39,12 @@ class ParaphraserConfig:
     @property
     def targeted(self) -> bool:
         return self.targeting_weight != 0.0
+
+
+def read_grid_choice(path: str | os.PathLike | None) -> ParaphraserConfig:
+    """The targeted paraphraser's configuration the grid search chose (thesis §5.2.3), from its
+    :data:`~circle.core.schemas.GRID_CHOICE` table."""
+    if path is None:
+        raise ValueError("neither a grid choice table nor a configured point")
+    row = read_table(path, GRID_CHOICE).iloc[0]
+    return ParaphraserConfig(float(row["bias"]), float(row["targeting_weight"]))

@@ -303,15 +303,3 @@ def search_grid(sweep_distances_path: str | os.PathLike,
     write_table(points, out_points, GRID_POINTS, provenance, metadata)
     write_table(pd.DataFrame([choice]), out_choice, GRID_CHOICE, provenance, metadata)
     return choice
-
-
-def paraphraser_configuration(choice_path: str | os.PathLike | None,
-                              override: Mapping[str, float] | None = None) -> ParaphraserConfig:
-    """The targeted paraphraser's configuration: ``override`` (the config's
-    ``grid_search.point``, keys ``bias`` and ``weight``) if given, else the grid's choice."""
-    if override is not None:
-        return ParaphraserConfig(float(override["bias"]), float(override["weight"]))
-    if choice_path is None:
-        raise ValueError("neither a grid choice table nor a configured point")
-    row = read_table(choice_path, GRID_CHOICE).iloc[0]
-    return ParaphraserConfig(float(row["bias"]), float(row["targeting_weight"]))

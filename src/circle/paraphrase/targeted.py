@@ -41,7 +41,7 @@ import weakref
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import asdict, dataclass, replace
 from pathlib import Path
-from typing import NamedTuple
+from typing import Any, NamedTuple
 
 import kenlm
 import numpy as np
@@ -60,8 +60,7 @@ from circle.decoder import (
 from circle.decoder.corpus import DecoderPool
 from circle.decoder.lm import LN10, LanguageModel
 from circle.decoder.search import Forest, without_gc
-from circle.paraphrase.config import ParaphraserConfig, bias_name
-from circle.paraphrase.grid_search import paraphraser_configuration
+from circle.paraphrase.config import ParaphraserConfig, bias_name, read_grid_choice
 from circle.tune.metrics import WordIds, ter_from_stats, ter_stats
 
 SEARCH_MODES: tuple[str, ...] = ("exact", "forest")
@@ -445,27 +444,63 @@ class TargetedSetup:
         return TargetedReferences(references, paraphraser, count, cache, writer)
 
 
-def targeted_setup(params: Mapping, choice_path: str | os.PathLike | None,
+@dataclass(frozen=True)
+class TargetedSettings:
+    """The targeted paraphraser's settings besides its inputs, as the workflow's params carry
+    them (config ``targeted``, ``paraphrase.biases``, ``grid_search.point``): the biases of the
+    paraphrase grammars in their order, the configuration that overrides the grid's choice
+    (None: the grid's choice), the paraphrase n-best size, the search mode
+    (:data:`SEARCH_MODES`) and forest beam factor, the reranker (None: not reranked), the
+    entries kept per cached list (``depth``) and the cache directory."""
+
+    biases: tuple[float, ...]
+    point: ParaphraserConfig | None
+    nbest: int
+    search: str
+    forest_beam: int
+    rerank: Reranker | None
+    depth: int
+    cache: str | os.PathLike
+
+    def __post_init__(self) -> None:
+        if self.search not in SEARCH_MODES:
+            raise ValueError(f"targeted search must be one of {SEARCH_MODES}, got "
+                             f"{self.search!r}")
+
+    @classmethod
+    def from_config(cls, params: Mapping[str, Any]) -> TargetedSettings:
+        """The settings of a job's ``targeted`` params: keys ``biases``, ``point``
+        (``{bias, weight}`` as grid_search.point, or None), ``nbest``, ``search``,
+        ``forest_beam``, ``rerank`` (the Reranker's weights, or None), ``depth`` and
+        ``cache``."""
+        point, rerank = params["point"], params["rerank"]
+        return cls(tuple(float(b) for b in params["biases"]),
+                   None if point is None
+                   else ParaphraserConfig(float(point["bias"]), float(point["weight"])),
+                   int(params["nbest"]), params["search"], int(params["forest_beam"]),
+                   None if rerank is None else Reranker(**rerank), int(params["depth"]),
+                   params["cache"])
+
+
+def targeted_setup(settings: TargetedSettings, choice_path: str | os.PathLike | None,
                    grammar_paths: Sequence[str | os.PathLike], lm_path: str | os.PathLike,
                    paraphraser_weights_path: str | os.PathLike,
                    reranking_lm_path: str | os.PathLike,
-                   settings: DecoderSettings) -> TargetedSetup:
-    """The set-up of the pipeline's 1H+kT runs: ``params`` holds the config's biases (in the
-    order of ``grammar_paths``), ``point`` (grid_search.point or None), ``nbest``, ``search``,
-    ``forest_beam``, ``rerank`` (weights or None), ``depth`` and the ``cache`` directory; the
-    configuration is the grid's choice (``choice_path``) unless ``point`` overrides it."""
-    config = paraphraser_configuration(choice_path, params["point"])
+                   decoder: DecoderSettings) -> TargetedSetup:
+    """The set-up of the pipeline's 1H+kT runs: the paraphrase grammars ``grammar_paths`` in
+    the order of ``settings.biases``; the configuration is ``settings.point`` if given, else
+    the grid's choice (``choice_path``)."""
+    config = settings.point or read_grid_choice(choice_path)
     grammars = {bias_name(bias): path
-                for bias, path in zip(params["biases"], grammar_paths, strict=True)}
+                for bias, path in zip(settings.biases, grammar_paths, strict=True)}
     if bias_name(config.bias) not in grammars:
         raise ValueError(f"the targeted paraphraser's bias {config.bias:g} has no grammar "
                          f"(paraphrase.biases {sorted(grammars, key=float)})")
-    rerank = params["rerank"]
     return TargetedSetup(config, grammars[bias_name(config.bias)], lm_path,
                          read_weights(paraphraser_weights_path),
-                         replace(settings, k=params["nbest"]), params["search"],
-                         params["forest_beam"], None if rerank is None else Reranker(**rerank),
-                         reranking_lm_path, params["cache"], params["depth"])
+                         replace(decoder, k=settings.nbest), settings.search,
+                         settings.forest_beam, settings.rerank, reranking_lm_path,
+                         settings.cache, settings.depth)
 
 
 def sample_triples(cache: ParaphraseCache, count: int, seed: int) -> pd.DataFrame:

@@ -126,9 +126,10 @@ class ResolvedRun:
         return inputs
 
     def targeted_params(self, targeted: Mapping[str, Any]) -> dict[str, Any] | None:
-        """A 1H+kT run's targeted paraphraser settings (the config's ``targeted`` settings,
-        :func:`circle.paraphrase.targeted.targeted_setup`) with its own configuration as the
-        ``point`` where its condition names one; None for the other conditions."""
+        """A 1H+kT run's targeted paraphraser settings (the workflow's ``targeted`` params,
+        :meth:`circle.paraphrase.targeted.TargetedSettings.from_config`) with its own
+        configuration as the ``point`` where its condition names one; None for the other
+        conditions."""
         if not self.condition.targeted:
             return None
         settings = dict(targeted)
