@@ -51,7 +51,7 @@ rule report_dose_response:
     log:
         "logs/{experiment}/report_dose_response.log",
     params:
-        extras=dose_extras(config),
+        extras=PLAN.dose_extras(),
         lowercased=config["preprocess"]["lowercase"],
     wildcard_constraints:
         experiment=MAIN_SYSTEM,

@@ -51,7 +51,7 @@ rule report_paper_tables:
         fig5_10=lambda wildcards: ([f"results/{wildcards.experiment}/report/fig5_10.csv"]
                                    if targeted_conditions() else []),
         fig6_2=lambda wildcards: ([f"results/{wildcards.experiment}/report/fig6_2.csv"]
-                                  if focus_runs(config["tuning"]["conditions"], 1) else []),
+                                  if PLAN.focus_runs() else []),
     output:
         markdown="results/{experiment}/report/paper_tables.md",
         html=report(
@@ -111,8 +111,7 @@ rule report_focus:
     log:
         "logs/{experiment}/report_focus.log",
     params:
-        runs=lambda wildcards: [run.name for run in focus_runs(config["tuning"]["conditions"],
-                                                              config["tuning"]["replicates"])],
+        runs=lambda wildcards: [run.name for run in PLAN.focus_runs()],
         settings=decoder_settings(),
         # its own cache: the tuning runs' cache, which report_targeted samples, stays theirs
         targeted=lambda wildcards: {

@@ -1,0 +1,418 @@
+"""What a config asks the workflow to build, as tested code: the tuning runs of each run set,
+the files each system's jobs read, the systems of the paraphrase grammar's pivot bitexts, and the
+settings the rules pass as params.
+
+The rules reach a :class:`Plan` of the run's config through one-line helpers in
+``workflow/rules/common.smk`` that take a job's wildcards; a ``system`` here is the value of the
+``{experiment}`` wildcard: the experiment itself, its held-out system
+(``<experiment>/heldout``, Fig. 4.11/4.12), or a system that aligns a pivot bitext or extracts
+a pivot language's grammar. Nothing here reads a file but the frozen alignment's config check.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from functools import cached_property
+from typing import Any
+
+from circle.corpus.pivots import (
+    PivotBitext,
+    paraphraser_lm_bitexts,
+    pivot_bitexts,
+    pivot_languages,
+    training_bitext,
+)
+from circle.corpus.prepare import EVAL_SETS, PER_DOCUMENT, reference_names
+from circle.decoder.model import SEARCH_SETTINGS
+from circle.experiments.conditions import Condition, TuningRun, run_seed, tuning_params
+from circle.experiments.dose_response import dose_conditions, dose_controls, dose_extras, dose_runs
+from circle.experiments.lattice_tuning import lattice_conditions, lattice_counts, lattice_runs
+from circle.experiments.paper_runs import PaperFigure, figure_runs, focus_runs, paper_figures
+from circle.paraphrase.config import ParaphraserConfig, bias_name
+from circle.pipeline.config import ConfigError, frozen_alignment_problems
+from circle.pipeline.runs import (
+    DECODE_NBEST,
+    EVALSET_TABLE,
+    GRID_CHOICE,
+    WEIGHTS,
+    ResolvedRun,
+    resolve_run,
+    untargeted_paraphrases,
+)
+
+RUN_SETS: tuple[str, ...] = ("", "paper/", "dose/", "lattice/")
+"""The evaluation run sets (the ``{run_set}`` of ``evaluation/{run_set}results.parquet``): the
+config's conditions, the paper figures', the dose-response's and the lattice page's runs."""
+
+
+class Plan:
+    """The workflow's plan for one config (after the schema filled in its defaults)."""
+
+    def __init__(self, config: Mapping[str, Any]):
+        self.config = config
+        self.experiment: str = config["experiment"]
+        self.heldout_system = f"{self.experiment}/heldout"
+        self.conditions = [Condition.parse(name) for name in config["tuning"]["conditions"]]
+        self.replicates: int = config["tuning"]["replicates"]
+        self.pivot_languages = pivot_languages(pivot_bitexts(config))
+        """The paraphrase grammar's pivot bitexts by foreign language (paraphrase.pivots);
+        empty: the paraphrase grammar pivots from the MT grammar alone."""
+        self.training_bitext = training_bitext(config)
+        self.paraphraser_lm_pivots = paraphraser_lm_bitexts(config)
+        """The pivot bitexts whose English is the text of the paraphraser's own LMs
+        (paraphrase.language_models: pivots); empty: it shares the MT system's LMs."""
+        self.pivot_pairs = {self.pivot_pair_system(bitext): bitext
+                            for bitexts in self.pivot_languages.values() for bitext in bitexts
+                            if bitext != self.training_bitext}
+        """The pivot bitexts other than the training bitext, by the system that tokenises and
+        aligns them."""
+        self.pivot_language_systems = [self.pivot_language_system(language)
+                                       for language, bitexts in self.pivot_languages.items()
+                                       if bitexts != [self.training_bitext]]
+        self.lattice_conditions = lattice_conditions(config)
+        """The kH+mL conditions of lattice.tuning_conditions."""
+        self.lattice_counts = lattice_counts(self.lattice_conditions)
+        """Per k, the most lattice sentences a kH+mL condition takes: the rows per segment of
+        its lattice table."""
+        self._resolved: dict[tuple[str, int], ResolvedRun] = {}
+
+    # -- tuning runs ---------------------------------------------------------------------------
+
+    def resolve(self, condition: str, replicate: int | str) -> ResolvedRun:
+        """The run of a condition name and replicate, resolved once
+        (:func:`circle.pipeline.runs.resolve_run`)."""
+        key = condition, int(replicate)
+        if key not in self._resolved:
+            self._resolved[key] = resolve_run(condition, replicate, self.config)
+        return self._resolved[key]
+
+    def tuning_seed(self, run: str) -> int:
+        """The tuning seed of one run ('1H.rep0', 'paraphraser-bias0') from the config seed."""
+        return run_seed(self.config["seed"], run)
+
+    def max_paraphrases(self, targeted: bool = False) -> int:
+        """The largest k of the config's 1H+kP conditions, or with ``targeted`` of its 1H+kT
+        conditions (0 if none)."""
+        return max((c.paraphrases for c in self.conditions if c.targeted == targeted),
+                   default=0)
+
+    def tuning_runs(self) -> list[TuningRun]:
+        """Every run of the config: each condition, each replicate."""
+        return [TuningRun(c, r) for c in self.conditions for r in range(self.replicates)]
+
+    def reference_count(self, evalset: str) -> int:
+        """How many references each segment of an evaluation set has."""
+        return len(reference_names(self.config["corpus"])[evalset])
+
+    @cached_property
+    def figures(self) -> list[PaperFigure]:
+        """The thesis figures with tuning runs of their own
+        (:mod:`circle.experiments.paper_runs`)."""
+        tuning, figures = self.config["tuning"], self.config["figures"]
+        return paper_figures(tuning["conditions"], self.reference_count("tune"), tuning["metric"],
+                             figures["metric"], figures["untargeted_biases"],
+                             figures["heldout_blocks"])
+
+    def figure(self, key: str) -> PaperFigure:
+        """The paper figure ``key`` names ('fig4_10')."""
+        return next(f for f in self.figures if f.key == key)
+
+    def dose_response_runs(self) -> list[TuningRun]:
+        """The dose-response's runs (:mod:`circle.experiments.dose_response`)."""
+        conditions = dose_conditions(dose_extras(self.config), dose_controls(self.config))
+        return dose_runs(conditions, self.replicates)
+
+    def lattice_tuning_runs(self) -> list[TuningRun]:
+        """The lattice page's runs: 1H .. nH and every kH+mL of lattice.tuning_conditions."""
+        return lattice_runs(self.lattice_conditions, self.reference_count("tune"),
+                            self.replicates)
+
+    def evaluated_runs(self, system: str, run_set: str) -> list[TuningRun]:
+        """The runs an evaluation of ``system`` covers (:data:`RUN_SETS`); the held-out
+        system's are its figure's (Fig. 4.11/4.12) whatever the run set."""
+        heldout = system == self.heldout_system
+        if run_set == "dose/" and not heldout:
+            return self.dose_response_runs()
+        if run_set == "lattice/" and not heldout:
+            return self.lattice_tuning_runs()
+        if run_set == "" and not heldout:
+            return self.tuning_runs()
+        return figure_runs(self.figures, self.replicates, heldout)
+
+    def curve_runs(self) -> list[TuningRun]:
+        """The runs of Fig. 5.4 (targeted.curves): 1H+1T replicate 0 with the paraphraser at
+        the curves' bias and each of their targeting weights."""
+        curves = self.config["targeted"]["curves"]
+        return [TuningRun(Condition.targeted_at(1, ParaphraserConfig(float(curves["bias"]),
+                                                                     float(weight))), 0)
+                for weight in curves["weights"]]
+
+    def dose_extras(self) -> list[str]:
+        """The dose-response's extra references
+        (:func:`circle.experiments.dose_response.dose_extras`)."""
+        return dose_extras(self.config)
+
+    def focus_runs(self) -> list[TuningRun]:
+        """Every replicate of the Fig. 6.2 runs, if the config tunes all three conditions."""
+        return focus_runs(self.config["tuning"]["conditions"], self.replicates)
+
+    # -- settings passed as params ---------------------------------------------------------------
+
+    def decoder_settings(self) -> dict[str, Any]:
+        """The config's search settings, as keyword arguments of
+        :meth:`circle.decoder.model.DecoderSettings.from_config`."""
+        return {key: self.config["decoder"][key] for key in SEARCH_SETTINGS}
+
+    def paraphraser_tuning_settings(self) -> dict[str, Any]:
+        """The paraphraser's tuning job's settings (:func:`tuning_params`)."""
+        return tuning_params(self.config["tuning"])
+
+    def targeted_settings(self, system: str) -> dict[str, Any]:
+        """The targeted paraphraser's settings besides its inputs
+        (:meth:`circle.paraphrase.targeted.TargetedSettings.from_config` reads them)."""
+        targeted = self.config["targeted"]
+        return {
+            "biases": [float(b) for b in self.config["paraphrase"]["biases"]],
+            "point": self.config["grid_search"]["point"],
+            "nbest": targeted["nbest"],
+            "search": targeted["search"],
+            "forest_beam": targeted["forest_beam"],
+            "rerank": targeted["rerank"],
+            "depth": self.max_paraphrases(targeted=True),
+            "cache": f"results/{system}/targeted/cache",
+        }
+
+    def tuning_job_params(self, system: str, condition: str, replicate: int | str
+                          ) -> dict[str, Any]:
+        """The params every job of an MT tuning run shares
+        (:meth:`circle.pipeline.runs.ResolvedRun.job_params`)."""
+        return self.resolve(condition, replicate).job_params(
+            system, self.decoder_settings(), self.targeted_settings(system))
+
+    def pivot_options(self) -> dict[str, Any]:
+        """The config's paraphrase section as the pivoting jobs see it: without
+        identity_feature, which only biasing reads, so that turning φ_ident on or off does not
+        pivot again."""
+        return {key: value for key, value in self.config["paraphrase"].items()
+                if key != "identity_feature"}
+
+    def corpus_params(self) -> dict[str, Any]:
+        """The corpus section as prepare_corpus's params, without corpus.single_reference when
+        it is the default rule: the default experiment's job keeps the params it always had, so
+        that Snakemake does not rebuild its results for a key that changes nothing."""
+        corpus = dict(self.config["corpus"])
+        if corpus.get("single_reference") == PER_DOCUMENT:
+            del corpus["single_reference"]
+        return corpus
+
+    # -- files ---------------------------------------------------------------------------------
+
+    def corpus_files(self) -> list[str]:
+        """Every file the corpus is read from, so that Snakemake notices when one changes."""
+        corpus = self.config["corpus"]
+        if corpus["kind"] == "bible":
+            return [corpus["bible"]["table"]]
+        files = corpus["files"]
+        paths = [files["train"]["source"], files["train"]["target"]]
+        for name in EVAL_SETS:
+            spec = files[name]
+            paths += [spec["source"], *spec["references"]]
+            paths += [spec["documents"]] if spec.get("documents") else []
+        return paths
+
+    def lm(self, system: str, order: int) -> str:
+        return f"results/{system}/lm/{order}gram.binary"
+
+    def decoding_lm(self, system: str) -> str:
+        """The KenLM binary the decoder uses (lm.decoding_order)."""
+        return self.lm(system, self.config["lm"]["decoding_order"])
+
+    def paraphrase_grammars(self) -> list[str]:
+        """The biased paraphrase grammar of every bias of the config (the experiment's: the
+        held-out system paraphrases with them too)."""
+        return [f"results/{self.experiment}/paraphrase/bias{bias_name(b)}.parquet"
+                for b in self.config["paraphrase"]["biases"]]
+
+    def paraphraser_weights(self, system: str) -> str:
+        """The tuned paraphraser's weights (tuned on tuning.paraphraser_bias's grammar)."""
+        return WEIGHTS.format(experiment=system, weights="paraphraser-bias"
+                              + bias_name(self.config["tuning"]["paraphraser_bias"]))
+
+    def default_untargeted_paraphrases(self, system: str) -> str:
+        """The untargeted k-best paraphrases of the tune set's single reference at
+        tuning.paraphraser_bias, which 1H+kP conditions add."""
+        return untargeted_paraphrases(system, self.config["tuning"]["paraphraser_bias"])
+
+    def paraphraser_lm(self, system: str, order: int) -> str:
+        """The paraphraser's LM of an order: its own (paraphrase.language_models: pivots; the
+        experiment's system only, the held-out system keeps sharing its LMs) or the MT
+        system's."""
+        if self.paraphraser_lm_pivots and system == self.experiment:
+            return f"results/{system}/paraphrase/lm/{order}gram.binary"
+        return self.lm(system, order)
+
+    def targeted_paraphraser_inputs(self, system: str, grid_choice: bool = True
+                                    ) -> dict[str, Any]:
+        """What the targeted paraphraser of the 1H+kT runs is built from: every paraphrase
+        grammar (the chosen bias is known only once the grid has run), the tuned paraphraser's
+        weights, its decoding and reranking LMs and, with ``grid_choice`` unless
+        grid_search.point overrides it, the grid's choice."""
+        lm = self.config["lm"]
+        inputs: dict[str, Any] = {
+            "paraphrase_grammars": self.paraphrase_grammars(),
+            "paraphraser_weights": self.paraphraser_weights(system),
+            "paraphraser_lm": self.paraphraser_lm(system, lm["decoding_order"]),
+            "paraphraser_reranking_lm": self.paraphraser_lm(system, lm["reranking_order"]),
+        }
+        if grid_choice and self.config["grid_search"]["point"] is None:
+            inputs["choice"] = GRID_CHOICE.format(experiment=system)
+        return inputs
+
+    def tuning_inputs(self, system: str, condition: str, replicate: int | str
+                      ) -> dict[str, Any]:
+        """The files one MT tuning run reads (:meth:`ResolvedRun.inputs`), and for 1H+kT the
+        targeted paraphraser's, with the grid's choice unless the run has its own
+        configuration."""
+        run = self.resolve(condition, replicate)
+        inputs: dict[str, Any] = run.inputs(system, self.decoding_lm(system))
+        if run.condition.targeted:
+            inputs.update(self.targeted_paraphraser_inputs(system, run.grid_choice))
+        return inputs
+
+    def start_decode(self, system: str, condition: str, replicate: int | str) -> str:
+        """The decode stage's tune-set n-best lists at a run's start weights."""
+        return DECODE_NBEST.format(experiment=system, evalset="tune",
+                                   weights=self.resolve(condition, replicate).start)
+
+    def focus_inputs(self, system: str) -> dict[str, Any]:
+        """Thesis Fig. 6.2's inputs: the tune-set n-best lists of the 2H, 1H+1P and 1H+1T runs'
+        start and tuned weights, the untargeted paraphrases and the targeted paraphraser's
+        parts."""
+        runs = self.focus_runs()
+        return {
+            "starts": [DECODE_NBEST.format(experiment=system, weights=run.start, evalset="tune")
+                       for run in runs],
+            "tuned": [DECODE_NBEST.format(experiment=system, weights=run.name, evalset="tune")
+                      for run in runs],
+            "paraphrases": self.default_untargeted_paraphrases(system),
+            **self.targeted_paraphraser_inputs(system),
+        }
+
+    def reference_quality_inputs(self, system: str) -> dict[str, Any]:
+        """What the reference-quality table reads: the tune set, the untuned and every 1H
+        replicate's tune-set n-best lists, both LMs, the untargeted paraphrases if the config
+        has a 1H+kP condition and, with 1H+kT conditions, the targeted paraphraser's parts and
+        every 1H+kT run (whose cache holds the targeted paraphrases)."""
+        inputs: dict[str, Any] = {
+            "tune": EVALSET_TABLE.format(experiment=system, evalset="tune"),
+            "untuned": DECODE_NBEST.format(experiment=system, weights="untuned-translation",
+                                           evalset="tune"),
+            "tuned": [DECODE_NBEST.format(experiment=system, evalset="tune",
+                                          weights=TuningRun(Condition(1), r).name)
+                      for r in range(self.replicates)],
+            "lm": self.decoding_lm(system),
+            "reranking_lm": self.lm(system, self.config["lm"]["reranking_order"]),
+        }
+        if self.max_paraphrases():
+            inputs["paraphrases"] = self.default_untargeted_paraphrases(system)
+        if any(c.targeted for c in self.conditions):
+            inputs.update(self.targeted_paraphraser_inputs(system))
+            inputs["targeted_runs"] = [
+                WEIGHTS.format(experiment=system, weights=TuningRun(c, r).name)
+                for c in self.conditions if c.targeted for r in range(self.replicates)]
+        return inputs
+
+    def extra_reference_inputs(self, system: str, extra: str) -> dict[str, Any]:
+        """What an extra reference is made from: the tune set, and for kjv the Bible verse
+        table, for mt the untuned system's tune-set n-best lists."""
+        inputs = {"tune": EVALSET_TABLE.format(experiment=system, evalset="tune")}
+        if extra == "kjv":
+            inputs["verses"] = self.config["corpus"]["bible"]["table"]
+        elif extra == "mt":
+            inputs["untuned"] = DECODE_NBEST.format(experiment=system, evalset="tune",
+                                                    weights="untuned-translation")
+        return inputs
+
+    def dose_response_inputs(self, system: str) -> dict[str, Any]:
+        """What the dose-response page reads: the tune set, every extra reference table, the
+        untargeted paraphrases (for the 1H+1P control), the dose run set's evaluation and the
+        decoder's LM."""
+        results = f"results/{system}"
+        inputs: dict[str, Any] = {
+            "tune": EVALSET_TABLE.format(experiment=system, evalset="tune"),
+            "extra": [f"{results}/references/{extra}.parquet" for extra in self.dose_extras()],
+            "table": f"{results}/evaluation/dose/results.parquet",
+            "conditions": f"{results}/evaluation/dose/conditions.parquet",
+            "lm": self.decoding_lm(system),
+        }
+        if "1H+1P" in dose_controls(self.config):
+            inputs["paraphrases"] = self.default_untargeted_paraphrases(system)
+        return inputs
+
+    def paper_figure_inputs(self, system: str, key: str) -> dict[str, str]:
+        """A paper figure's evaluation tables (the paper runs', or the held-out system's for
+        Fig. 4.11/4.12) and the tune set that names its reference or tuning sets."""
+        if self.figure(key).heldout:
+            system, run_set = self.heldout_system, ""
+        else:
+            run_set = "paper/"
+        return {"table": f"results/{system}/evaluation/{run_set}results.parquet",
+                "conditions": f"results/{system}/evaluation/{run_set}conditions.parquet",
+                "tune": EVALSET_TABLE.format(experiment=system, evalset="tune")}
+
+    # -- pivot bitexts -------------------------------------------------------------------------
+
+    def pivot_pair_system(self, bitext: PivotBitext) -> str:
+        """Where a pivot bitext's tokenised table and eflomal alignment are made, as a system
+        of its own (tokenized/train.parquet, align/eflomal.parquet)."""
+        return f"{self.experiment}/pivots/{bitext.name}"
+
+    def pivot_language_system(self, language: str) -> str:
+        """Where a pivot language's grammar is extracted from its bitexts' concatenation, as a
+        system of its own (tokenized/train.parquet, align/links.parquet, grammar/...)."""
+        return f"{self.experiment}/pivot/{language}"
+
+    def alignment_path(self, system: str) -> str:
+        """The alignment of a system's training bitext: the held-out system's links (its share
+        of the experiment's) and a pivot language's (its bitexts' joined), a pivot bitext's
+        eflomal output, else the frozen alignment table if the config names one (checked
+        against the config's alignment settings), else eflomal's fresh output."""
+        if system == self.heldout_system or system in self.pivot_language_systems:
+            return f"results/{system}/align/links.parquet"
+        if system in self.pivot_pairs:
+            return f"results/{system}/align/eflomal.parquet"
+        frozen = self.config["alignment"]["frozen"]
+        if not frozen:
+            return f"results/{self.experiment}/align/eflomal.parquet"
+        if problems := frozen_alignment_problems(self.config):
+            raise ConfigError(problems)
+        return frozen
+
+    def pivot_bitext_files(self, bitext: PivotBitext) -> tuple[str, str]:
+        """The tokenised table and alignment of a pivot bitext: the experiment's own for its
+        training bitext, else those of its :meth:`pivot_pair_system`."""
+        system = (self.experiment if bitext == self.training_bitext
+                  else self.pivot_pair_system(bitext))
+        return f"results/{system}/tokenized/train.parquet", self.alignment_path(system)
+
+    def pivot_language_inputs(self, system: str) -> dict[str, list[str]]:
+        """The tokenised tables and alignments of a pivot language's bitexts, in config
+        order."""
+        language = system.removeprefix(f"{self.experiment}/pivot/")
+        files = [self.pivot_bitext_files(bitext) for bitext in self.pivot_languages[language]]
+        return {"bitexts": [bitext for bitext, _ in files],
+                "alignments": [alignment for _, alignment in files]}
+
+    def pivot_grammars(self) -> list[str]:
+        """The bilingual grammars the paraphrase grammar is pivoted from, one per pivot
+        language (:mod:`circle.grammar.pivot`): the MT grammar alone by default and for a
+        language whose only bitext is the training bitext, else the language's own."""
+        mt_grammar = f"results/{self.experiment}/grammar/bilingual.parquet"
+        return [mt_grammar if bitexts == [self.training_bitext]
+                else f"results/{self.pivot_language_system(language)}/grammar/bilingual.parquet"
+                for language, bitexts in self.pivot_languages.items()] or [mt_grammar]
+
+    def paraphraser_lm_texts(self) -> list[str]:
+        """The tokenised tables of :attr:`paraphraser_lm_pivots`: the paraphraser's own LM
+        text."""
+        return [self.pivot_bitext_files(bitext)[0] for bitext in self.paraphraser_lm_pivots]

@@ -1,0 +1,142 @@
+"""What the shipped configs ask the workflow to build (circle.pipeline.plan): run sets, the
+files of tuning and report jobs, the pivot bitexts' systems, as the rules receive them."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pytest
+import yaml
+from snakemake.utils import validate
+
+from circle.pipeline.config import ConfigError
+from circle.pipeline.plan import Plan
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def config(*overlays: str, **changes) -> dict:
+    """config/config.yaml, each config/<overlay>.yaml over it (section by section, as
+    Snakemake merges --configfile), then ``changes`` (section -> keys), with the schema's
+    defaults."""
+    merged = yaml.safe_load((ROOT / "config" / "config.yaml").read_text(encoding="utf-8"))
+    layers = [yaml.safe_load((ROOT / "config" / f"{name}.yaml").read_text(encoding="utf-8"))
+              for name in overlays]
+    for layer in [*layers, changes]:
+        for section, values in layer.items():
+            merged[section] = ({**merged.get(section, {}), **values}
+                               if isinstance(values, dict) else values)
+    validate(merged, schema=str(ROOT / "workflow" / "schemas" / "config.schema.yaml"))
+    return merged
+
+
+@pytest.fixture(scope="module")
+def default() -> Plan:
+    return Plan(config())
+
+
+def names(runs) -> list[str]:
+    return [run.name for run in runs]
+
+
+def test_the_config_run_set_is_every_condition_and_replicate(default):
+    runs = names(default.evaluated_runs("default", ""))
+    assert len(runs) == 10 * 3 and runs[:4] == ["1H.rep0", "1H.rep1", "1H.rep2", "2H.rep0"]
+    assert runs == names(default.tuning_runs())
+    assert default.max_paraphrases() == 3 and default.max_paraphrases(targeted=True) == 3
+
+
+def test_the_held_out_system_evaluates_only_its_figures_runs():
+    plan = Plan(config(figures={"heldout_blocks": [0.1]}))
+    heldout = names(plan.evaluated_runs("default/heldout", ""))
+    assert heldout == names(plan.evaluated_runs("default/heldout", "paper/"))
+    assert heldout[:3] == ["1H_t0.rep0", "1H_t0.rep1", "1H_t0.rep2"]
+    assert all(re.search(r"_t\d", run) for run in heldout)
+    assert not any(re.search(r"_t\d", run)
+                   for run in names(plan.evaluated_runs("default", "paper/")))
+    inputs = plan.paper_figure_inputs("default", "fig4_12")
+    assert inputs["table"] == "results/default/heldout/evaluation/results.parquet"
+    assert plan.paper_figure_inputs("default", "fig4_10")["table"] == (
+        "results/default/evaluation/paper/results.parquet")
+
+
+def test_the_lattice_and_dose_run_sets_hold_their_baselines(default):
+    lattice = names(default.evaluated_runs("default", "lattice/"))
+    assert {"1H.rep0", "2H.rep0", "4H.rep2", "2H+1L.rep0", "2H+2L.rep2"} <= set(lattice)
+    dose = names(default.evaluated_runs("default", "dose/"))
+    assert {"1H.rep0", "2H.rep0", "1H+1P.rep0", "1H+1X_kjv.rep0"} <= set(dose)
+    assert default.lattice_counts == {2: 2}
+
+
+def test_a_tuning_run_reads_its_start_and_for_1h_kt_the_targeted_paraphrasers_parts(default):
+    plain = default.tuning_inputs("default", "2H", 0)
+    assert plain["weights"] == "results/default/weights/untuned-translation.txt"
+    assert plain["lm"] == "results/default/lm/3gram.binary" and "choice" not in plain
+    targeted = default.tuning_inputs("default", "1H+2T", 1)
+    assert targeted["weights"] == "results/default/weights/1H.rep1.txt"
+    assert targeted["choice"] == "results/default/grid/chosen.parquet"
+    assert targeted["paraphraser_weights"] == "results/default/weights/paraphraser-bias0.txt"
+    assert len(targeted["paraphrase_grammars"]) == len(default.config["paraphrase"]["biases"])
+    own = default.tuning_inputs("default", "1H+1T_b0_w-2", 0)
+    assert "choice" not in own  # its own configuration, no grid needed
+    assert default.start_decode("default", "1H+1T", 2) == (
+        "results/default/decode/1H.rep2/tune.nbest.parquet")
+    params = default.tuning_job_params("default", "1H+1T_b0_w-2", 0)
+    assert params["targeted"]["point"] == {"bias": 0.0, "weight": -2.0}
+    assert params["targeted"]["depth"] == 3 and params["seed"] == default.tuning_seed(
+        "1H+1T_b0_w-2.rep0")
+
+
+def test_a_configured_point_takes_the_grid_out_of_every_targeted_input():
+    plan = Plan(config(grid_search={"point": {"bias": 0.1, "weight": -0.5}}))
+    assert "choice" not in plan.tuning_inputs("default", "1H+1T", 0)
+    assert "choice" not in plan.reference_quality_inputs("default")
+
+
+def test_reference_quality_reads_the_paraphrases_and_targeted_runs_only_where_configured(default):
+    inputs = default.reference_quality_inputs("default")
+    assert inputs["paraphrases"] == (
+        "results/default/paraphrase/untargeted-bias0/tune.nbest.parquet")
+    assert len(inputs["targeted_runs"]) == 3 * 3 and len(inputs["tuned"]) == 3
+    plain = Plan(config(tuning={"conditions": ["1H", "2H"]})).reference_quality_inputs("default")
+    assert "paraphrases" not in plain and "targeted_runs" not in plain and "choice" not in plain
+
+
+def test_the_default_pivots_from_the_mt_grammar_and_aligns_nothing_more(default):
+    assert default.pivot_pairs == {} and default.pivot_language_systems == []
+    assert default.pivot_grammars() == ["results/default/grammar/bilingual.parquet"]
+    assert default.alignment_path("default") == default.config["alignment"]["frozen"]
+    assert default.alignment_path("default/heldout") == (
+        "results/default/heldout/align/links.parquet")
+    assert default.paraphraser_lm("default", 3) == "results/default/lm/3gram.binary"
+
+
+def test_the_ladder_aligns_each_new_pivot_pair_and_extracts_the_language_from_all_five():
+    plan = Plan(config("ladder-es-english"))
+    systems = sorted(plan.pivot_pairs)
+    assert systems == [f"ladder-es-english/pivots/es-{v}" for v in ("bbe", "dar", "web", "ylt")]
+    assert plan.pivot_language_systems == ["ladder-es-english/pivot/es"]
+    assert plan.alignment_path(systems[0]) == f"results/{systems[0]}/align/eflomal.parquet"
+    inputs = plan.pivot_language_inputs("ladder-es-english/pivot/es")
+    assert inputs["bitexts"][0] == "results/ladder-es-english/tokenized/train.parquet"
+    assert inputs["alignments"][0] == plan.config["alignment"]["frozen"]  # the KJV pair's
+    assert len(inputs["bitexts"]) == 5
+    assert plan.pivot_grammars() == [
+        "results/ladder-es-english/pivot/es/grammar/bilingual.parquet"]
+    assert plan.paraphraser_lm("ladder-es-english", 5) == (
+        "results/ladder-es-english/paraphrase/lm/5gram.binary")
+    assert plan.paraphraser_lm("ladder-es-english/heldout", 5) == (
+        "results/ladder-es-english/heldout/lm/5gram.binary")
+    assert len(plan.paraphraser_lm_texts()) == 5
+
+
+def test_a_frozen_alignment_that_does_not_fit_the_config_is_refused_when_asked_for():
+    plan = Plan(config(alignment={"symmetrization": "intersect"}))
+    with pytest.raises(ConfigError, match="alignment"):
+        plan.alignment_path("default")
+
+
+def test_the_default_corpus_params_omit_the_default_single_reference_rule(default):
+    assert "single_reference" not in default.corpus_params()
+    assert default.corpus_files() == [default.config["corpus"]["bible"]["table"]]
