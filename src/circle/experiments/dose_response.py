@@ -141,7 +141,7 @@ def dose_conditions(extras: Sequence[str], controls: Sequence[str] = ("2H", "1H+
     if unknown:
         raise ValueError(f"unknown dose-response controls {unknown}; choose from {list(known)}")
     return [Condition(1), *map(Condition.parse, controls),
-            *(Condition.parse(f"1H+1X_{extra}") for extra in extras)]
+            *(Condition(1, extra=extra) for extra in extras)]
 
 
 def dose_runs(conditions: Sequence[Condition], replicates: int) -> list[TuningRun]:
@@ -152,7 +152,7 @@ def dose_runs(conditions: Sequence[Condition], replicates: int) -> list[TuningRu
 def check_extra(extra: str) -> None:
     """Refuse a name that :data:`~circle.experiments.conditions.EXTRA_PATTERN` does not
     allow."""
-    Condition.parse(f"1H+1X_{extra}")
+    Condition(1, extra=extra)
 
 
 def tune_vocabulary(table: pd.DataFrame) -> list[str]:
