@@ -30,7 +30,18 @@ from circle.pipeline.config import (
 )
 from circle.pipeline.plan import Plan
 from circle.pipeline.resources import MEMORY, input_mb, runtime_model
-from circle.pipeline.runs import LATTICE_REFERENCES, TUNING_ITERATIONS
+from circle.pipeline.runs import (
+    DECODE_NBEST,
+    EVALSET_TABLE,
+    EXTRA_REFERENCES,
+    FILTERED_GRAMMAR,
+    GRID_CHOICE,
+    LATTICE_REFERENCES,
+    TUNING_ITERATIONS,
+    TUNING_LOG,
+    UNTARGETED_PARAPHRASES,
+    WEIGHTS,
+)
 from circle.tune.checkpoint import ended
 
 

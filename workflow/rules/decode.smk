@@ -21,8 +21,8 @@ rule write_initial_weights:
 rule decode_shard:
     """One shard of an evaluation set translated to unique n-best lists."""
     input:
-        evalset="results/{experiment}/sets/{evalset}.parquet",
-        grammar="results/{experiment}/grammar/filtered/{evalset}.parquet",
+        evalset=EVALSET_TABLE,
+        grammar=FILTERED_GRAMMAR,
         lm=decoding_lm,
         weights="results/{experiment}/weights/{weights}.txt",
     output:
@@ -53,7 +53,7 @@ rule gather_nbest:
             shard=range(config["decoder"]["shards"]),
         ),
     output:
-        nbest="results/{experiment}/decode/{weights}/{evalset}.nbest.parquet",
+        nbest=DECODE_NBEST,
         text="results/{experiment}/decode/{weights}/{evalset}.nbest.txt",
         onebest="results/{experiment}/decode/{weights}/{evalset}.1best.txt",
         detokenized="results/{experiment}/decode/{weights}/{evalset}.1best.detok.txt",

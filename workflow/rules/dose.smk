@@ -10,7 +10,7 @@ rule extra_reference:
     input:
         unpack(extra_reference_inputs),
     output:
-        table="results/{experiment}/references/{extra}.parquet",
+        table=EXTRA_REFERENCES,
     log:
         "logs/{experiment}/extra_reference/{extra}.log",
     params:

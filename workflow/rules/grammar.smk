@@ -83,9 +83,9 @@ rule filter_grammar:
     """The bilingual rules whose source side matches a span of an evaluation set's input."""
     input:
         grammar="results/{experiment}/grammar/bilingual.parquet",
-        evalset="results/{experiment}/sets/{evalset}.parquet",
+        evalset=EVALSET_TABLE,
     output:
-        grammar="results/{experiment}/grammar/filtered/{evalset}.parquet",
+        grammar=FILTERED_GRAMMAR,
     log:
         "logs/{experiment}/filter_grammar/{evalset}.log",
     benchmark:
@@ -105,8 +105,8 @@ rule oov_paraphrases:
     """Distributional paraphrases of an evaluation set's OOV phrases (Marton, Callison-Burch &
     Resnik 2009 §3-4) from the source side of every split as monolingual text."""
     input:
-        grammar="results/{experiment}/grammar/filtered/{evalset}.parquet",
-        evalset="results/{experiment}/sets/{evalset}.parquet",
+        grammar=FILTERED_GRAMMAR,
+        evalset=EVALSET_TABLE,
         monolingual=expand("results/{{experiment}}/tokenized/{split}.parquet", split=SPLITS),
     output:
         paraphrases="results/{experiment}/oov/paraphrases/{evalset}.parquet",
@@ -130,7 +130,7 @@ rule augment_grammar:
     """An evaluation set's filtered grammar with the rules its OOV phrases borrow from their
     paraphrases' phrase rules, and the paraphrase feature (Marton et al. 2009 §5)."""
     input:
-        grammar="results/{experiment}/grammar/filtered/{evalset}.parquet",
+        grammar=FILTERED_GRAMMAR,
         bilingual="results/{experiment}/grammar/bilingual.parquet",
         paraphrases="results/{experiment}/oov/paraphrases/{evalset}.parquet",
     output:

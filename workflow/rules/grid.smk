@@ -116,7 +116,7 @@ rule search_grid:
         rows=grid_rows("distances"),
     output:
         points="results/{experiment}/grid/points.parquet",
-        choice="results/{experiment}/grid/chosen.parquet",
+        choice=GRID_CHOICE,
     log:
         "logs/{experiment}/search_grid.log",
     params:
@@ -136,7 +136,7 @@ rule report_grid_search:
         points="results/{experiment}/grid/points.parquet",
         sweep=rules.grid_weights.input.distances,
         weights="results/{experiment}/grid/weights.parquet",
-        choice="results/{experiment}/grid/chosen.parquet",
+        choice=GRID_CHOICE,
         nbest=grid_rows("nbest"),
     output:
         markdown="results/{experiment}/report/grid_search.md",
@@ -171,5 +171,5 @@ rule grid_search:
     """Named target: the targeted paraphraser's configuration and the figures that show why."""
     input:
         EFFECTIVE_CONFIG,
-        f"results/{EXPERIMENT}/grid/chosen.parquet",
+        GRID_CHOICE.format(experiment=EXPERIMENT),
         f"results/{EXPERIMENT}/report/grid_search.md",

@@ -46,7 +46,7 @@ rule report_paper_tables:
                                    for f in figures()],
         fig4_3="results/{experiment}/report/fig4_3.csv",
         grid="results/{experiment}/report/grid_search.md",
-        chosen="results/{experiment}/grid/chosen.parquet",
+        chosen=GRID_CHOICE,
         fig5_4="results/{experiment}/report/fig5_4.csv",
         fig5_10=lambda wildcards: ([f"results/{wildcards.experiment}/report/fig5_10.csv"]
                                    if targeted_conditions() else []),

@@ -11,7 +11,7 @@ rule select_evalset:
     input:
         table="results/{experiment}/tokenized/{evalset}.parquet",
     output:
-        table="results/{experiment}/sets/{evalset}.parquet",
+        table=EVALSET_TABLE,
     log:
         "logs/{experiment}/select_evalset/{evalset}.log",
     params:
@@ -87,7 +87,7 @@ rule paraphrase_references:
         lm=paraphraser_decoding_lm,
         weights=paraphraser_weights,
     output:
-        nbest="results/{experiment}/paraphrase/untargeted-bias{bias}/tune{reference}.nbest.parquet",
+        nbest=UNTARGETED_PARAPHRASES,
     log:
         "logs/{experiment}/paraphrase_references/bias{bias}{reference}.log",
     benchmark:
@@ -113,8 +113,8 @@ rule tune_translation:
     input:
         unpack(fanned_out_tuning_inputs),
     output:
-        weights="results/{experiment}/weights/{condition}.rep{replicate}.txt",
-        log="results/{experiment}/tune/{condition}.rep{replicate}.parquet",
+        weights=WEIGHTS.format(experiment="{experiment}", weights="{condition}.rep{replicate}"),
+        log=TUNING_LOG.format(experiment="{experiment}", run="{condition}.rep{replicate}"),
     log:
         "logs/{experiment}/tune_translation/{condition}.rep{replicate}.log",
     benchmark:
@@ -420,7 +420,7 @@ rule score_iterations:
     """Tune score and test BLEU/TER of every iteration of one tuning run: the test set decoded
     with each iteration's weights (thesis Fig. 5.4)."""
     input:
-        log="results/{experiment}/tune/{condition}.rep{replicate}.parquet",
+        log=TUNING_LOG.format(experiment="{experiment}", run="{condition}.rep{replicate}"),
         test="results/{experiment}/sets/test.parquet",
         grammar="results/{experiment}/grammar/filtered/test.parquet",
         lm=decoding_lm,
