@@ -104,6 +104,15 @@ def parse_tokens(sentences: Sequence[str], nlp: Any, cased: Sequence[str] | None
     exactly the stored line), and the parser reads those; each must lowercase to its sentence,
     else ValueError. The trees' leaves are the ``sentences``' tokens either way."""
     token_lists = [sentence.split() for sentence in sentences]
+    return [with_leaves(project(doc), tokens) for doc, tokens
+            in zip(token_docs(sentences, nlp, cased, batch_size), token_lists, strict=True)]
+
+
+def token_docs(sentences: Sequence[str], nlp: Any, cased: Sequence[str] | None = None,
+               batch_size: int = 64) -> list[Any]:
+    """The parsed spaCy ``Doc`` of each tokenised sentence, over its tokens unescaped (or those
+    of ``cased``): what :func:`parse_tokens` projects."""
+    token_lists = [sentence.split() for sentence in sentences]
     if cased is None:
         parsed = token_lists
     else:
@@ -118,8 +127,7 @@ def parse_tokens(sentences: Sequence[str], nlp: Any, cased: Sequence[str] | None
 
     docs = (Doc(nlp.vocab, words=[html.unescape(token) for token in tokens])
             for tokens in parsed)
-    return [with_leaves(project(doc), tokens) for doc, tokens
-            in zip(nlp.pipe(docs, batch_size=batch_size), token_lists, strict=True)]
+    return list(nlp.pipe(docs, batch_size=batch_size))
 
 
 def with_leaves(tree: Tree, words: Sequence[str]) -> Tree:
