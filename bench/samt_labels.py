@@ -7,18 +7,15 @@ Usage: python bench/samt_labels.py [--verses 500] [--seed 40] [--max-length 10] 
 """
 
 import argparse
-import html
 import random
 import time
 from collections import Counter
-
-from spacy.tokens import Doc
 
 from circle.core.schemas import VERSES
 from circle.core.tables import read_table
 from circle.corpus.preprocess import normalize
 from circle.grammar.samt import FALLBACK, Bracketing, samt_labels
-from circle.lattice.parse import load_parser, project, projective_heads
+from circle.lattice.parse import load_parser, project, projective_heads, token_docs, with_leaves
 
 
 def kind(label: str) -> str:
@@ -44,9 +41,10 @@ def main() -> None:
     table = read_table(args.table, VERSES, columns=["split", args.column])
     training = table.loc[table["split"] == "train", args.column].tolist()
     texts = random.Random(args.seed).sample(training, args.verses)
-    # the grammar's target words: Moses tokens, here in their case and unescaped for the parser
-    words = [[html.unescape(token) for token in normalize(text, "en", lowercase=False).split()]
-             for text in texts]
+    # the grammar's target words: Moses tokens, lowercased; the parser reads them in their case
+    cased = [normalize(text, "en", lowercase=False) for text in texts]
+    lowered = [line.lower() for line in cased]
+    words = [line.split() for line in lowered]
     print(f"{len(texts)} of {len(training)} training verses ({args.column}), "
           f"{sum(map(len, words)) / len(words):.1f} tokens a verse")
 
@@ -54,8 +52,8 @@ def main() -> None:
     nlp = load_parser()
     print(f"parser loaded in {time.perf_counter() - started:.1f} s")
     started = time.perf_counter()
-    docs = list(nlp.pipe(Doc(nlp.vocab, words=verse) for verse in words))
-    trees = [project(doc) for doc in docs]
+    docs = token_docs(lowered, nlp, cased)
+    trees = [with_leaves(project(doc), verse) for doc, verse in zip(docs, words, strict=True)]
     parse_seconds = time.perf_counter() - started
     lifted = sum(any(head not in (None, doc[token].head.i)
                      for token, head in projective_heads(doc).items()) for doc in docs)

@@ -151,6 +151,15 @@ RULE_COUNTS = _schema(
     ],
 )
 
+LABELLED_RULE_COUNTS = _schema(
+    "labelled_rule_counts",
+    1,
+    RULE_COUNTS.description + " Labelled (SAMT) rules: `lhs` is the escaped SAMT label of the "
+    "rule's English span, `source` and `target` carry labelled nonterminals [LABEL,k] "
+    "(circle.grammar.samt); a rule is (lhs, source, target).",
+    [pa.field("lhs", pa.string(), nullable=False), *RULE_COUNTS.arrow],
+)
+
 GRAMMAR = _schema(
     "grammar",
     1,
@@ -170,6 +179,21 @@ GRAMMAR = _schema(
         pa.field("count", pa.float64(), nullable=False),
     ],
     features=("log_p_e_given_f", "log_p_f_given_e", "log_lex_e_given_f", "log_lex_f_given_e"),
+)
+
+LABELLED_GRAMMAR = _schema(
+    "labelled_grammar",
+    1,
+    "A bilingual SAMT grammar (Zollmann & Venugopal 2006; Ganitkevitch & Callison-Burch, draft): "
+    "the rules of the Hiero grammar of the same bitext with `lhs` the escaped SAMT label of the "
+    "English span and labelled nonterminals [LABEL,k] on both sides (circle.grammar.samt "
+    "escapes Penn's punctuation in labels), the label of a nonterminal that of its hole's "
+    "English span. Columns as in `grammar`, per labelled rule (lhs, source, target): `count` "
+    "the eq. 3.3 fractional count, p(e|f) = count / c(lhs, f) and p(f|e) = count / c(lhs, e) "
+    "(c(lhs, e) pooling English sides that differ only in nonterminal numbering), the lexical "
+    "weights Koehn et al. (2003)'s.",
+    list(GRAMMAR.arrow),
+    features=GRAMMAR.features,
 )
 
 OOV_PARAPHRASES = _schema(
@@ -260,6 +284,34 @@ PARAPHRASE_GRAMMAR_LEX_IDENT = _schema(
     [*_PARAPHRASE_FIELDS, pa.field(IDENTITY_FEATURE, pa.float64(), nullable=False)],
     features=PARAPHRASE_GRAMMAR_LEX.features + (IDENTITY_FEATURE,))
 
+LABELLED_PARAPHRASE_GRAMMAR = _schema(
+    "labelled_paraphrase_grammar", 1,
+    "A syntactically labelled (SAMT) English-to-English paraphrase grammar pivoted from a "
+    "`labelled_grammar` (Ganitkevitch & Callison-Burch, draft §4, circle.grammar.pivot): two "
+    "bilingual rules pair only when their `lhs` label and foreign side (nonterminal labels "
+    "included) match, the rule is lhs -> source | target with labelled nonterminals [LABEL,k] "
+    "co-indexed by ∼ = ∼1⁻¹ ∘ ∼2 and renumbered left to right on `source`. Features by the "
+    "draft's three groups: rule-local `neg_target_terminals`, `reordered` (1 when ∼ swaps the "
+    f"two nonterminals) and φ_ident `{IDENTITY_FEATURE}` (1 when source = target); pivot sums "
+    "(eq. 3.10-3.13 within the label, and the lexical weights sum_f lex(e2|f) lex(f|e1) and the "
+    "reverse); black-box products of the two bilingual rules' relative frequencies "
+    "(`log_bb_p_e_given_f` = ln p(e1|f) p(e2|f), `log_bb_p_f_given_e` = ln p(f|e1) p(f|e2), "
+    "`log_bb_p_rule_given_lhs` = ln p(r1|C) p(r2|C)) and sum of their rarity penalties "
+    "(`bb_rarity` = exp(1 - c1) + exp(1 - c2)), each the best over the pivots (largest product, "
+    "smallest penalty); `count` and `pivots` as in `paraphrase_grammar`.",
+    [*_PARAPHRASE_FIELDS[:-2],
+     pa.field("log_bb_p_e_given_f", pa.float64(), nullable=False),
+     pa.field("log_bb_p_f_given_e", pa.float64(), nullable=False),
+     pa.field("log_bb_p_rule_given_lhs", pa.float64(), nullable=False),
+     pa.field("bb_rarity", pa.float64(), nullable=False),
+     pa.field("reordered", pa.float64(), nullable=False),
+     pa.field(IDENTITY_FEATURE, pa.float64(), nullable=False),
+     *_PARAPHRASE_FIELDS[-2:]],
+    features=_PARAPHRASE_FEATURES + ("log_lex_e2_given_e1", "log_lex_e1_given_e2",
+                                     "log_bb_p_e_given_f", "log_bb_p_f_given_e",
+                                     "log_bb_p_rule_given_lhs", "bb_rarity", "reordered",
+                                     IDENTITY_FEATURE))
+
 PARAPHRASE_GRAMMARS = (PARAPHRASE_GRAMMAR, PARAPHRASE_GRAMMAR_LEX, PARAPHRASE_GRAMMAR_IDENT,
                        PARAPHRASE_GRAMMAR_LEX_IDENT)
 """Every paraphrase grammar schema: the thesis's four decoder features, plus the pivoted lexical
@@ -312,6 +364,17 @@ PIVOT_RULES = _schema(
         pa.field("lex_e_f", pa.float64(), nullable=False),
         pa.field("lex_f_e", pa.float64(), nullable=False),
     ],
+)
+
+LABELLED_PIVOT_RULES = _schema(
+    "labelled_pivot_rules",
+    1,
+    PIVOT_RULES.description + " Labelled (SAMT) rules: `f` and `e` are keyed by the rule's "
+    "left-hand side (`<lhs>\\x1f<side>`), `p_rule_lhs` is p(r|C) = c / c(C) over all the "
+    "rules of label C, `rarity` the rarity penalty exp(1 - c).",
+    [*PIVOT_RULES.arrow,
+     pa.field("p_rule_lhs", pa.float64(), nullable=False),
+     pa.field("rarity", pa.float64(), nullable=False)],
 )
 
 PIVOT_SOURCES = _schema(
@@ -807,8 +870,10 @@ LATTICE_REFERENCES = _schema(
 
 ALL_SCHEMAS: dict[str, TableSchema] = {
     s.name: s for s in (VERSES, BITEXT, EVALSET, ALIGNMENT, ALIGNED_BITEXT, LEXICAL,
-                        RULE_COUNTS, GRAMMAR, OOV_PARAPHRASES, GRAMMAR_OOV_PARAPHRASED,
-                        *PARAPHRASE_GRAMMARS, SELF_PARAPHRASE, PIVOT_RULES, PIVOT_SOURCES,
+                        RULE_COUNTS, LABELLED_RULE_COUNTS, GRAMMAR, LABELLED_GRAMMAR,
+                        OOV_PARAPHRASES, GRAMMAR_OOV_PARAPHRASED,
+                        *PARAPHRASE_GRAMMARS, LABELLED_PARAPHRASE_GRAMMAR, SELF_PARAPHRASE,
+                        PIVOT_RULES, LABELLED_PIVOT_RULES, PIVOT_SOURCES,
                         PIVOT_LOOKUP, TUNING_LOG, TUNING_CHECKPOINT,
                         TUNING_SHARD,
                         EVALUATION, CONDITION_SUMMARY, REFERENCE_QUALITY, EXTRA_REFERENCE,

@@ -23,7 +23,12 @@ import pandas as pd
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from circle.core.schemas import ALL_SCHEMAS, TableSchema
+from circle.core.schemas import (
+    ALL_SCHEMAS,
+    LABELLED_GRAMMAR,
+    LABELLED_PARAPHRASE_GRAMMAR,
+    TableSchema,
+)
 from circle.core.tables import parquet_rows, read_batches, read_metadata
 from circle.decoder.model import DECODER_FEATURES
 
@@ -31,6 +36,9 @@ NT = "[X]"
 """The trie symbol of a source nonterminal (terminals never contain ``[``)."""
 
 _NONTERMINAL = re.compile(r"\[X,([12])\]")
+
+LABELLED_GRAMMARS = {LABELLED_GRAMMAR.name, LABELLED_PARAPHRASE_GRAMMAR.name}
+"""Grammar schemas whose nonterminals carry SAMT labels, which the decoder refuses."""
 
 Symbol = str | int
 """A target symbol: a terminal word, or the source position (0, 1) of a nonterminal."""
@@ -336,6 +344,10 @@ class _Symbols:
 def _grammar_schema(path: str | os.PathLike) -> TableSchema:
     name = read_metadata(path).get("schema", "")
     schema = ALL_SCHEMAS.get(name)
+    if name in LABELLED_GRAMMARS:
+        raise GrammarError(f"{path}: a labelled (SAMT) grammar '{name}'; the decoder reads "
+                           f"only nonterminals [X,1] and [X,2] (decoding with labels is not "
+                           f"implemented)")
     if schema is None or not schema.features:
         grammars = sorted(known for known, schema in ALL_SCHEMAS.items() if schema.features)
         raise GrammarError(f"{path}: table schema '{name}' is not a grammar schema "

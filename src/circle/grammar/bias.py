@@ -50,6 +50,12 @@ from circle.grammar.io import (
     write_relation,
 )
 
+IDENTITY_COLUMN = f"(source = target)::DOUBLE AS {IDENTITY_FEATURE}"
+"""φ_ident (Ganitkevitch & Callison-Burch, draft §4.1) of a rule with columns ``source`` and
+``target``, as a SQL column: 1 when the two sides are the same string (nonterminals in the same
+order, so a swap is no identity), else 0. The biased grammars and the labelled pivot
+(:mod:`circle.grammar.pivot`) both compute it so."""
+
 
 def bias_grammar(paraphrase_parts: Sequence[str | os.PathLike],
                  self_paraphrase_path: str | os.PathLike, out_path: str | os.PathLike,
@@ -80,7 +86,7 @@ def bias_grammar(paraphrase_parts: Sequence[str | os.PathLike],
     with scratch_directory(out_path) as spill:
         con = connect(threads, memory_limit, spill)
         rules = _biased_rules(con, paraphrase_parts, self_paraphrase_path, bias)
-        identity = f", (source = target)::DOUBLE AS {IDENTITY_FEATURE}" if identity_feature else ""
+        identity = f", {IDENTITY_COLUMN}" if identity_feature else ""
         relation = con.sql(f"SELECT *{identity} FROM ({rules}) ORDER BY source, target")
         return write_relation(relation, out_path, schema, provenance, metadata)
 

@@ -25,6 +25,22 @@ kept apart). The lexical weights lex(e|f), lex(f|e) are Koehn et al. (2003)'s
 a rule seen with several internal alignments keeps the highest weight, as Koehn et al. (2003)
 prescribe (Moses keeps the most frequent alignment instead). Everything is stored as natural logs.
 
+**Labelled extraction** (SAMT, Zollmann & Venugopal 2006; Ganitkevitch & Callison-Burch, draft
+§"SCFGs in Translation"): given a parse of each English side (a
+:class:`~circle.grammar.samt.Bracketing` over the sentence's target tokens), the same phrase
+pairs and holes give the same rules, but a rule's left-hand side is the SAMT label of its target
+span and each nonterminal the label of its hole's target span (:func:`circle.grammar.samt.
+samt_label`), written ``[NP,1]`` with the label escaped (:func:`circle.grammar.samt.
+nonterminal`); the source side's nonterminal carries the label of the target span it is
+co-indexed with, so "the foreign side" of a labelled rule includes its nonterminals' labels, as
+in SAMT. The draft's rule C → ⟨γ, α, ∼⟩ is (``lhs``, ``source``, ``target``) with ∼ the
+co-indexing. Counts and features are today's, per labelled rule: a phrase pair's eq. 3.3 count is
+shared by its rules as before (its labels do not multiply them), and the relative frequencies
+condition on the left-hand side as well, p(e|f) = c(C, f, e)/c(C, f) and p(f|e) =
+c(C, f, e)/c(C, e), the distributions that pivoting keyed on (C, f) sums over; the lexical
+weights do not depend on labels. With one label X (no parses) every table is today's, byte for
+byte.
+
 Extraction is three steps, which the workflow runs as jobs (scatter/gather) and
 :func:`extract_grammar` in one process: :func:`split_for_counting` checks the aligned bitext,
 writes its lexical table and cuts it into parts of whole batches; :func:`count_part` counts a
@@ -53,7 +69,16 @@ import pyarrow as pa
 from circle.align import AlignmentError, check_bitext_digest, parse_links
 from circle.core.jobs import die_with_parent
 from circle.core.progress import progress
-from circle.core.schemas import ALIGNED_BITEXT, ALIGNMENT, BITEXT, GRAMMAR, LEXICAL, RULE_COUNTS
+from circle.core.schemas import (
+    ALIGNED_BITEXT,
+    ALIGNMENT,
+    BITEXT,
+    GRAMMAR,
+    LABELLED_GRAMMAR,
+    LABELLED_RULE_COUNTS,
+    LEXICAL,
+    RULE_COUNTS,
+)
 from circle.core.tables import (
     parquet_rows,
     read_metadata,
@@ -76,6 +101,7 @@ from circle.grammar.lexical import (
     table_from_frame,
     word_factors,
 )
+from circle.grammar.samt import Bracketing, escape_label, nonterminal, samt_label
 
 logger = logging.getLogger(__name__)
 
@@ -83,6 +109,8 @@ Phrase = tuple[int, int, int, int]
 """An initial phrase pair: first and last source index, first and last target index (inclusive)."""
 Rule = tuple[str, str, float, float, float]
 """One rule occurrence: source, target, fractional count, ln lex(e|f), ln lex(f|e)."""
+LabelledRule = tuple[str, str, str, float, float, float]
+"""One labelled rule occurrence: left-hand side (escaped SAMT label), then a :data:`Rule`."""
 
 LHS = "X"
 X1, X2 = [f"[{LHS},1]"], [f"[{LHS},2]"]
@@ -213,13 +241,19 @@ def _with_holes(words: Sequence[str], first: int, last: int,
 def sentence_rules(source: Sequence[str], target: Sequence[str], links: Sequence[Link],
                    limits: ExtractionLimits, target_factors: Sequence[float],
                    source_factors: Sequence[float],
-                   phrases: Sequence[Phrase] | None = None) -> Iterator[Rule]:
+                   phrases: Sequence[Phrase] | None = None,
+                   parse: Bracketing | None = None) -> Iterator[Rule] | Iterator[LabelledRule]:
     """Every rule occurrence of one aligned sentence pair, with its eq. 3.3 share of count.
 
     ``target_factors``/``source_factors`` are the per-word log lexical factors of
     :func:`circle.grammar.lexical.word_factors`; ``phrases`` the sentence's
-    :func:`initial_phrases` if already computed.
+    :func:`initial_phrases` if already computed. Without ``parse`` the rules are Hiero's
+    (:data:`Rule`, label X); with the parse of ``target`` they are labelled
+    (:data:`LabelledRule`, module docstring), the same rules with the same shares.
     """
+    if parse is not None and parse.words != tuple(target):
+        raise GrammarInputError(f"the parse's words {' '.join(parse.words)!r} are not the "
+                                f"target side {' '.join(target)!r}")
     if phrases is None:
         phrases = initial_phrases(len(source), len(target), links, limits)
     by_start: list[list[Phrase]] = [[] for _ in range(len(source) + 1)]
@@ -245,10 +279,12 @@ def sentence_rules(source: Sequence[str], target: Sequence[str], links: Sequence
         share = 1.0 / len(hole_sets)
         phrase_lex_ef = target_prefix[j2 + 1] - target_prefix[j1]
         phrase_lex_fe = source_prefix[i2 + 1] - source_prefix[i1]
+        lhs = None if parse is None else _label(parse, j1, j2)
         for holes in hole_sets:
             if not holes:
-                yield (" ".join(source[i1:i2 + 1]), " ".join(target[j1:j2 + 1]), share,
-                       phrase_lex_ef, phrase_lex_fe)
+                rule = (" ".join(source[i1:i2 + 1]), " ".join(target[j1:j2 + 1]), share,
+                        phrase_lex_ef, phrase_lex_fe)
+                yield rule if lhs is None else (lhs, *rule)
                 continue
             lex_ef, lex_fe = phrase_lex_ef, phrase_lex_fe
             for h1, h2, g1, g2 in holes:
@@ -256,12 +292,25 @@ def sentence_rules(source: Sequence[str], target: Sequence[str], links: Sequence
                 lex_fe -= source_prefix[h2 + 1] - source_prefix[h1]
             source_holes = [(h[0], h[1]) for h in holes]
             target_holes = [(h[2], h[3]) for h in holes]
+            if lhs is None:
+                first, second = X1, X2
+            else:  # each nonterminal is labelled by its hole's target span
+                first, second = X1, X2  # (an unused second of a one-hole rule stays X)
+                for k, (_, _, g1, g2) in enumerate(holes, 1):
+                    labelled = [nonterminal(samt_label(parse, (g1, g2 + 1)), k)]
+                    first, second = (labelled, second) if k == 1 else (first, labelled)
             if len(holes) == 2 and target_holes[1] < target_holes[0]:
-                target_side = _with_holes(target, j1, j2, target_holes[::-1], (X2, X1))
+                target_side = _with_holes(target, j1, j2, target_holes[::-1], (second, first))
             else:
-                target_side = _with_holes(target, j1, j2, target_holes, (X1, X2))
-            yield (_with_holes(source, i1, i2, source_holes, (X1, X2)), target_side, share,
-                   lex_ef, lex_fe)
+                target_side = _with_holes(target, j1, j2, target_holes, (first, second))
+            rule = (_with_holes(source, i1, i2, source_holes, (first, second)), target_side,
+                    share, lex_ef, lex_fe)
+            yield rule if lhs is None else (lhs, *rule)
+
+
+def _label(parse: Bracketing, first: int, last: int) -> str:
+    """The escaped SAMT label of the target words ``first`` to ``last`` (inclusive)."""
+    return escape_label(samt_label(parse, (first, last + 1)))
 
 
 Sentence = tuple[list[str], list[str], list[Link]]
@@ -269,43 +318,56 @@ Sentence = tuple[list[str], list[str], list[Link]]
 
 OCCURRENCES = pa.schema([("source", pa.string()), ("target", pa.string()), ("count", pa.float64()),
                          ("lex_ef", pa.float64()), ("lex_fe", pa.float64())])
+LABELLED_OCCURRENCES = pa.schema([("lhs", pa.string()), *OCCURRENCES])
 OCCURRENCE_BATCH = 1 << 18
 """Rule occurrences collected as Python objects before they become Arrow columns: a batch of
 1000 Bible verses has 2.7 M occurrences, which as Python strings and floats took 1.8 GB."""
 
 
 def count_rules(sentences: Sequence[Sentence], limits: ExtractionLimits,
-                table: LexicalTable) -> tuple[pa.Table, int, int]:
+                table: LexicalTable, parses: Sequence[Bracketing] | None = None
+                ) -> tuple[pa.Table, int, int]:
     """Rule counts of a batch of sentences, and its numbers of initial phrases and occurrences.
 
     The table (``RULE_COUNTS`` columns) has source, target, count (eq. 3.3 summed over the batch)
     and the best ln lex(e|f) and ln lex(f|e) seen (``lex_ef``, ``lex_fe``). Occurrences are
     collected in Arrow columns and aggregated by Arrow, single-threaded, so sums are added in
     occurrence order (the same sums whatever the columns' chunking; the rows' order may differ).
+    With ``parses`` (one per sentence, over its target words) the rules are labelled and the
+    table has ``LABELLED_RULE_COUNTS`` columns, a rule being (lhs, source, target).
     """
+    if parses is not None and len(parses) != len(sentences):
+        raise ValueError(f"{len(parses)} parses for {len(sentences)} sentence pairs")
+    schema = OCCURRENCES if parses is None else LABELLED_OCCURRENCES
+    lhss: list[str] = []
     sources: list[str] = []
     targets: list[str] = []
     shares: list[float] = []
     lex_efs: list[float] = []
     lex_fes: list[float] = []
     lists = (sources, targets, shares, lex_efs, lex_fes)
+    if parses is not None:
+        lists = (lhss, *lists)
     batches: list[pa.RecordBatch] = []
 
     def to_arrow() -> None:
         batches.append(pa.record_batch([pa.array(values, field.type) for values, field
-                                        in zip(lists, OCCURRENCES, strict=True)], OCCURRENCES))
+                                        in zip(lists, schema, strict=True)], schema))
         for values in lists:
             values.clear()
 
     phrase_total = 0
-    for source, target, links in sentences:
+    for k, (source, target, links) in enumerate(sentences):
         phrases = initial_phrases(len(source), len(target), links, limits)
         if not phrases:
             continue
         phrase_total += len(phrases)
         target_factors, source_factors = word_factors(source, target, links, table)
-        for rule_source, rule_target, share, lex_ef, lex_fe in sentence_rules(
-                source, target, links, limits, target_factors, source_factors, phrases):
+        rules = sentence_rules(source, target, links, limits, target_factors, source_factors,
+                               phrases, None if parses is None else parses[k])
+        if parses is not None:
+            rules = _lhs_recorded(rules, lhss)
+        for rule_source, rule_target, share, lex_ef, lex_fe in rules:
             sources.append(rule_source)
             targets.append(rule_target)
             shares.append(share)
@@ -314,12 +376,20 @@ def count_rules(sentences: Sequence[Sentence], limits: ExtractionLimits,
         if len(sources) >= OCCURRENCE_BATCH:
             to_arrow()
     to_arrow()
-    occurrences = pa.Table.from_batches(batches, OCCURRENCES)
-    counts = occurrences.group_by(["source", "target"], use_threads=False).aggregate(
+    occurrences = pa.Table.from_batches(batches, schema)
+    keys = schema.names[:-3]  # [lhs,] source, target
+    counts = occurrences.group_by(keys, use_threads=False).aggregate(
         [("count", "sum"), ("lex_ef", "max"), ("lex_fe", "max")])
-    counts = counts.select(["source", "target", "count_sum", "lex_ef_max", "lex_fe_max"])
-    counts = counts.rename_columns(OCCURRENCES.names)
+    counts = counts.select([*keys, "count_sum", "lex_ef_max", "lex_fe_max"])
+    counts = counts.rename_columns(schema.names)
     return counts, phrase_total, occurrences.num_rows
+
+
+def _lhs_recorded(rules: Iterator[LabelledRule], lhss: list[str]) -> Iterator[Rule]:
+    """The labelled ``rules`` without their left-hand sides, which are appended to ``lhss``."""
+    for lhs, *rule in rules:
+        lhss.append(lhs)
+        yield rule
 
 
 def _checked_sentences(frame: pd.DataFrame, alignment_path: str | os.PathLike) -> list[Sentence]:
@@ -394,22 +464,35 @@ def split_for_counting(bitext_path: str | os.PathLike, alignment_path: str | os.
 
 def count_part(part_path: str | os.PathLike, lexical_path: str | os.PathLike,
                out_path: str | os.PathLike, limits: ExtractionLimits,
-               provenance: Mapping[str, str] | None = None) -> tuple[int, int, int]:
+               provenance: Mapping[str, str] | None = None,
+               parses: Mapping[int, Bracketing] | None = None) -> tuple[int, int, int]:
     """Count the rules of one part (:func:`split_for_counting`) batch by batch, in the batches
     the split cut it into, into a ``RULE_COUNTS`` table; memory follows the batch, not the part.
-    Returns the numbers of sentence pairs, initial phrases and rule occurrences."""
-    sentences = _checked_sentences(read_table(part_path, ALIGNED_BITEXT), part_path)
+    With ``parses`` (the parse of each segment's target side, by segment id) the rules are
+    labelled, into a ``LABELLED_RULE_COUNTS`` table. Returns the numbers of sentence pairs,
+    initial phrases and rule occurrences."""
+    frame = read_table(part_path, ALIGNED_BITEXT)
+    sentences = _checked_sentences(frame, part_path)
+    sentence_parses = None
+    if parses is not None:
+        missing = [int(segment) for segment in frame["segment_id"] if segment not in parses]
+        if missing:
+            raise GrammarInputError(f"{part_path}: {len(missing)} segment(s) have no parse "
+                                    f"(first: segment {missing[0]})")
+        sentence_parses = [parses[segment] for segment in frame["segment_id"]]
     batch_size = int(read_metadata(part_path)["batch_size"])
     table = table_from_frame(read_table(lexical_path, LEXICAL))
     phrases = occurrences = 0
     metadata = {"limits": json.dumps(asdict(limits), sort_keys=True),
                 "batch_size": str(batch_size)}
-    with RelationWriter(out_path, RULE_COUNTS, provenance, metadata) as writer:
+    schema = RULE_COUNTS if parses is None else LABELLED_RULE_COUNTS
+    with RelationWriter(out_path, schema, provenance, metadata) as writer:
         starts = range(0, len(sentences), batch_size)
         for start in progress(starts, logger, f"counting rules of {part_path}", len(starts),
                               "batches"):
             counts, batch_phrases, batch_occurrences = count_rules(
-                sentences[start:start + batch_size], limits, table)
+                sentences[start:start + batch_size], limits, table,
+                None if sentence_parses is None else sentence_parses[start:start + batch_size])
             writer.write(counts)
             phrases += batch_phrases
             occurrences += batch_occurrences
@@ -429,36 +512,45 @@ def merge_counts(count_paths: Sequence[str | os.PathLike], out_path: str | os.Pa
     the order in which DuckDB's threads meet the batches; max() is order-independent anyway.
     """
     metadata = {}
+    kind = read_metadata(count_paths[0]).get("schema") if count_paths else None
+    if kind not in (RULE_COUNTS.name, LABELLED_RULE_COUNTS.name):
+        raise GrammarInputError(f"{count_paths[0] if count_paths else out_path}: not a "
+                                f"'{RULE_COUNTS.name}' table")
+    labelled = kind == LABELLED_RULE_COUNTS.name
     for path in count_paths:
         meta = read_metadata(path)
-        if meta.get("schema") != RULE_COUNTS.name:
-            raise GrammarInputError(f"{path}: not a '{RULE_COUNTS.name}' table")
+        if meta.get("schema") != kind:
+            raise GrammarInputError(f"{path}: not a '{kind}' table like {count_paths[0]}")
         metadata.setdefault("limits", meta.get("limits"))
         if meta.get("limits") != metadata["limits"]:
             raise GrammarInputError(f"{path}: counted with extraction limits {meta.get('limits')}"
                                     f", but {count_paths[0]} with {metadata['limits']}")
     if not sum(parquet_rows(path) for path in count_paths):
         raise GrammarInputError(f"{out_path}: no rule could be extracted (no aligned sentences)")
+    # a labelled rule is (lhs, source, target), its relative frequencies condition on lhs too
+    lhs, by = ("lhs, ", "lhs, ") if labelled else ("", "")
     with scratch_directory(out_path) as spill:
         con = connect(threads, memory_limit, spill)
         con.execute(f"""
             CREATE TEMP TABLE merged AS
-            SELECT source, target, canonical(target) AS english, sum(count::{DECIMAL}) AS count,
-                   max(lex_ef) AS lex_ef, max(lex_fe) AS lex_fe
-            FROM {checked_parquet(count_paths)} GROUP BY source, target""")
+            SELECT {lhs}source, target, canonical(target) AS english,
+                   sum(count::{DECIMAL}) AS count, max(lex_ef) AS lex_ef, max(lex_fe) AS lex_fe
+            FROM {checked_parquet(count_paths)} GROUP BY {by}source, target""")
         relation = con.sql(f"""
-            WITH source_totals AS (SELECT source, sum(count) AS total FROM merged GROUP BY source),
-                 english_totals AS (SELECT english, sum(count) AS total FROM merged
-                                    GROUP BY english)
-            SELECT '{LHS}' AS lhs, m.source, m.target,
+            WITH source_totals AS (SELECT {lhs}source, sum(count) AS total FROM merged
+                                   GROUP BY {by}source),
+                 english_totals AS (SELECT {lhs}english, sum(count) AS total FROM merged
+                                    GROUP BY {by}english)
+            SELECT {"m.lhs" if labelled else f"'{LHS}'"} AS lhs, m.source, m.target,
                    ln(m.count::DOUBLE / s.total::DOUBLE) AS log_p_e_given_f,
                    ln(m.count::DOUBLE / e.total::DOUBLE) AS log_p_f_given_e,
                    m.lex_ef AS log_lex_e_given_f, m.lex_fe AS log_lex_f_given_e,
                    m.count::DOUBLE AS count
-            FROM merged m JOIN source_totals s USING (source)
-                 JOIN english_totals e USING (english)
-            ORDER BY m.source, m.target""")
-        rules = write_relation(relation, out_path, GRAMMAR, provenance, metadata)
+            FROM merged m JOIN source_totals s USING ({by}source)
+                 JOIN english_totals e USING ({by}english)
+            ORDER BY m.source, m.target{", m.lhs" if labelled else ""}""")
+        rules = write_relation(relation, out_path, LABELLED_GRAMMAR if labelled else GRAMMAR,
+                               provenance, metadata)
         con.close()
     return rules
 
@@ -468,18 +560,24 @@ def _batch_count(pairs: int, batch_size: int) -> int:
     return -(-pairs // batch_size)
 
 
-def _count_task(task: tuple[str, str, str, ExtractionLimits]) -> tuple[int, int, int]:
+CountTask = tuple[str, str, str, ExtractionLimits, None, dict[int, Bracketing] | None]
+
+
+def _count_task(task: CountTask) -> tuple[int, int, int]:
     return count_part(*task)
 
 
 def extract_grammar(bitext_path: str | os.PathLike, alignment_path: str | os.PathLike,
                     out_path: str | os.PathLike, limits: ExtractionLimits = ExtractionLimits(),
                     workers: int = 1, provenance: Mapping[str, str] | None = None,
-                    batch_size: int = 1000, memory_limit: str | None = None) -> ExtractionStats:
+                    batch_size: int = 1000, memory_limit: str | None = None,
+                    parses: Mapping[int, Bracketing] | None = None) -> ExtractionStats:
     """Extract the bilingual Hiero grammar of an aligned bitext into a ``GRAMMAR`` table, in one
     process with ``workers`` counting processes: :func:`split_for_counting` into one part per
     batch, :func:`count_part` for each, :func:`merge_counts` (``memory_limit`` e.g. ``"4GB"``).
-    The workflow runs the same three steps as Snakemake jobs."""
+    The workflow runs the same three steps as Snakemake jobs. With ``parses`` (by segment id,
+    each over its segment's target tokens) the grammar is labelled, a ``LABELLED_GRAMMAR``
+    table (module docstring)."""
     started = time.perf_counter()
     out_path = Path(out_path)
     with scratch_directory(out_path.with_name(f"{out_path.name}.parts")) as scratch:
@@ -487,7 +585,13 @@ def extract_grammar(bitext_path: str | os.PathLike, alignment_path: str | os.Pat
                  for k in range(max(1, _batch_count(parquet_rows(bitext_path), batch_size)))]
         lexical = str(scratch / "lexical.parquet")
         sentences = split_for_counting(bitext_path, alignment_path, lexical, parts, batch_size)
-        tasks = [(part, lexical, part.replace("part-", "counts-"), limits) for part in parts]
+        tasks: list[CountTask] = [
+            (part, lexical, part.replace("part-", "counts-"), limits, None,
+             None if parses is None else {
+                 segment: parses[segment] for segment in
+                 read_table(part, ALIGNED_BITEXT, columns=["segment_id"])["segment_id"]
+                 if segment in parses})
+            for part in parts]
         if workers > 1:
             # fork, not spawn/forkserver: those re-import __main__, which for a Snakemake
             # script wrapper refers to the injected `snakemake` object and fails

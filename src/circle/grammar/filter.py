@@ -130,7 +130,8 @@ def matching_phrases(con: duckdb.DuckDBPyConnection, phrases_query: str,
     candidates = con.execute(f"""
         WITH phrases AS (SELECT DISTINCT phrase FROM ({phrases_query})),
         chunks AS (
-            SELECT phrase, trim(unnest(regexp_split_to_array(phrase, '\\[X,[0-9]\\]'))) AS chunk
+            SELECT phrase, trim(unnest(regexp_split_to_array(phrase, '\\[[^] ]*,[0-9]\\]')))
+                   AS chunk
             FROM phrases),
         missing AS (
             SELECT DISTINCT phrase FROM chunks c ANTI JOIN sentence_ngrams n ON c.chunk = n.ngram

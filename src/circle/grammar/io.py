@@ -83,19 +83,25 @@ def connect(threads: int, memory_limit: str | None, temp_directory: str | os.Pat
 
 CANONICAL_MACROS = """
 CREATE OR REPLACE MACRO swap_nonterminals(s) AS
-    replace(replace(replace(s, '[X,1]', '[X,0]'), '[X,2]', '[X,1]'), '[X,0]', '[X,2]');
+    replace(replace(replace(s, ',1]', ',0]'), ',2]', ',1]'), ',0]', ',2]');
 CREATE OR REPLACE MACRO is_swapped(s) AS
-    position('[X,2]' IN s) > 0 AND position('[X,2]' IN s) < position('[X,1]' IN s);
+    position(',2]' IN s) > 0 AND position(',2]' IN s) < position(',1]' IN s);
 CREATE OR REPLACE MACRO canonical(s) AS
     CASE WHEN is_swapped(s) THEN swap_nonterminals(s) ELSE s END;
 CREATE OR REPLACE MACRO terminal_count(s) AS
-    len(string_split(s, ' ')) - (len(s) - len(replace(s, '[X,', ''))) // 3;
+    len(string_split(s, ' ')) - (len(s) - len(replace(replace(s, ',1]', ''), ',2]', ''))) // 3;
 """
 """SQL macros for the nonterminal conventions of :mod:`circle.core.schemas`.
 
 ``canonical`` renumbers an English side's nonterminals left to right (``[X,2] 's [X,1]`` →
 ``[X,1] 's [X,2]``) and ``is_swapped`` says whether that renumbering was needed; grammars have at
 most two nonterminals, so renumbering is a swap. ``terminal_count`` is T(e) of thesis §3.2.2.
+A nonterminal is found by its end ``,1]`` or ``,2]``, so the macros serve Hiero's ``[X,k]`` and
+the labelled ``[NP,k]`` of a SAMT grammar alike (a label holds no ``,`` or ``]``,
+:func:`circle.grammar.samt.escape_label`): a swap exchanges the indices and leaves each label
+in its place (``[NP,2] 's [NN,1]`` → ``[NP,1] 's [NN,2]``). A terminal never holds ``]`` (the
+tokeniser escapes it as ``&#93;``), so on a Hiero grammar the macros give what they gave when
+they looked for ``[X,1]`` and ``[X,2]``.
 """
 
 

@@ -71,6 +71,42 @@ for every rule kept, because a rule's features depend only on the bilingual rule
 phrases; the residual of every phrase is likewise computed from the bilingual rules alone,
 residual(e) = 1 - sum_{(f,e)} p(f|e) (sum_{(f,e')} p(e'|f) - p(e|f)), so biasing stays exact.
 
+**Labelled pivoting** (``labelled=True``; Ganitkevitch & Callison-Burch, draft §4 "SCFGs in
+Paraphrasing"): the bilingual grammar is a ``LABELLED_GRAMMAR`` (SAMT labels,
+:mod:`circle.grammar.extract`), and two rules C → ⟨γ, α1, ∼1⟩ and C → ⟨γ, α2, ∼2⟩ pair only when
+their left-hand side C and foreign side γ (its nonterminals' labels included) match, giving
+C → ⟨α1, α2, ∼⟩ with ∼ = ∼1⁻¹ ∘ ∼2. The same join does it: f and e are keyed by C
+(``<C>PIVOT_MARK<side>``), so everything above (top pivots, thresholds, residuals, partitions)
+holds per label, and ∼ is the composition the Hiero pivot already makes: e2 keeps γ's
+co-indexing (∼2) and e1's nonterminals are renumbered left to right (∼1⁻¹), the labels staying
+with their positions. The phrase table is keyed by (lhs, phrase). Features, by the draft's three
+groups (§4.1 "Feature Computation"):
+
+1. *Rule-local*, computed on ⟨α1, α2⟩: ``neg_target_terminals`` (-T(α2), thesis §3.2.2),
+   ``reordered`` (the draft's "non-terminal reordering": 1 when ∼ swaps the two nonterminals)
+   and φ_ident (``identity``, 1 when α1 = α2, the expression of the biased grammars,
+   :data:`circle.grammar.bias.IDENTITY_COLUMN`). φ_ident only fires on identity pairs, so a
+   labelled pivot meant for tuning φ_ident keeps them (``keep_identity=True``, as the draft).
+2. *Aggregate counts the pivot approximates* (the draft's eq. 1, Bannard & Callison-Burch):
+   the lexical weights lex(α2|α1) = Σ_γ lex(α2|γ) lex(γ|α1) and the reverse, summed within C.
+   The thesis's p(e2|e1), p(e1|e2), p(e1, e2) (eq. 3.10-3.13, derived features or counts) are
+   kept as in the Hiero grammar, conditioned on C: the pivot sum over the same γ.
+3. *Black box*, which the pair cannot reconstruct; the draft multiplies the two rules' values
+   for relative frequencies and adds them for penalties: ``log_bb_p_e_given_f`` = ln p(α1|C,γ)
+   p(α2|C,γ), ``log_bb_p_f_given_e`` = ln p(γ|C,α1) p(γ|C,α2), ``log_bb_p_rule_given_lhs`` =
+   ln p(r1|C) p(r2|C) with p(r|C) = c(r)/c(C) ("the rule's probability conditioned on the
+   left-hand side"), and ``bb_rarity`` = exp(1 - c1) + exp(1 - c2) (Thrax's rarity penalty;
+   SAMT's unbalancedness penalty has no counterpart in our bilingual grammar). The draft does
+   not say how a pair reached through several γ combines them; we keep the best pivot's value
+   per feature (the largest product, the smallest penalty), which does not depend on the
+   order of the pivots. With several pivot languages p(γ|C,α) is the p(c|e)-weighted value.
+
+Pruning (draft §4.2): the bilingual rules' count and probability thresholds are
+``min_count`` and ``min_probability`` above; ``top_paraphrases`` keeps the n best paraphrases
+α2 of each phrase α1 (the draft's "top n alternatives" per pattern) ranked by p(α2|α1)
+lex(α2|α1), "a combination of translation and lexical probability"; 0 (default) keeps all. The
+draft gives no values: ``bench/samt_grammar.py`` reports the ones we use.
+
 The work is a DuckDB self-join of the bilingual grammar on f followed by a group-by, out of core
 (``memory_limit``, spilling next to the output) and streamed to Parquet, in two steps that the
 workflow runs as jobs (:func:`pivot_grammar` runs them in one process):
@@ -123,6 +159,9 @@ import pyarrow.parquet as pq
 from circle.core.progress import progress
 from circle.core.schemas import (
     GRAMMAR,
+    LABELLED_GRAMMAR,
+    LABELLED_PARAPHRASE_GRAMMAR,
+    LABELLED_PIVOT_RULES,
     PIVOT_LOOKUP,
     PIVOT_RULES,
     PIVOT_SOURCES,
@@ -137,6 +176,7 @@ from circle.core.tables import (
     scratch_directory,
     write_table,
 )
+from circle.grammar.bias import IDENTITY_COLUMN
 from circle.grammar.extract import LHS
 from circle.grammar.filter import matching_phrases
 from circle.grammar.io import (
@@ -166,6 +206,25 @@ RULES = f"""
            count, pivots::INTEGER AS pivots
     FROM paraphrases"""
 """The paraphrase rules of table ``paraphrases`` in the columns of the written grammar."""
+
+LABELLED_RULES = f"""
+    SELECT lhs, source, target, log_p_e2_given_e1, log_p_e1_given_e2, log_p_e1_e2,
+           neg_target_terminals, log_lex_e2_given_e1, log_lex_e1_given_e2,
+           log_bb_p_e_given_f, log_bb_p_f_given_e, log_bb_p_rule_given_lhs, bb_rarity,
+           reordered, {IDENTITY_COLUMN}, count, pivots
+    FROM (SELECT split_part(e1, chr(31), 1) AS lhs,
+                 substr(e1, strpos(e1, chr(31)) + 1) AS source,
+                 CASE WHEN swap THEN swap_nonterminals(phrase2) ELSE phrase2 END AS target,
+                 ln(p21) AS log_p_e2_given_e1, ln(p12) AS log_p_e1_given_e2,
+                 ln(joint) AS log_p_e1_e2,
+                 -terminal_count(phrase2)::DOUBLE AS neg_target_terminals,
+                 ln(lex21) AS log_lex_e2_given_e1, ln(lex12) AS log_lex_e1_given_e2,
+                 ln(bb_p_ef) AS log_bb_p_e_given_f, ln(bb_p_fe) AS log_bb_p_f_given_e,
+                 ln(bb_p_rule) AS log_bb_p_rule_given_lhs, bb_rarity,
+                 swap::DOUBLE AS reordered, count, pivots::INTEGER AS pivots
+          FROM (SELECT *, substr(e2, strpos(e2, chr(31)) + 1) AS phrase2 FROM paraphrases))"""
+"""The labelled paraphrase rules of table ``paraphrases``: the key ``<lhs>\\x1f<phrase>`` of e1
+split into the rule's label and source, and the draft's features (module doc)."""
 
 
 PIVOT_MARK = "\x1f"
@@ -202,6 +261,11 @@ class PivotOptions:
     span_limit: int = 10
     """Longest span of the ``sentences`` a phrase to paraphrase may match."""
     partition_pairs: int = PARTITION_PAIRS
+    labelled: bool = False
+    """Pivot a ``LABELLED_GRAMMAR`` (SAMT) into a ``LABELLED_PARAPHRASE_GRAMMAR`` (module doc)."""
+    top_paraphrases: int = 0
+    """Keep only the n best paraphrases e2 of each phrase e1 (the draft's top-n per pattern, by
+    p(e2|e1) lex(e2|e1)); 0 keeps them all."""
 
     def __post_init__(self) -> None:
         if self.method not in METHODS:
@@ -211,6 +275,8 @@ class PivotOptions:
             raise ValueError("min_count must be >= 0 and min_probability in [0, 1]")
         if self.top_pivots < 1 or self.partition_pairs < 1:
             raise ValueError("top_pivots and partition_pairs must be at least 1")
+        if self.top_paraphrases < 0:
+            raise ValueError("top_paraphrases must be 0 (all) or more")
 
     @classmethod
     def from_config(cls, paraphrase: Mapping, span_limit: int) -> PivotOptions:
@@ -224,6 +290,8 @@ class PivotOptions:
     @property
     def schema(self) -> TableSchema:
         """The schema of the paraphrase grammar written."""
+        if self.labelled:
+            return LABELLED_PARAPHRASE_GRAMMAR
         return paraphrase_grammar_schema(self.lexical_feature, identity_feature=False)
 
     def metadata(self, sentences: int | None) -> dict[str, str]:
@@ -233,6 +301,10 @@ class PivotOptions:
                     "keep_identity": str(self.keep_identity).lower(),
                     "min_count": repr(self.min_count),
                     "min_probability": repr(self.min_probability), "bias": "0"}
+        if self.labelled:
+            metadata["labelled"] = "true"
+        if self.top_paraphrases:
+            metadata["top_paraphrases"] = str(self.top_paraphrases)
         if sentences is not None:
             metadata.update(phrases_from_sentences=str(sentences),
                             phrase_span_limit=str(self.span_limit))
@@ -311,7 +383,7 @@ def prepare_pivot(grammars: Grammars, work: PivotWork,
         raise ValueError(f"pivoting needs at least one pairing job, got {jobs}")
     grammars = pivot_languages(grammars)
     for grammar in grammars:
-        grammar_schema(grammar, (GRAMMAR,))
+        grammar_schema(grammar, (LABELLED_GRAMMAR,) if options.labelled else (GRAMMAR,))
     if sentences is not None:
         sentences = list(sentences)
     metadata = options.metadata(None if sentences is None else len(sentences))
@@ -324,22 +396,24 @@ def prepare_pivot(grammars: Grammars, work: PivotWork,
         for name, step in (
                 ("loaded the bilingual rules and chose the pivots",
                  lambda: _load_bilingual(con, grammars, options.top_pivots,
-                                         options.min_count, options.min_probability)),
+                                         options.min_count, options.min_probability,
+                                         options.labelled)),
                 ("computed the phrase statistics",
                  lambda: _phrase_statistics(con, options.method)),
                 ("chose the phrases to paraphrase",
                  lambda: _choose_sources(con, sentences, options.span_limit,
-                                         options.keep_identity)),
+                                         options.keep_identity, options.labelled)),
                 ("gathered what the pairing reads",
                  lambda: _pairing_inputs(con, options.keep_identity))):
             step_started = time.perf_counter()
             step()
             logger.info("%s in %.1f s", name, time.perf_counter() - step_started)
-        write_relation(con.sql("""
+        labelled = ", p_rule_lhs, rarity" if options.labelled else ""
+        write_relation(con.sql(f"""
             SELECT f, e, swapped, c, p_e_f, weight * p_f_e AS p_f_e, lex_e_f,
-                   weight * lex_f_e AS lex_f_e
+                   weight * lex_f_e AS lex_f_e{labelled}
             FROM pairing_rules"""),
-            work.rules, PIVOT_RULES, provenance)
+            work.rules, LABELLED_PIVOT_RULES if options.labelled else PIVOT_RULES, provenance)
         bilingual, kept, total_pairs = con.execute("""
             SELECT (SELECT count(*) FROM bilingual), kept_rules, pairs FROM totals"""
                                                    ).fetchall()[0]
@@ -353,13 +427,15 @@ def prepare_pivot(grammars: Grammars, work: PivotWork,
                      "jobs": str(jobs)})
         # every phrase of a written rule is in the lookup (the features join it), and every
         # phrase of the lookup is e1 or e2 of a written rule
+        lhs_phrase = ("split_part(e, chr(31), 1) AS lhs, substr(e, strpos(e, chr(31)) + 1)"
+                      if options.labelled else f"'{LHS}' AS lhs, e")
         phrases = write_relation(con.sql(f"""
-            SELECT '{LHS}' AS lhs, e AS phrase, residual, ln({p_e}) AS log_p_phrase,
+            SELECT {lhs_phrase} AS phrase, residual, ln({p_e}) AS log_p_phrase,
                    ln(lex_identity) AS log_lex_identity, count_identity AS count,
                    pivots_identity::INTEGER AS pivots
             FROM phrases
             WHERE paraphrased AND e IN (SELECT e FROM lookup)
-            ORDER BY phrase"""),
+            ORDER BY phrase{", lhs" if options.labelled else ""}"""),
             self_paraphrase_path, SELF_PARAPHRASE, provenance, metadata)
     logger.info("%d bilingual rules, %d among the top pivots; %d phrases to paraphrase in %d "
                 "partitions over %d jobs; %d phrases in the self-paraphrase table", bilingual,
@@ -394,9 +470,11 @@ def pivot_part(work: PivotWork, job: int, out_path: str | os.PathLike,
                             carried_metadata(self_paraphrase_path)) as writer:
             for first, last in progress(partitions.itertuples(index=False, name=None), logger,
                                         f"pairing job {job}", len(partitions), "partitions"):
-                _pair(con, options.keep_identity, first, last)
-                _features(con, options.method)
-                writer.write(con.sql(RULES))
+                _pair(con, options.keep_identity, first, last, options.labelled)
+                _features(con, options.method, options.labelled)
+                if options.top_paraphrases:
+                    _keep_best(con, options.top_paraphrases)
+                writer.write(con.sql(LABELLED_RULES if options.labelled else RULES))
                 con.execute("DROP TABLE paraphrases; DROP TABLE pairs")
 
 
@@ -442,7 +520,8 @@ def _deal(loads: list[tuple[str, int]], partition_pairs: int, jobs: int) -> pd.D
 
 
 def _load_bilingual(con: duckdb.DuckDBPyConnection, grammars: Sequence[Path],
-                    top_pivots: int, min_count: float, min_probability: float) -> None:
+                    top_pivots: int, min_count: float, min_probability: float,
+                    labelled: bool = False) -> None:
     """Table ``bilingual`` (all rules of every pivot grammar ``grammars``, numbered by
     ``language``, the foreign side keyed by its language when there are several
     (:data:`PIVOT_MARK`): canonical English side, probabilities and the ``weight``
@@ -453,21 +532,37 @@ def _load_bilingual(con: duckdb.DuckDBPyConnection, grammars: Sequence[Path],
 
     The rules are never sorted or windowed as a whole: the (e, f) counts are ranked only for the
     English sides with more than ``top_pivots`` foreign sides (few), and the statistics of f are
-    kept only where f has more than one kept rule (for the others they are the rule's own)."""
+    kept only where f has more than one kept rule (for the others they are the rule's own).
+
+    ``labelled`` (a SAMT grammar): f and e are keyed by the rule's left-hand side,
+    ``<lhs>PIVOT_MARK<side>``, so that rules pair only when label and foreign side match, and
+    an English side's statistics are those of the labelled phrase; the rules also carry p(r|C)
+    (``p_rule_lhs``) and the rarity penalty exp(1 - c) (``rarity``) for the black-box features.
+    """
     selects = []
     for language, path in enumerate(grammars):
         grammar = checked_parquet(path)
-        lhs = con.execute(f"SELECT DISTINCT lhs FROM {grammar}").fetchall()
-        if lhs != [(LHS,)]:
-            raise GrammarInputError(f"{path}: pivoting needs a Hiero grammar whose only "
-                                    f"left-hand side is {LHS}, found {sorted(x for x, in lhs)}")
-        pivot = "source" if len(grammars) == 1 else f"'{language}{PIVOT_MARK}' || source"
+        if labelled:
+            side = f"lhs || '{PIVOT_MARK}' || "
+            extra = ", count / lhs_total AS p_rule_lhs, exp(1.0 - count) AS rarity"
+            grammar = (f"{grammar} JOIN (SELECT lhs, sum(count) AS lhs_total FROM {grammar} "
+                       f"GROUP BY lhs) USING (lhs)")
+        else:
+            side, extra = "", ""
+            lhs = con.execute(f"SELECT DISTINCT lhs FROM {grammar}").fetchall()
+            if lhs != [(LHS,)]:
+                raise GrammarInputError(
+                    f"{path}: pivoting needs a Hiero grammar whose only left-hand side is "
+                    f"{LHS}, found {sorted(x for x, in lhs)}")
+        pivot = (f"{side}source" if len(grammars) == 1
+                 else f"'{language}{PIVOT_MARK}' || {side}source")
         selects.append(f"""
-            SELECT {language}::INTEGER AS language, {pivot} AS f, canonical(target) AS e,
+            SELECT {language}::INTEGER AS language, {pivot} AS f,
+                   {side}canonical(target) AS e,
                    is_swapped(target) AS swapped, count AS c,
                    exp(log_p_e_given_f) AS p_e_f, exp(log_p_f_given_e) AS p_f_e,
                    exp(log_lex_e_given_f) AS lex_e_f, exp(log_lex_f_given_e) AS lex_f_e,
-                   1.0::DOUBLE AS weight
+                   1.0::DOUBLE AS weight{extra}
             FROM {grammar}""")
     con.execute(f"CREATE TEMP TABLE bilingual AS {' UNION ALL '.join(selects)}")
     if len(grammars) > 1:  # p(c|e) = 1/|C(e)| (module doc); with one grammar it is 1
@@ -537,17 +632,21 @@ def _phrase_statistics(con: duckdb.DuckDBPyConnection, method: str) -> None:
 
 
 def _choose_sources(con: duckdb.DuckDBPyConnection, sentences: list[str] | None,
-                    span_limit: int, keep_identity: bool) -> None:
+                    span_limit: int, keep_identity: bool, labelled: bool = False) -> None:
     """Table ``sources``: the phrases to paraphrase (all, or those matching ``sentences``);
-    without identity rules, only phrases that have another paraphrase."""
+    without identity rules, only phrases that have another paraphrase. A labelled phrase
+    matches where its words do, whatever its label."""
     eligible = "SELECT e FROM phrases" + ("" if keep_identity else " WHERE paraphrased")
     if sentences is None:
         con.execute(f"CREATE TEMP TABLE sources AS {eligible}")
         return
-    wanted = matching_phrases(con, eligible.replace("SELECT e ", "SELECT e AS phrase "),
+    phrase = "substr(e, strpos(e, chr(31)) + 1)" if labelled else "e"
+    wanted = matching_phrases(con, eligible.replace("SELECT e ", f"SELECT {phrase} AS phrase "),
                               sentences, span_limit)
     con.register("wanted", wanted)
-    con.execute("CREATE TEMP TABLE sources AS SELECT phrase AS e FROM wanted")
+    con.execute(f"""CREATE TEMP TABLE sources AS
+                    SELECT e FROM ({eligible}) WHERE {phrase} IN (SELECT phrase FROM wanted)"""
+                if labelled else "CREATE TEMP TABLE sources AS SELECT phrase AS e FROM wanted")
     con.unregister("wanted")
 
 
@@ -575,11 +674,17 @@ def _pairing_inputs(con: duckdb.DuckDBPyConnection, keep_identity: bool) -> None
         WHERE e IN (SELECT e FROM pairing_rules)""")
 
 
-def _pair(con: duckdb.DuckDBPyConnection, keep_identity: bool, first: str, last: str) -> None:
+def _pair(con: duckdb.DuckDBPyConnection, keep_identity: bool, first: str, last: str,
+          labelled: bool = False) -> None:
     """Table ``pairs``: per (e1, e2, swap) with e1 a phrase of table ``sources`` from ``first``
     to ``last``, sums over their foreign sides, read from table ``rules`` (the pairing rules)
-    for those foreign sides only."""
+    for those foreign sides only; ``labelled``, also the black-box features, the best over the
+    foreign sides of the product of the two rules' relative frequencies and of the sum of their
+    rarity penalties (module doc)."""
     distinct = "" if keep_identity else "AND NOT (a.e = b.e AND a.swapped = b.swapped)"
+    black_box = """, max(a.p_e_f * b.p_e_f) AS bb_p_ef, max(a.p_f_e * b.p_f_e) AS bb_p_fe,
+               max(a.p_rule_lhs * b.p_rule_lhs) AS bb_p_rule,
+               min(a.rarity + b.rarity) AS bb_rarity""" if labelled else ""
     con.execute(f"""
         CREATE TEMP TABLE pairs AS
         WITH a AS (SELECT * FROM rules WHERE e IN (SELECT e FROM sources)
@@ -587,14 +692,16 @@ def _pair(con: duckdb.DuckDBPyConnection, keep_identity: bool, first: str, last:
         SELECT a.e AS e1, b.e AS e2, a.swapped <> b.swapped AS swap,
                sum(b.p_e_f * a.p_f_e) AS p21_features, sum(a.p_e_f * b.p_f_e) AS p12_features,
                sum(b.lex_e_f * a.lex_f_e) AS lex21, sum(a.lex_e_f * b.lex_f_e) AS lex12,
-               sum(a.c * b.c) AS count, count(*) AS pivots
+               sum(a.c * b.c) AS count, count(*) AS pivots{black_box}
         FROM a JOIN (SELECT * FROM rules WHERE f IN (SELECT f FROM a)) b
              ON a.f = b.f {distinct}
         GROUP BY a.e, b.e, a.swapped <> b.swapped""")
 
 
-def _features(con: duckdb.DuckDBPyConnection, method: str) -> None:
-    """Table ``paraphrases``: the pairs with p(e2|e1), p(e1|e2), p(e1,e2) by ``method``."""
+def _features(con: duckdb.DuckDBPyConnection, method: str, labelled: bool = False) -> None:
+    """Table ``paraphrases``: the pairs with p(e2|e1), p(e1|e2), p(e1,e2) by ``method`` (and,
+    ``labelled``, the black-box features of the pairs)."""
+    black_box = ", p.bb_p_ef, p.bb_p_fe, p.bb_p_rule, p.bb_rarity" if labelled else ""
     if method == "features":
         columns = """p.p21_features AS p21, p.p12_features AS p12,
                      p.p21_features * l1.p_bilingual AS joint"""
@@ -603,5 +710,19 @@ def _features(con: duckdb.DuckDBPyConnection, method: str) -> None:
                      p.count / t.pairs AS joint"""
     con.execute(f"""
         CREATE TEMP TABLE paraphrases AS
-        SELECT p.e1, p.e2, p.swap, {columns}, p.lex21, p.lex12, p.count, p.pivots
+        SELECT p.e1, p.e2, p.swap, {columns}, p.lex21, p.lex12, p.count, p.pivots{black_box}
         FROM pairs p JOIN lookup l1 ON l1.e = p.e1 JOIN lookup l2 ON l2.e = p.e2, totals t""")
+
+
+def _keep_best(con: duckdb.DuckDBPyConnection, n: int) -> None:
+    """Table ``paraphrases`` cut to the ``n`` best paraphrases of each e1 (the draft's top n
+    per pattern, §4.2): ranked by p(e2|e1) lex(e2|e1), the combination of translation and
+    lexical probability the draft names, ties by e2 and the swap. All the paraphrases of an
+    e1 are in one partition, so the cut is exact."""
+    con.execute(f"""
+        CREATE OR REPLACE TEMP TABLE paraphrases AS
+        SELECT * EXCLUDE (rank) FROM (
+            SELECT *, row_number() OVER (PARTITION BY e1 ORDER BY ln(p21) + ln(lex21) DESC,
+                                         e2, swap) AS rank
+            FROM paraphrases)
+        WHERE rank <= {n}""")

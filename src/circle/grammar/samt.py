@@ -28,10 +28,26 @@ on its left; else :data:`FALLBACK`. In a tree each of the three readings is uniq
 exists, and a span is never both ``A/B`` and ``A\\B`` (two such constituents would cross), so
 the order only decides between a constituent, a concatenation and a slash. SAMT's further double
 concatenation ``A+B+C`` is not used.
+
+**Labels in the grammar.** A grammar writes a nonterminal ``[LABEL,index]`` (the Joshua/Thrax
+convention of :mod:`circle.core.schemas`), so a label may hold no ``[``, ``]``, ``,`` or space,
+and the pivot and filter stages find a nonterminal by its ``,1]`` / ``,2]`` end. Penn's tags
+have punctuation of their own (``,`` ``.`` ``:`` ``$`` ``#`` `````` ``''`` ``PRP$``).
+:func:`escape_label` keeps letters, digits, ``_``, ``-`` and SAMT's operators ``+ / \\`` and
+writes every other character as a name between tildes: ``,`` is ``~COMMA~``, ``.``
+``~DOT~``, ``:`` ``~COLON~``, ``$`` ``~DOLLAR~``, ``#`` ``~HASH~``, a backquote ``~BQ~``,
+``'`` ``~Q~``, ``~`` ``~TILDE~`` (:data:`LABEL_ESCAPES`), any other character ``~U`` and its
+code point in hex ``~``
+(``[`` is ``~U5B~``). So ``[,,1]`` becomes ``[~COMMA~,1]``, ``PRP$+NN`` ``PRP~DOLLAR~+NN``
+and `````` ``~BQ~~BQ~``; a tilde appears in an escaped label only around a name, so
+:func:`unescape_label` undoes it exactly (``unescape_label(escape_label(s)) == s`` for every
+string), and labels made only of letters, digits, ``-`` and the operators (``NP``,
+``VP/NP``, ``S\\NP``, ``-LRB-``) are written as they are.
 """
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import cached_property
@@ -143,6 +159,46 @@ class _ConstituentChart:
             if whole is not None:
                 return f"{whole}\\{labels[outer, start]}"
         return FALLBACK
+
+
+LABEL_ESCAPES = {",": "COMMA", ".": "DOT", ":": "COLON", "$": "DOLLAR", "#": "HASH",
+                 "`": "BQ", "'": "Q", "~": "TILDE"}
+"""The characters of Penn's tags a grammar label cannot hold as they are, by their name in an
+escaped label (module docstring, "Labels in the grammar")."""
+_ESCAPED_BY_NAME = {name: character for character, name in LABEL_ESCAPES.items()}
+_PLAIN_LABEL = re.compile(r"[A-Za-z0-9_\-+/\\]")
+_ESCAPE = re.compile(r"~([A-Z]+|U[0-9A-F]+)~")
+
+
+def escape_label(label: str) -> str:
+    """``label`` as the grammar writes it inside ``[...,index]`` (module docstring)."""
+    if not label:
+        raise ValueError("a nonterminal label must not be empty")
+    return "".join(character if _PLAIN_LABEL.fullmatch(character)
+                   else f"~{LABEL_ESCAPES.get(character) or f'U{ord(character):X}'}~"
+                   for character in label)
+
+
+def unescape_label(escaped: str) -> str:
+    """The label :func:`escape_label` wrote as ``escaped``."""
+
+    def character(match: re.Match[str]) -> str:
+        name = match.group(1)
+        if name in _ESCAPED_BY_NAME:
+            return _ESCAPED_BY_NAME[name]
+        if name.startswith("U") and name != "U":
+            return chr(int(name[1:], 16))
+        raise ValueError(f"unknown escape ~{name}~ in the label {escaped!r}")
+
+    label = _ESCAPE.sub(character, escaped)
+    if "~" in _ESCAPE.sub("", escaped):
+        raise ValueError(f"{escaped!r} is not an escaped label (a lone '~')")
+    return label
+
+
+def nonterminal(label: str, index: int) -> str:
+    """The grammar's nonterminal ``[LABEL,index]`` of a SAMT label, the label escaped."""
+    return f"[{escape_label(label)},{index}]"
 
 
 def samt_label(bracketing: Bracketing, span: Span) -> str:

@@ -49,6 +49,7 @@ order, are the children of the top ``S``).
 
 from __future__ import annotations
 
+import html
 import json
 import logging
 from collections.abc import Mapping, Sequence
@@ -86,6 +87,66 @@ def parse_sentences(texts: Sequence[str], nlp: Any, batch_size: int = 64) -> lis
     """One projected tree per text (a text spaCy splits into several sentences is one tree,
     its sentences under a root ``S``)."""
     return [project(doc) for doc in nlp.pipe(texts, batch_size=batch_size)]
+
+
+def parse_tokens(sentences: Sequence[str], nlp: Any, cased: Sequence[str] | None = None,
+                 batch_size: int = 64) -> list[Tree]:
+    """One projected tree per tokenised sentence of the pipeline (Moses tokens, space-separated,
+    escaped and lowercased as the tokeniser stores a BITEXT's sides), its leaves exactly those
+    tokens in their order, so that a span of the tree indexes the same words of the bitext
+    line (the grammar's words, :mod:`circle.grammar.samt`).
+
+    spaCy parses a pre-tokenised ``Doc`` of the tokens with the Moses escapes undone
+    (``&apos;`` is ``'``, ``&#91;`` is ``[``), so it sees the bitext's tokenisation, not its
+    own. Lowercased English parses worse (proper nouns lose their NNP, sentence-initial words
+    their case): ``cased``, when given, is the same sentences tokenised without lowercasing
+    (:func:`circle.corpus.preprocess.normalize` with ``lowercase=False``, whose lowercasing is
+    exactly the stored line), and the parser reads those; each must lowercase to its sentence,
+    else ValueError. The trees' leaves are the ``sentences``' tokens either way."""
+    token_lists = [sentence.split() for sentence in sentences]
+    return [with_leaves(project(doc), tokens) for doc, tokens
+            in zip(token_docs(sentences, nlp, cased, batch_size), token_lists, strict=True)]
+
+
+def token_docs(sentences: Sequence[str], nlp: Any, cased: Sequence[str] | None = None,
+               batch_size: int = 64) -> list[Any]:
+    """The parsed spaCy ``Doc`` of each tokenised sentence, over its tokens unescaped (or those
+    of ``cased``): what :func:`parse_tokens` projects."""
+    token_lists = [sentence.split() for sentence in sentences]
+    if cased is None:
+        parsed = token_lists
+    else:
+        if len(cased) != len(sentences):
+            raise ValueError(f"{len(cased)} cased sentences for {len(sentences)} sentences")
+        parsed = [line.split() for line in cased]
+        for tokens, cased_tokens in zip(token_lists, parsed, strict=True):
+            if [token.lower() for token in cased_tokens] != tokens:
+                raise ValueError(f"the cased sentence {' '.join(cased_tokens)!r} is not the "
+                                 f"tokens {' '.join(tokens)!r} in their case")
+    from spacy.tokens import Doc
+
+    docs = (Doc(nlp.vocab, words=[html.unescape(token) for token in tokens])
+            for tokens in parsed)
+    return list(nlp.pipe(docs, batch_size=batch_size))
+
+
+def with_leaves(tree: Tree, words: Sequence[str]) -> Tree:
+    """``tree`` with its leaves' words replaced by ``words``, in order (as many as it has)."""
+    remaining = iter(words)
+
+    def rebuild(node: Tree) -> Tree:
+        if node.word is not None:
+            word = next(remaining, None)
+            if word is None:
+                raise ValueError(f"fewer words than the {len(tree.words())} leaves of "
+                                 f"{tree.to_string()}")
+            return Tree(node.label, word=word)
+        return Tree(node.label, tuple(rebuild(child) for child in node.children))
+
+    rebuilt = rebuild(tree)
+    if next(remaining, None) is not None:
+        raise ValueError(f"more words than the {len(tree.words())} leaves of {tree.to_string()}")
+    return rebuilt
 
 
 def project(doc: Any) -> Tree:
