@@ -5,7 +5,9 @@ the Fig. 1 group, and each stage's cost.
 
 Usage: python bench/pang_lattices.py [--groups 300] [--seed 39] [--splits tune test] [--dot F]
        python bench/pang_lattices.py \
-           --parses results/default/lattice/{tune,test}.parses.parquet
+           --parses results/default/lattice/{tune,test}.parses.parquet \
+           [--paraphrases results/default/sets/tune.parquet \
+                          results/default/paraphrase/untargeted-bias0/tune.nbest.parquet]
 """
 
 import argparse
@@ -17,10 +19,13 @@ from pathlib import Path
 
 from sacremoses import MosesTokenizer
 
-from circle.core.schemas import VERSES
+from circle.core.schemas import EVALSET, VERSES
 from circle.core.tables import read_table
+from circle.decoder.nbest import NBEST
 from circle.lattice.evaluate import (
     FIG1_GROUP,
+    chain,
+    edit_distance,
     entropy_difference,
     group_figures,
     group_lattice,
@@ -28,6 +33,7 @@ from circle.lattice.evaluate import (
 )
 from circle.lattice.fsa import KenLMModel, count_sentences, to_dot
 from circle.lattice.parse import load_parser, parse_sentences, read_groups
+from circle.tune.loop import single_references
 
 REFERENCES = ["web", "dar", "ylt", "bbe"]
 SEED_TABLE3 = {"1-10": (22749, 775), "10-20": (172386, 4468), "20-30": (3479544, 29202),
@@ -69,6 +75,13 @@ def main() -> None:
                         help="the entropy check enumerates the sentences of lattices up to this")
     parser.add_argument("--parses", nargs="+", help="parses tables (snakemake lattice_parses) "
                         "to read every group from instead of parsing a sample")
+    parser.add_argument("--paraphrases", nargs=2, metavar=("TUNE_SET", "NBEST"),
+                        help="the tune set and the untargeted paraphrases of its single "
+                        "references (results/<exp>/sets/tune.parquet, results/<exp>/paraphrase/"
+                        "untargeted-bias0/tune.nbest.parquet): the leave-one-out distance to the "
+                        "other translations with the paraphrases beside it (needs the tune "
+                        "set's parses in --parses)")
+    parser.add_argument("--k", type=int, default=3, help="paraphrases per reference")
     args = parser.parse_args()
 
     nlp = load_parser()
@@ -164,11 +177,68 @@ def main() -> None:
           f"{statistics.mean(ratios):.5f}; {100 * len(repeated) / len(ratios):.2f} % of words "
           f"non-zero, mean {statistics.mean(repeated) if repeated else 0:.3f} among them "
           f"(seed, syntax-based: 0.0035074; 2.16 %, 0.162)")
+    if args.paraphrases:
+        tune_parses = next(path for path in args.parses if "tune" in Path(path).name)
+        paraphrase_comparison(read_groups(tune_parses), *args.paraphrases, args.k)
     print(f"\ncost (CPU): parse (or read) {parse_seconds:.1f} s "
           f"({1000 * parse_seconds / n:.0f} ms a group); merge + lattice + squeeze "
           f"{1000 * lattice_seconds / n:.1f} ms a group; "
           f"all figures with the leave-one-out lattices {1000 * evaluate_seconds / n:.1f} ms "
           f"a group")
+
+
+def paraphrase_comparison(groups: dict[int, list], tune_path: str, nbest_path: str,
+                          k: int) -> None:
+    """The seed's §4.2.3 question asked of circle's untargeted paraphrases: for each tune
+    translation held out, except the single reference (the paraphrases' input), its least word
+    edit distance to the other translations, to them and the k-best paraphrases of the single
+    reference, and to the squeezed lattice of the others. The first two on the pipeline's Moses
+    tokens (the paraphrases' own), the lattice's on the parser's tokens beside the same
+    held-out translations' distance to the others in those tokens."""
+    table = read_table(tune_path, EVALSET)
+    nbest = read_table(nbest_path, NBEST)
+    kept = nbest[nbest["rank"] < k].sort_values(["segment_id", "rank"])
+    paraphrases = kept.groupby("segment_id")["hypothesis"].apply(list)
+    rows = []
+    for segment, references, single in zip(table["segment_id"], table["references"],
+                                           single_references(table), strict=True):
+        references = [reference.split() for reference in references]
+        trees = groups[int(segment)]
+        if len(trees) != len(references):
+            raise ValueError(f"segment {segment}: {len(trees)} parses, {len(references)} "
+                             "references")
+        held_single = references.index(single.split())
+        extra = [p.split() for p in paraphrases.get(segment, [])]
+        words = [[w.lower() for w in tree.words()] for tree in trees]
+        for held, reference in enumerate(references):
+            if held == held_single:
+                continue
+            others = [r for i, r in enumerate(references) if i != held]
+            to_others = min(edit_distance(chain(o), reference) for o in others)
+            with_paraphrases = min([to_others, *(edit_distance(chain(p), reference)
+                                                 for p in extra)])
+            parsed_others = [w for i, w in enumerate(words) if i != held]
+            to_parsed = min(edit_distance(chain(o), words[held]) for o in parsed_others)
+            lattice = group_lattice([t for i, t in enumerate(trees) if i != held])[1]
+            rows.append((to_others, with_paraphrases, to_parsed,
+                         edit_distance(lattice, words[held])))
+    others, with_p, parsed, fsa = (list(column) for column in zip(*rows, strict=True))
+    gain_p = [a - b for a, b in zip(others, with_p, strict=True)]
+    gain_fsa = [a - b for a, b in zip(parsed, fsa, strict=True)]
+    print(f"\nleave-one-out against circle's paraphrases ({len(rows)} held-out tune "
+          f"translations other than the single reference, {tune_path}, {nbest_path}, "
+          f"k = {k}):")
+    print("| distance of the held-out translation to | tokens | mean | gain over the others "
+          "(sd) | held-outs it helps |")
+    print("|---|---|---:|---:|---:|")
+    print(f"| the other translations | Moses | {statistics.mean(others):.2f} | | |")
+    print(f"| them and the {k}-best untargeted paraphrases of the single reference | Moses | "
+          f"{statistics.mean(with_p):.2f} | {statistics.mean(gain_p):.2f} "
+          f"({statistics.stdev(gain_p):.2f}) | {sum(g > 0 for g in gain_p)} |")
+    print(f"| the other translations | parser | {statistics.mean(parsed):.2f} | | |")
+    print(f"| their squeezed lattice | parser | {statistics.mean(fsa):.2f} | "
+          f"{statistics.mean(gain_fsa):.2f} ({statistics.stdev(gain_fsa):.2f}) | "
+          f"{sum(g > 0 for g in gain_fsa)} |")
 
 
 if __name__ == "__main__":

@@ -7,12 +7,31 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from circle.core.schemas import PARAPHRASE_GRAMMAR
-from circle.core.tables import read_table
+from circle.core.schemas import ALIGNMENT, BITEXT, PARAPHRASE_GRAMMAR
+from circle.core.tables import read_table, write_table
 from circle.decoder import decode_corpus
 from circle.tune import fanout
 from circle.tune.checkpoint import Checkpoint, ended, read_iteration
 from circle.tune.loop import PoolBuilder, TuningProblem, default_hook
+
+
+@pytest.fixture
+def write_aligned_bitext(tmp_path):
+    """Writes rows (segment_id, source, target, links) as a tokenised BITEXT table and its
+    ALIGNMENT table in ``tmp_path``; returns their paths."""
+
+    def write(rows) -> tuple[Path, Path]:
+        ids = [row[0] for row in rows]
+        bitext = pd.DataFrame({"segment_id": ids, "document": "d",
+                               "source": [row[1] for row in rows],
+                               "target": [row[2] for row in rows]})
+        alignment = pd.DataFrame({"segment_id": ids, "forward": "", "reverse": "",
+                                  "links": [row[3] for row in rows]})
+        write_table(bitext, tmp_path / "bitext.parquet", BITEXT)
+        write_table(alignment, tmp_path / "alignment.parquet", ALIGNMENT)
+        return tmp_path / "bitext.parquet", tmp_path / "alignment.parquet"
+
+    return write
 
 
 @pytest.fixture

@@ -215,22 +215,13 @@ def test_lexical_weights_with_null_and_best_internal_alignment():
     assert (phrases, occurrences) == (3 + 1 + 3, 5 + 1 + 5)
 
 
-def write_inputs(tmp_path, rows):
-    bitext = pd.DataFrame({"segment_id": [r[0] for r in rows], "document": "d",
-                           "source": [r[1] for r in rows], "target": [r[2] for r in rows]})
-    alignment = pd.DataFrame({"segment_id": [r[0] for r in rows], "forward": "", "reverse": "",
-                              "links": [r[3] for r in rows]})
-    write_table(bitext, tmp_path / "bitext.parquet", BITEXT)
-    write_table(alignment, tmp_path / "alignment.parquet", ALIGNMENT)
-    return tmp_path / "bitext.parquet", tmp_path / "alignment.parquet"
-
 
 CORPUS = [(1, "a m b", "q n p", "0-2 1-1 2-0"), (2, "a b", "x y", "0-0 1-1"),
           (3, "a b c", "z n x", "0-2 2-0"), (4, "m a", "n p", "0-0 1-1")]
 
 
-def test_extract_grammar_features(tmp_path):
-    bitext, alignment = write_inputs(tmp_path, CORPUS)
+def test_extract_grammar_features(tmp_path, write_aligned_bitext):
+    bitext, alignment = write_aligned_bitext(CORPUS)
     stats = extract_grammar(bitext, alignment, tmp_path / "g.parquet")
     grammar = read_table(tmp_path / "g.parquet", GRAMMAR)
     assert stats.rules == len(grammar) and stats.sentences == 4
@@ -253,9 +244,9 @@ def test_extract_grammar_features(tmp_path):
 
 
 @pytest.mark.parametrize("workers", [1, 2])
-def test_extraction_logs_its_batches_and_the_merge(tmp_path, caplog, workers):
+def test_extraction_logs_its_batches_and_the_merge(tmp_path, caplog, workers, write_aligned_bitext):
     caplog.set_level(logging.INFO, logger="circle.grammar.extract")
-    bitext, alignment = write_inputs(tmp_path, CORPUS)
+    bitext, alignment = write_aligned_bitext(CORPUS)
     extract_grammar(bitext, alignment, tmp_path / "g.parquet", workers=workers, batch_size=3)
     lines = [record.getMessage() for record in caplog.records]
     assert "4 aligned sentence pairs and their lexical table; 2 batches of 3 pairs in 2 parts" \
@@ -268,8 +259,9 @@ def test_extraction_logs_its_batches_and_the_merge(tmp_path, caplog, workers):
             in lines
 
 
-def test_extraction_removes_what_a_killed_extraction_left_and_only_that(tmp_path):
-    bitext, alignment = write_inputs(tmp_path, CORPUS)
+def test_extraction_removes_what_a_killed_extraction_left_and_only_that(tmp_path,
+                                                                        write_aligned_bitext):
+    bitext, alignment = write_aligned_bitext(CORPUS)
     out = tmp_path / "grammar" / "bilingual.parquet"
     out.parent.mkdir()
     stale_table = out.parent / ".bilingual.parquet.x1y2z3w4"
@@ -296,8 +288,8 @@ def random_corpus(sentences: int, seed: int = 7) -> list[tuple[int, str, str, st
     return rows
 
 
-def test_workers_and_batches_give_the_same_table(tmp_path):
-    bitext, alignment = write_inputs(tmp_path, random_corpus(60))
+def test_workers_and_batches_give_the_same_table(tmp_path, write_aligned_bitext):
+    bitext, alignment = write_aligned_bitext(random_corpus(60))
     extract_grammar(bitext, alignment, tmp_path / "one.parquet")
     extract_grammar(bitext, alignment, tmp_path / "two.parquet", workers=2, batch_size=7)
     one = read_table(tmp_path / "one.parquet", GRAMMAR)
@@ -306,10 +298,10 @@ def test_workers_and_batches_give_the_same_table(tmp_path):
 
 
 @pytest.mark.parametrize("parts", [1, 3, 11])
-def test_counting_jobs_give_the_grammar_bit_for_bit(tmp_path, parts):
+def test_counting_jobs_give_the_grammar_bit_for_bit(tmp_path, parts, write_aligned_bitext):
     """The workflow's split / count per part / merge gives exactly the in-process grammar,
     whatever the number of counting jobs (11 parts of 9 batches: two are empty)."""
-    bitext, alignment = write_inputs(tmp_path, random_corpus(60))
+    bitext, alignment = write_aligned_bitext(random_corpus(60))
     extract_grammar(bitext, alignment, tmp_path / "whole.parquet", batch_size=7)
     lexical = tmp_path / "lexical.parquet"
     part_paths = [tmp_path / f"part{k}.parquet" for k in range(parts)]
@@ -337,8 +329,8 @@ def test_occurrence_columns_in_pieces_count_bit_for_bit(monkeypatch):
     assert pieces.sort_by(order).equals(whole.sort_by(order))  # the rows' order may differ
 
 
-def test_merge_refuses_counts_of_other_limits(tmp_path):
-    bitext, alignment = write_inputs(tmp_path, CORPUS)
+def test_merge_refuses_counts_of_other_limits(tmp_path, write_aligned_bitext):
+    bitext, alignment = write_aligned_bitext(CORPUS)
     lexical, part = tmp_path / "lexical.parquet", tmp_path / "part.parquet"
     split_for_counting(bitext, alignment, lexical, [part], 10)
     count_part(part, lexical, tmp_path / "a.parquet", ExtractionLimits())
@@ -364,16 +356,16 @@ def test_lexical_table_round_trips_through_parquet(tmp_path):
     ("0-0 2-1", "segment 2: link 2-1 is out of range"),
     ("0-0 1-x", "segment 2: '1-x' is not an 'i-j' link"),
 ])
-def test_bad_links_name_file_and_segment(tmp_path, links, message):
-    bitext, alignment = write_inputs(tmp_path, [(1, "a b", "x y", "0-0"),
+def test_bad_links_name_file_and_segment(tmp_path, links, message, write_aligned_bitext):
+    bitext, alignment = write_aligned_bitext([(1, "a b", "x y", "0-0"),
                                                 (2, "a b", "x y", links)])
     with pytest.raises(GrammarInputError, match=message) as error:
         extract_grammar(bitext, alignment, tmp_path / "g.parquet")
     assert "alignment.parquet" in str(error.value)
 
 
-def test_segment_mismatch_is_reported(tmp_path):
-    bitext, alignment = write_inputs(tmp_path, [(1, "a", "x", "0-0"), (2, "b", "y", "0-0")])
+def test_segment_mismatch_is_reported(tmp_path, write_aligned_bitext):
+    bitext, alignment = write_aligned_bitext([(1, "a", "x", "0-0"), (2, "b", "y", "0-0")])
     write_table(pd.DataFrame({"segment_id": [1], "forward": "", "reverse": "", "links": "0-0"}),
                 alignment, ALIGNMENT)
     with pytest.raises(GrammarInputError, match=r"bitext.parquet: 1 segment\(s\) have no row in "

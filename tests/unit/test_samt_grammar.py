@@ -198,23 +198,13 @@ def test_a_parse_of_other_words_is_refused():
         rules_of("a", "x", [(0, 0)], "(NP (NN y))")
 
 
-def write_bitext(tmp_path, rows):
-    from circle.core.schemas import ALIGNMENT, BITEXT
 
-    bitext = pd.DataFrame({"segment_id": [r[0] for r in rows], "document": "d",
-                           "source": [r[1] for r in rows], "target": [r[2] for r in rows]})
-    alignment = pd.DataFrame({"segment_id": [r[0] for r in rows], "forward": "", "reverse": "",
-                              "links": [r[3] for r in rows]})
-    write_table(bitext, tmp_path / "bitext.parquet", BITEXT)
-    write_table(alignment, tmp_path / "alignment.parquet", ALIGNMENT)
-    return tmp_path / "bitext.parquet", tmp_path / "alignment.parquet"
-
-
-def test_labelled_grammar_relative_frequencies_condition_on_the_label(tmp_path):
+def test_labelled_grammar_relative_frequencies_condition_on_the_label(tmp_path,
+                                                                      write_aligned_bitext):
     # "a" is "x" twice, once an NP and once a VP, and "z" once as an NP
     rows = [(1, "a", "x", "0-0"), (2, "a", "x", "0-0"), (3, "a", "z", "0-0")]
     parses = {1: "(NP (NN x))", 2: "(VP (VB x))", 3: "(NP (NN z))"}
-    bitext, alignment = write_bitext(tmp_path, rows)
+    bitext, alignment = write_aligned_bitext(rows)
     stats = extract_grammar(bitext, alignment, tmp_path / "g.parquet", batch_size=2, workers=2,
                             parses={k: Bracketing.of_tree(parse_tree(t))
                                     for k, t in parses.items()})

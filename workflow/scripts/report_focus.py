@@ -2,15 +2,11 @@ from circle.core.jobs import start_job
 from circle.decoder import DecoderSettings
 from circle.experiments.conditions import TuningRun
 from circle.figures.focus import write_focus_figure
-from circle.paraphrase.targeted import TargetedSettings, targeted_setup
+from circle.paraphrase.targeted import TargetedSetup
 
 start_job(snakemake)
 settings = DecoderSettings.from_config(snakemake.params.settings)
-setup = targeted_setup(TargetedSettings.from_config(snakemake.params.targeted),
-                       snakemake.input.get("choice"), snakemake.input.paraphrase_grammars,
-                       snakemake.input.paraphraser_lm,
-                       snakemake.input.paraphraser_weights,
-                       snakemake.input.paraphraser_reranking_lm, settings)
+setup = TargetedSetup.from_job(snakemake, settings)
 outputs = {}
 for run, start, tuned in zip(snakemake.params.runs, snakemake.input.starts,
                              snakemake.input.tuned, strict=True):

@@ -6,17 +6,13 @@ from circle.experiments.reference_quality import (
     quality_of_run,
     write_reference_quality,
 )
-from circle.paraphrase.targeted import TargetedSettings, targeted_setup
+from circle.paraphrase.targeted import TargetedSetup
 
 provenance = start_job(snakemake)
 targeted = None
 if snakemake.params.targeted is not None:
-    setup = targeted_setup(TargetedSettings.from_config(snakemake.params.targeted),
-                           snakemake.input.get("choice"), snakemake.input.paraphrase_grammars,
-                           snakemake.input.paraphraser_lm,
-                           snakemake.input.paraphraser_weights,
-                           snakemake.input.paraphraser_reranking_lm,
-                           DecoderSettings.from_config(snakemake.params.settings))
+    setup = TargetedSetup.from_job(snakemake,
+                                   DecoderSettings.from_config(snakemake.params.settings))
     targeted = (setup.cache().lists, setup.mode == "forest")
 table = quality_of_run(snakemake.input.tune, snakemake.input.untuned,
                        dict(zip(snakemake.params.replicates, snakemake.input.tuned, strict=True)),

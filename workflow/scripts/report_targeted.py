@@ -2,24 +2,14 @@ from circle.core.jobs import start_job
 from circle.core.pages import write_page
 from circle.decoder import DecoderSettings
 from circle.figures.report import write_report
-from circle.paraphrase.targeted import (
-    TargetedSettings,
-    sample_triples,
-    targeted_setup,
-    triples_page,
-)
+from circle.paraphrase.targeted import TargetedSetup, sample_triples, triples_page
 
 start_job(snakemake)
 write_report(snakemake.input.table, snakemake.output.markdown, snakemake.output.html,
              snakemake.output.csv, snakemake.output.plot, experiment=snakemake.wildcards.experiment,
              conditions=snakemake.input.conditions, figure="5.10",
              thesis_numbers=snakemake.params.thesis_numbers)
-setup = targeted_setup(TargetedSettings.from_config(snakemake.params.targeted),
-                       snakemake.input.get("choice"), snakemake.input.paraphrase_grammars,
-                       snakemake.input.paraphraser_lm,
-                       snakemake.input.paraphraser_weights,
-                       snakemake.input.paraphraser_reranking_lm,
-                       DecoderSettings.from_config(snakemake.params.settings))
+setup = TargetedSetup.from_job(snakemake, DecoderSettings.from_config(snakemake.params.settings))
 cache = setup.cache()
 write_page(triples_page(sample_triples(cache, snakemake.params.samples, snakemake.params.seed),
                         setup, len(cache.lists)),

@@ -36,12 +36,7 @@ from circle.decoder.nbest import NBEST
 from circle.decoder.sets import RecordedDecode
 from circle.experiments.conditions import UNTUNED_TRANSLATION, Condition, TuningRun
 from circle.experiments.heldout import tuning_set_rows
-from circle.paraphrase.targeted import (
-    TargetedReferences,
-    TargetedSettings,
-    TargetedSetup,
-    targeted_setup,
-)
+from circle.paraphrase.targeted import TargetedReferences, TargetedSetup
 from circle.tune import fanout
 from circle.tune.checkpoint import Checkpoint, SavedIteration, read_iteration
 from circle.tune.loop import (
@@ -156,11 +151,7 @@ class ConditionTuning:
         settings = DecoderSettings.from_config(job.params.settings)
         targeted = None
         if job.params.targeted is not None:
-            targeted = targeted_setup(TargetedSettings.from_config(job.params.targeted),
-                                      job.input.get("choice"), job.input.paraphrase_grammars,
-                                      job.input.paraphraser_lm,
-                                      job.input.paraphraser_weights,
-                                      job.input.paraphraser_reranking_lm, settings)
+            targeted = TargetedSetup.from_job(job, settings)
         run = TuningRun.of(job.wildcards.condition, job.wildcards.replicate)
         return cls(run, job.input.evalset, job.input.grammar, job.input.lm, job.input.weights,
                    job.input.get("paraphrases"), settings,

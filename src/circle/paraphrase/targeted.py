@@ -423,6 +423,18 @@ class TargetedSetup:
             raise ValueError("targeted references need a negative targeting weight, got the "
                              f"configuration {self.config}")
 
+    @classmethod
+    def from_job(cls, job: Any, decoder: DecoderSettings) -> TargetedSetup:
+        """The set-up of a Snakemake job (``snakemake`` in its script) whose params hold
+        ``targeted`` (:meth:`TargetedSettings.from_config`) and whose inputs are the workflow's
+        targeted paraphraser inputs: ``paraphrase_grammars``, ``paraphraser_lm``,
+        ``paraphraser_weights``, ``paraphraser_reranking_lm`` and, unless a configuration is
+        given, the grid's ``choice`` (:func:`targeted_setup`)."""
+        return targeted_setup(TargetedSettings.from_config(job.params.targeted),
+                              job.input.get("choice"), job.input.paraphrase_grammars,
+                              job.input.paraphraser_lm, job.input.paraphraser_weights,
+                              job.input.paraphraser_reranking_lm, decoder)
+
     @property
     def key(self) -> str:
         """The cache key of this set-up's lists (:func:`cache_key`)."""
