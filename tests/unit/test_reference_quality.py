@@ -79,6 +79,20 @@ def test_every_candidate_is_scored_against_the_held_out_references_as_sacrebleu_
     assert np.isnan(table.loc["R", "lm_decoding"])  # no model given
 
 
+def test_pp_bleu_rewards_adequacy_and_takes_off_closeness_to_r():
+    sets = [*human_sets(TUNE), *ranked_sets(PARAPHRASES, "P", "paraphrase"),
+            CandidateSet("MT untuned", "mt", 1, tuple(MT))]
+    table = reference_quality(TUNE, sets, [set()] * 3, lowercased=True).set_index("candidate")
+    assert table.loc["R", "input_bleu"] == pytest.approx(100)
+    assert table.loc["R", "pp_bleu"] == pytest.approx(0.9 * table.loc["R", "bleu"] - 10)
+    single = [YLT[0], WEB[1], DARBY[2]]
+    p1 = [PARAPHRASES[0][0], PARAPHRASES[1][0]]  # segment 2 has none
+    against_r = BLEU(tokenize="none", lowercase=True).corpus_score(p1, [single[:2]]).score
+    assert table.loc["P1", "input_bleu"] == pytest.approx(against_r)
+    assert table.loc["P1", "pp_bleu"] == pytest.approx(
+        0.9 * table.loc["P1", "bleu"] - 0.1 * against_r)
+
+
 def test_valid_and_reachable_shares_of_the_added_ngrams_by_hand():
     tune = TUNE.iloc[:1].reset_index(drop=True)  # R = YLT[0]; WEB[0], DARBY[0] held out
     candidate = "in the days when the judges judged , there was hunger in the land ."

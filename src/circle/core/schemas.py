@@ -583,7 +583,7 @@ CONDITION_SUMMARY = _schema(
 
 REFERENCE_QUALITY = _schema(
     "reference_quality",
-    1,
+    2,
     "The quality of every set of extra tuning references (circle.experiments.reference_quality), "
     "one row per candidate set: `candidate` (R, H<k>, P<k>, T<k>, MT untuned, MT 1H), its `kind`, "
     "`rank` within the kind and the tuning `replicate` it depends on (null: none); scored on "
@@ -594,7 +594,8 @@ REFERENCE_QUALITY = _schema(
     "`reachable_wrong_share` in none but in the untuned system's n-best list; `new_share` of its "
     "4-grams in neither R nor a lower rank of its kind; `first_bleu` its BLEU against rank 1 of "
     "its kind; `lm_decoding` / `lm_reranking` log10 probability per word (end of sentence counted) "
-    "under the decoder's and the reranker's language models.",
+    "under the decoder's and the reranker's language models; `input_bleu` its BLEU against R "
+    "alone and `pp_bleu` = 0.9 `bleu` - 0.1 `input_bleu` (version 2 added both).",
     [
         pa.field("candidate", pa.string(), nullable=False),
         pa.field("kind", pa.string(), nullable=False),
@@ -613,6 +614,8 @@ REFERENCE_QUALITY = _schema(
         pa.field("first_bleu", pa.float64()),
         pa.field("lm_decoding", pa.float64()),
         pa.field("lm_reranking", pa.float64()),
+        pa.field("input_bleu", pa.float64(), nullable=False),
+        pa.field("pp_bleu", pa.float64(), nullable=False),
     ],
 )
 

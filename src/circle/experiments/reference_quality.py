@@ -22,7 +22,13 @@ the k-th untargeted paraphrase ``Pk``, the k-th targeted paraphrase ``Tk`` towar
   decoder's and the reranker's language models;
 * **length** against R (candidate words over R's words);
 * **diversity** among the k of a kind: BLEU of the k-th against the first (``first_bleu``) and
-  the share of its n-grams in neither R nor a lower rank of its kind (``new_share``).
+  the share of its n-grams in neither R nor a lower rank of its kind (``new_share``);
+* **ppBLEU**, adequacy less closeness to the paraphrases' input: BLEU against R alone
+  (``input_bleu``) and ``pp_bleu`` = α × BLEU against the held-out references − (1 − α) ×
+  BLEU against R, α = :data:`PP_BLEU_WEIGHT`. Ganitkevitch & Callison-Burch's draft names
+  "ppBLEU" in its evaluation plan but never defines it; this is our definition, Sun & Zhou
+  (2012)'s iBLEU with R as the input: a paraphrase scores by how far it moves from R towards
+  what other translators wrote, and copying R gains nothing over R itself.
 """
 
 from __future__ import annotations
@@ -43,6 +49,10 @@ from circle.tune.loop import ordered_references
 
 NGRAM_ORDER = 4
 """The n of the added-n-gram shares (BLEU's longest n-gram)."""
+
+PP_BLEU_WEIGHT = 0.9
+"""α of ppBLEU (module doc): the weight of adequacy against that of closeness to R; 0.9 is the
+α Sun & Zhou (2012) report iBLEU with."""
 
 KINDS: tuple[str, ...] = ("single", "human", "paraphrase", "targeted", "mt")
 """Candidate kinds in table order: R itself, the other human references, untargeted and
@@ -204,7 +214,11 @@ def reference_quality(tune: pd.DataFrame, sets: Sequence[CandidateSet],
                "valid_share": valid / added if added else np.nan,
                "reachable_wrong_share": wrong_reachable / added if added else np.nan,
                "new_share": fresh / total if total else np.nan,
-               "first_bleu": first_bleu}
+               "first_bleu": first_bleu,
+               "input_bleu": corpus_bleu(texts, [[single[i]] for i in segments],
+                                         lowercased).value}
+        row["pp_bleu"] = (PP_BLEU_WEIGHT * row["bleu"]
+                          - (1 - PP_BLEU_WEIGHT) * row["input_bleu"])
         for name in ("decoding", "reranking"):
             model = (language_models or {}).get(name)
             row[f"lm_{name}"] = np.nan if model is None else _log10_per_word(model, texts)
@@ -227,6 +241,7 @@ _COLUMNS: tuple[tuple[str, str, float, int], ...] = (
     ("length_ratio", "length / R", 1, 3), ("valid_share", "added valid %", 100, 1),
     ("reachable_wrong_share", "added wrong, reachable %", 100, 1),
     ("new_share", "new 4-grams %", 100, 1), ("first_bleu", "BLEU vs rank 1", 1, 1),
+    ("input_bleu", "BLEU vs R", 1, 1), ("pp_bleu", "ppBLEU", 1, 1),
     ("lm_decoding", "LM (decoder)", 1, 2), ("lm_reranking", "LM (reranker)", 1, 2))
 
 
