@@ -11,6 +11,8 @@ from snakemake.exceptions import WorkflowError
 from snakemake.utils import validate
 
 from circle.core.schemas import (
+    GRAMMAR,
+    GRAMMAR_OOV_PARAPHRASED,
     IDENTITY_FEATURE,
     PARAPHRASE_GRAMMAR,
     PARAPHRASE_GRAMMAR_IDENT,
@@ -335,3 +337,22 @@ def test_own_data_is_warned_about_one_replicate_and_the_cost_of_the_defaults():
     bible = yaml.safe_load((ROOT / "config" / "config.yaml").read_text())
     validate(bible, schema=str(SCHEMA))
     assert own_data_warnings(bible) == []
+
+
+def test_translating_oov_paraphrases_needs_a_weight_for_the_paraphrase_feature():
+    """oov_paraphrase.translate checks decoder.translation_weights against the augmented
+    grammar's features: the default weights lack log_paraphrase_similarity, the overlay
+    config/oov-paraphrases.yaml names it, and a weight for it without the switch is unknown."""
+    on = with_change(tiny(), "oov_paraphrase.translate", True)
+    problems = checked(on)
+    assert len(problems) == 1 and problems[0].startswith(
+        "decoder.translation_weights: weights do not fit the features")
+    assert "missing ['log_paraphrase_similarity']" in problems[0]
+    assert "oov_paraphrase.translate" in problems[0]
+    assert grammar_schemas(on)["translation"] == GRAMMAR_OOV_PARAPHRASED
+    overlay = yaml.safe_load((ROOT / "config" / "oov-paraphrases.yaml").read_text())
+    weights = overlay["decoder"]["translation_weights"]
+    assert checked(with_change(on, "decoder.translation_weights", weights)) == []
+    off = with_change(tiny(), "decoder.translation_weights", weights)
+    assert "unknown ['log_paraphrase_similarity']" in " ".join(checked(off))
+    assert grammar_schemas(off)["translation"] == GRAMMAR

@@ -140,3 +140,28 @@ def test_a_frozen_alignment_that_does_not_fit_the_config_is_refused_when_asked_f
 def test_the_default_corpus_params_omit_the_default_single_reference_rule(default):
     assert "single_reference" not in default.corpus_params()
     assert default.corpus_files() == [default.config["corpus"]["bible"]["table"]]
+
+
+def test_the_mt_system_decodes_with_the_filtered_grammar_unless_oov_paraphrases_translate(
+        default):
+    """oov_paraphrase.translate picks the grammar of every MT decode and tuning run, of the
+    experiment and of its held-out system, in one place; the paraphrase search's settings do
+    not see the switch."""
+    assert not default.oov_paraphrased
+    assert default.translation_grammar("default", "test") == (
+        "results/default/grammar/filtered/test.parquet")
+    assert default.tuning_inputs("default", "4H", 0)["grammar"] == (
+        "results/default/grammar/filtered/tune.parquet")
+    settings = default.oov_paraphrase_settings()
+    assert "translate" not in settings and settings["seed"] == default.config["seed"]
+    plan = Plan(config("oov-paraphrases"))
+    assert plan.oov_paraphrased and plan.experiment == "oov-paraphrases"
+    for system in ("oov-paraphrases", "oov-paraphrases/heldout"):
+        assert plan.translation_grammar(system, "test") == (
+            f"results/{system}/grammar/oov_paraphrased/test.parquet")
+    for condition in ("1H", "4H"):
+        assert plan.tuning_inputs("oov-paraphrases", condition, 2)["grammar"] == (
+            "results/oov-paraphrases/grammar/oov_paraphrased/tune.parquet")
+    assert plan.mt_systems == ["oov-paraphrases", "oov-paraphrases/heldout"]
+    # the search is the default's: the switch changes no param of the paraphrase jobs
+    assert plan.oov_paraphrase_settings() == settings

@@ -39,6 +39,16 @@ def test_a_plain_run_takes_the_config_metric_and_its_own_seed_and_reads_no_extra
         "grammar": "results/default/grammar/filtered/tune.parquet",
         "lm": "lm.binary", "weights": "results/default/weights/untuned-translation.txt"}
     assert "conditions" not in run.tuning and "replicates" not in run.tuning
+    assert not run.oov_paraphrased
+
+
+def test_with_oov_paraphrases_translating_a_run_tunes_on_the_augmented_grammar():
+    config = default_config(oov_paraphrase={"translate": True})
+    for name in ("1H", "1H+2P", "1H+1T"):
+        run = resolve_run(name, 0, config)
+        assert run.oov_paraphrased
+        assert run.inputs("x", "lm")["grammar"] == (
+            "results/x/grammar/oov_paraphrased/tune.parquet")
 
 
 def test_the_condition_metric_overrides_the_config_one():

@@ -88,6 +88,37 @@ def test_the_ladder_rung_pivots_through_five_english_versions_with_its_own_lms(t
     assert "rule estimate_paraphraser_lm:" in plan.stdout
 
 
+def test_the_oov_paraphrase_system_decodes_and_tunes_on_the_augmented_grammars(tmp_path):
+    """config/oov-paraphrases.yaml overlays the default experiment under its own name: the
+    default's corpus, alignment and sets, 1H and 4H, the augmented grammars in every decode
+    and tuning run, and an untuned weight for the paraphrase feature."""
+    overlay = ROOT / "config" / "oov-paraphrases.yaml"
+    config = effective_config(tmp_path, "oov-paraphrases", ROOT / "config" / "config.yaml",
+                              overlay)
+    (tmp_path / "default").mkdir()
+    default = effective_config(tmp_path / "default", "default")
+    assert config["oov_paraphrase"]["translate"] is True
+    assert default["oov_paraphrase"]["translate"] is False
+    assert {k: config[k] for k in ("corpus", "alignment", "sets", "seed")} == {
+        k: default[k] for k in ("corpus", "alignment", "sets", "seed")}
+    weights = config["decoder"]["translation_weights"]
+    assert weights == {**default["decoder"]["translation_weights"],
+                       "log_paraphrase_similarity": 0.2}
+    assert config["tuning"]["conditions"] == ["1H", "4H"]
+    plan = snakemake("-n", "--configfile", str(ROOT / "config" / "config.yaml"), str(overlay),
+                     "--directory", str(tmp_path), "--",
+                     "results/oov-paraphrases/report/fig4_3.md")
+    assert plan.returncode == 0, plan.stdout + plan.stderr
+    jobs = re.split(r"^(?=rule \w+:$)", plan.stdout, flags=re.M)
+    translating = [job for job in jobs
+                   if re.match(r"rule (decode_shard|tune_translation):", job)]
+    # untuned tune and test, the 6 runs' test sets (two shards each), the 6 runs
+    assert len(translating) == 2 * 2 + 6 * 2 + 6
+    assert all("results/oov-paraphrases/grammar/oov_paraphrased/" in job
+               and "grammar/filtered/" not in job.split("output:")[0] for job in translating)
+    assert "rule augment_grammar:" in plan.stdout and "rule tune_paraphraser:" not in plan.stdout
+
+
 def test_the_tiny_test_config_replays_its_frozen_alignment_on_whole_sets(tmp_path):
     config = effective_config(tmp_path, "tiny", tiny_config(tmp_path))
     assert config["alignment"]["frozen"] == str(ROOT / "tests/data/tiny/alignment.parquet")
@@ -108,7 +139,7 @@ def test_every_shipped_config_is_covered():
     shipped = {p.relative_to(ROOT).as_posix() for p in
                [*(ROOT / "config").glob("*.yaml"), *(ROOT / "tests").rglob("config.yaml")]}
     assert shipped == {"config/config.yaml", "config/paper.yaml", "config/ladder-es-english.yaml",
-                       "tests/data/tiny/config.yaml"}
+                       "config/oov-paraphrases.yaml", "tests/data/tiny/config.yaml"}
 
 
 def test_the_effective_config_is_rewritten_only_when_the_config_changes(tmp_path):

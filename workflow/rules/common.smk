@@ -88,6 +88,9 @@ def one_of(systems):
 
 
 ALIGNED_SYSTEM = one_of([EXPERIMENT, *PIVOT_PAIR_SYSTEMS])
+MT_SYSTEM = one_of(PLAN.mt_systems)
+"""Wildcard constraint of the rules only the systems that translate have: the experiment's and
+its held-out one (the OOV paraphrases and augmented grammars they may decode with)."""
 """Wildcard constraint of the eflomal alignment: the experiment's bitext and the pivot
 bitexts other than it."""
 
@@ -232,9 +235,18 @@ def grid_decoder_settings():
 
 
 def oov_paraphrase_settings():
-    """The distributional paraphrase search's settings (circle.distributional), with the
-    config seed that draws its samples."""
-    return {**config["oov_paraphrase"], "seed": config["seed"]}
+    return PLAN.oov_paraphrase_settings()
+
+
+def translation_grammar(wildcards):
+    """The grammar the MT system decodes the job's evaluation set with
+    (Plan.translation_grammar: filtered, or augmented with oov_paraphrase.translate)."""
+    return PLAN.translation_grammar(wildcards.experiment, wildcards.evalset)
+
+
+def translation_grammar_of(evalset):
+    """An input function: the grammar the MT system decodes ``evalset`` with."""
+    return lambda wildcards: PLAN.translation_grammar(wildcards.experiment, evalset)
 
 
 def tuning_seed(run):

@@ -19,10 +19,11 @@ rule write_initial_weights:
 
 
 rule decode_shard:
-    """One shard of an evaluation set translated to unique n-best lists."""
+    """One shard of an evaluation set translated to unique n-best lists, with the set's filtered
+    grammar or, with oov_paraphrase.translate, its augmented one (Plan.translation_grammar)."""
     input:
         evalset=EVALSET_TABLE,
-        grammar=FILTERED_GRAMMAR,
+        grammar=translation_grammar,
         lm=decoding_lm,
         weights="results/{experiment}/weights/{weights}.txt",
     output:

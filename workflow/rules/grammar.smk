@@ -117,7 +117,7 @@ rule oov_paraphrases:
     params:
         settings=oov_paraphrase_settings(),
     wildcard_constraints:
-        experiment=MAIN_SYSTEM,
+        experiment=MT_SYSTEM,
     resources:
         runtime=runtime_minutes,
     conda:
@@ -128,7 +128,8 @@ rule oov_paraphrases:
 
 rule augment_grammar:
     """An evaluation set's filtered grammar with the rules its OOV phrases borrow from their
-    paraphrases' phrase rules, and the paraphrase feature (Marton et al. 2009 §5)."""
+    paraphrases' phrase rules, and the paraphrase feature (Marton et al. 2009 §5); the MT system
+    decodes and tunes with it under oov_paraphrase.translate."""
     input:
         grammar=FILTERED_GRAMMAR,
         bilingual="results/{experiment}/grammar/bilingual.parquet",
@@ -140,7 +141,7 @@ rule augment_grammar:
     benchmark:
         "benchmarks/{experiment}/augment_grammar/{evalset}.tsv"
     wildcard_constraints:
-        experiment=MAIN_SYSTEM,
+        experiment=MT_SYSTEM,
     resources:
         runtime=runtime_minutes,
     conda:

@@ -8,7 +8,7 @@ rule grid_sample:
     """A seeded sample of tune sentences, their single reference and the 1H system's output."""
     input:
         evalset="results/{experiment}/sets/tune.parquet",
-        grammar="results/{experiment}/grammar/filtered/tune.parquet",
+        grammar=translation_grammar_of("tune"),
         lm=decoding_lm,
         weights=lambda wildcards: (f"results/{wildcards.experiment}/weights/"
                                    f"1H.rep{config['grid_search']['mt_replicate']}.txt"),

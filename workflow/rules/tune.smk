@@ -422,7 +422,7 @@ rule score_iterations:
     input:
         log=TUNING_LOG.format(experiment="{experiment}", run="{condition}.rep{replicate}"),
         test="results/{experiment}/sets/test.parquet",
-        grammar="results/{experiment}/grammar/filtered/test.parquet",
+        grammar=translation_grammar_of("test"),
         lm=decoding_lm,
     output:
         scores="results/{experiment}/iterations/{condition}.rep{replicate}.parquet",

@@ -21,6 +21,7 @@ from circle.align import REFREEZE_HINT, aligner_name
 from circle.core.schemas import (
     ALIGNMENT,
     GRAMMAR,
+    GRAMMAR_OOV_PARAPHRASED,
     TableSchema,
     paraphrase_grammar_schema,
 )
@@ -153,7 +154,8 @@ def condition_problems(config: Mapping[str, Any]) -> list[str]:
 
 
 def weight_problems(config: Mapping[str, Any]) -> list[str]:
-    """The untuned weights must be finite and name exactly the features of their grammar."""
+    """The untuned weights must be finite and name exactly the features of their grammar (for
+    translation with ``oov_paraphrase.translate``, the augmented grammar's)."""
     problems = []
     for model, schema in grammar_schemas(config).items():
         key = f"decoder.{model}_weights"
@@ -163,15 +165,21 @@ def weight_problems(config: Mapping[str, Any]) -> list[str]:
                 finite_weight(value, f"weight '{name}'")
             Model(schema.features, weights)
         except ValueError as error:
-            problems.append(f"{key}: {error}")
+            why = (" (oov_paraphrase.translate decodes with the grammar augmented for OOV "
+                   "phrases, whose paraphrase feature needs an untuned weight too)"
+                   if schema is GRAMMAR_OOV_PARAPHRASED else "")
+            problems.append(f"{key}: {error}{why}")
     return problems
 
 
 def grammar_schemas(config: Mapping[str, Any]) -> dict[str, TableSchema]:
-    """The grammar schema of the translation model and of the paraphraser."""
+    """The grammar schema of the translation model (the filtered grammar's, or with
+    ``oov_paraphrase.translate`` the augmented one's) and of the paraphraser."""
     paraphrase = paraphrase_grammar_schema(config["paraphrase"]["lexical_feature"],
                                            config["paraphrase"]["identity_feature"])
-    return {"translation": GRAMMAR, "paraphrase": paraphrase}
+    translation = (GRAMMAR_OOV_PARAPHRASED if config["oov_paraphrase"]["translate"]
+                   else GRAMMAR)
+    return {"translation": translation, "paraphrase": paraphrase}
 
 
 def bounds_problems(config: Mapping[str, Any]) -> list[str]:

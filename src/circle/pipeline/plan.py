@@ -36,7 +36,9 @@ from circle.pipeline.runs import (
     GRID_CHOICE,
     WEIGHTS,
     ResolvedRun,
+    oov_paraphrased,
     resolve_run,
+    translation_grammar,
     untargeted_paraphrases,
 )
 
@@ -52,6 +54,12 @@ class Plan:
         self.config = config
         self.experiment: str = config["experiment"]
         self.heldout_system = f"{self.experiment}/heldout"
+        self.mt_systems = [self.experiment, self.heldout_system]
+        """The systems that translate with the MT grammar: the experiment's and its held-out
+        one (the pivot systems only extract grammars)."""
+        self.oov_paraphrased = oov_paraphrased(config)
+        """oov_paraphrase.translate: the MT systems decode and tune with the grammars augmented
+        for OOV phrases (:meth:`translation_grammar`)."""
         self.conditions = [Condition.parse(name) for name in config["tuning"]["conditions"]]
         self.replicates: int = config["tuning"]["replicates"]
         self.pivot_languages = pivot_languages(pivot_bitexts(config))
@@ -163,6 +171,16 @@ class Plan:
         :meth:`circle.decoder.model.DecoderSettings.from_config`."""
         return {key: self.config["decoder"][key] for key in SEARCH_SETTINGS}
 
+    def oov_paraphrase_settings(self) -> dict[str, Any]:
+        """The distributional paraphrase search's settings
+        (:class:`circle.distributional.DistributionalSettings`): the oov_paraphrase section
+        without ``translate``, which only chooses the grammar the MT system decodes with (so
+        that turning it on does not search again), and the config seed that draws its
+        samples."""
+        settings = {key: value for key, value in self.config["oov_paraphrase"].items()
+                    if key != "translate"}
+        return {**settings, "seed": self.config["seed"]}
+
     def paraphraser_tuning_settings(self) -> dict[str, Any]:
         """The paraphraser's tuning job's settings (:func:`tuning_params`)."""
         return tuning_params(self.config["tuning"])
@@ -222,6 +240,14 @@ class Plan:
 
     def lm(self, system: str, order: int) -> str:
         return f"results/{system}/lm/{order}gram.binary"
+
+    def translation_grammar(self, system: str, evalset: str) -> str:
+        """The grammar an MT system decodes an evaluation set with, in every job that
+        translates with it (test and start decodes, tuning runs, the grid sample, the test
+        decodes of every iteration): the filtered grammar or, with oov_paraphrase.translate,
+        the filtered grammar augmented for the set's OOV phrases
+        (:func:`circle.pipeline.runs.translation_grammar`)."""
+        return translation_grammar(system, evalset, self.oov_paraphrased)
 
     def decoding_lm(self, system: str) -> str:
         """The KenLM binary the decoder uses (lm.decoding_order)."""

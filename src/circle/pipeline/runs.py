@@ -32,6 +32,10 @@ EVALSET_TABLE = "results/{experiment}/sets/{evalset}.parquet"
 FILTERED_GRAMMAR = "results/{experiment}/grammar/filtered/{evalset}.parquet"
 """The translation grammar filtered to an evaluation set (rule filter_grammar)."""
 
+OOV_PARAPHRASED_GRAMMAR = "results/{experiment}/grammar/oov_paraphrased/{evalset}.parquet"
+"""The filtered grammar with the rules the set's OOV phrases borrow from their distributional
+paraphrases (rule augment_grammar, Marton et al. 2009)."""
+
 WEIGHTS = "results/{experiment}/weights/{weights}.txt"
 """A weights file: a tuning run's returned weights (``<run>``), the untuned ones
 (``untuned-translation``, ``untuned-paraphrase``) or the tuned paraphraser's."""
@@ -77,6 +81,9 @@ class ResolvedRun:
     """1H+kT: its targeted paraphraser's configuration, the condition's ``_b<bias>_w<weight>``
     or ``grid_search.point``; None for the other conditions and where the grid search chooses
     (:attr:`grid_choice`)."""
+    oov_paraphrased: bool = False
+    """Whether the MT system decodes with the grammars augmented for OOV phrases
+    (``oov_paraphrase.translate``, :func:`translation_grammar`)."""
 
     @property
     def condition(self) -> Condition:
@@ -103,13 +110,13 @@ class ResolvedRun:
 
     def inputs(self, experiment: str, lm: str) -> dict[str, str]:
         """The files the run reads besides a targeted paraphraser's (the workflow's
-        ``targeted_paraphraser_inputs``): the tune set, its filtered grammar, the decoding LM
-        ``lm``, the start weights, and the extra references its condition adds (the untargeted
-        paraphrases of 1H+kP, the extra reference table of 1H+1X, the lattice table of
-        kH+mL)."""
+        ``targeted_paraphraser_inputs``): the tune set, its grammar
+        (:func:`translation_grammar`), the decoding LM ``lm``, the start weights, and the extra
+        references its condition adds (the untargeted paraphrases of 1H+kP, the extra reference
+        table of 1H+1X, the lattice table of kH+mL)."""
         inputs = {
             "evalset": EVALSET_TABLE.format(experiment=experiment, evalset="tune"),
-            "grammar": FILTERED_GRAMMAR.format(experiment=experiment, evalset="tune"),
+            "grammar": translation_grammar(experiment, "tune", self.oov_paraphrased),
             "lm": lm,
             "weights": WEIGHTS.format(experiment=experiment, weights=self.start),
         }
@@ -155,11 +162,26 @@ class ResolvedRun:
         }
 
 
+def translation_grammar(experiment: str, evalset: str, oov_paraphrased: bool) -> str:
+    """The grammar the MT system decodes (and tunes on) an evaluation set with: the filtered
+    grammar, or with ``oov_paraphrased`` (``oov_paraphrase.translate``) the filtered grammar
+    augmented with the rules its OOV phrases borrow, whose extra feature
+    ``log_paraphrase_similarity`` the untuned weights name and MERT tunes like any other."""
+    template = OOV_PARAPHRASED_GRAMMAR if oov_paraphrased else FILTERED_GRAMMAR
+    return template.format(experiment=experiment, evalset=evalset)
+
+
 def untargeted_paraphrases(experiment: str, bias: float, reference: int | None = None) -> str:
     """The untargeted paraphrase table of the tune set's single reference (or of its reference
     set ``reference``) at ``bias``."""
     return UNTARGETED_PARAPHRASES.format(experiment=experiment, bias=bias_name(bias),
                                          reference=reference_tag(reference))
+
+
+def oov_paraphrased(config: Mapping[str, Any]) -> bool:
+    """Whether the config's MT system translates with the grammars augmented for OOV phrases
+    (``oov_paraphrase.translate``; off by default)."""
+    return bool(config["oov_paraphrase"]["translate"])
 
 
 def resolve_run(condition: str | Condition, replicate: int | str,
@@ -178,4 +200,4 @@ def resolve_run(condition: str | Condition, replicate: int | str,
     if condition.targeted and paraphraser is None and point is not None:
         paraphraser = ParaphraserConfig(float(point["bias"]), float(point["weight"]))
     return ResolvedRun(run, tuning_params(tuning, condition), run_seed(config["seed"], run.name),
-                       bias, paraphraser)
+                       bias, paraphraser, oov_paraphrased(config))

@@ -1,0 +1,78 @@
+"""The MT system translating with the grammars augmented for OOV phrases (Marton,
+Callison-Burch & Resnik 2009; oov_paraphrase.translate) on the tiny corpus: an OOV word the
+baseline passes through is translated in the test 1-best, untuned and after MERT."""
+
+from __future__ import annotations
+
+import json
+import re
+
+import pytest
+import yaml
+from test_workflow import ROOT, TINY, snakemake, tiny_config
+
+from circle.core.schemas import EVALSET, TUNING_LOG
+from circle.core.tables import read_metadata, read_table
+from circle.decoder import read_weights
+from circle.decoder.nbest import NBEST
+from circle.grammar.oov_paraphrase import FEATURE
+
+pytestmark = pytest.mark.workflow
+
+OOV = "cuarto"
+"""A word of the tiny test set that no training verse has ("el día cuarto"); its one-word
+distributional paraphrase "segundo" has a rule "segundo -> second"."""
+
+
+def test_an_oov_word_the_baseline_passes_through_is_translated_through_its_paraphrase(
+        tmp_path):
+    """Only the jobs the test decodes need, not the tiny default target: the baseline's untuned
+    test decode, then the same experiment with the switch on and the weights of
+    config/oov-paraphrases.yaml, whose decodes and 1H tuning run are rebuilt on the augmented
+    grammars. One-word OOV phrases (the seed's "1grams" system): at the default length 4 the
+    tiny grammar's noise wins ("mañana el día cuarto" -> "land of egypt", through "tierra")."""
+    line = next(number for number, text in enumerate(
+        (TINY / "test.es.txt").read_text(encoding="utf-8").splitlines())
+        if re.search(rf"\b{OOV}\b", text))
+    results = tmp_path / "results" / "tiny"
+    untuned = "results/tiny/decode/untuned-translation/test.1best.txt"
+    (tmp_path / "baseline").mkdir()
+    baseline = tiny_config(tmp_path / "baseline", **{"oov_paraphrase.max_phrase_length": 1})
+    run = snakemake("--cores", "2", "--configfile", str(baseline), "--directory", str(tmp_path),
+                    untuned)
+    assert run.returncode == 0, run.stdout + run.stderr
+    before = (tmp_path / untuned).read_text().splitlines()[line]
+    assert OOV in before.split()  # passed through
+
+    weights = yaml.safe_load((ROOT / "config" / "oov-paraphrases.yaml").read_text())[
+        "decoder"]["translation_weights"]
+    (tmp_path / "on").mkdir()
+    switched = tiny_config(tmp_path / "on", **{"oov_paraphrase.max_phrase_length": 1,
+                                               "oov_paraphrase.translate": True,
+                                               "decoder.translation_weights": weights})
+    tuned = "results/tiny/decode/1H.rep0/test.1best.txt"
+    run = snakemake("--cores", "2", "--configfile", str(switched), "--directory", str(tmp_path),
+                    untuned, tuned)
+    assert run.returncode == 0, run.stdout + run.stderr
+    log = run.stdout + run.stderr
+    decodes = [block for block in re.split(r"^(?=(?:local)?rule \w+:$)", log, flags=re.M)
+               if re.match(r"(?:local)?rule (decode_shard|tune_translation):", block)]
+    assert len(decodes) == 2 * 3 + 1  # untuned tune and test, 1H test (two shards); 1H
+    assert all("grammar/oov_paraphrased/" in block and "grammar/filtered/" not in block
+               for block in decodes)
+    for path in (untuned, tuned):
+        after = (tmp_path / path).read_text().splitlines()[line]
+        assert OOV not in after.split() and "second" in after.split(), after
+    path = results / "decode/untuned-translation/test.nbest.parquet"
+    nbest = read_table(path, NBEST)
+    names = json.loads(read_metadata(path)["feature_names"])
+    segment = read_table(results / "sets/test.parquet", EVALSET)["segment_id"].iloc[line]
+    best = nbest[(nbest["rank"] == 0) & (nbest["segment_id"] == segment)].iloc[0]
+    assert best["features"][names.index(FEATURE)] < 0  # a borrowed rule's h = asim < 1
+    # MERT tunes the feature like the others (the run may return its start: two iterations)
+    assert FEATURE in read_weights(results / "weights/1H.rep0.txt")
+    log = results / "tune/1H.rep0.parquet"
+    features = json.loads(read_metadata(log)["feature_names"])
+    assert FEATURE not in json.loads(read_metadata(log)["fixed_features"])
+    optimised = read_table(log, TUNING_LOG)["weights"].iloc[1:]
+    assert any(w[features.index(FEATURE)] != weights[FEATURE] for w in optimised)
