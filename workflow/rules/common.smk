@@ -28,7 +28,7 @@ from circle.pipeline.config import (
     schema_problem,
     thesis_numbers,
 )
-from circle.pipeline.plan import Plan
+from circle.pipeline.plan import RUN_SETS, Plan
 from circle.pipeline.resources import MEMORY, input_mb, runtime_model
 from circle.pipeline.runs import (
     DECODE_NBEST,
@@ -108,7 +108,7 @@ wildcard_constraints:
     replicate=r"\d+",
     condition=CONDITION_PATTERN,
     reference=REFERENCE_TAG_PATTERN,
-    run_set=r"(?:paper/|dose/|lattice/)?",
+    run_set="(?:" + "|".join(re.escape(run_set) for run_set in RUN_SETS if run_set) + ")?",
     extra=EXTRA_PATTERN,
     model="translation|paraphrase",
     weights=r"[A-Za-z0-9_.+-]+",
