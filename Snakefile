@@ -43,6 +43,7 @@ include: "workflow/rules/paper.smk"
 include: "workflow/rules/dose.smk"
 include: "workflow/rules/summary.smk"
 include: "workflow/rules/lattice.smk"
+include: "workflow/rules/oov.smk"
 
 
 # Once, not in each cluster job: the jobs of the unreadable tables are forced (force_rebuild),

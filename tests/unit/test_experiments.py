@@ -78,7 +78,8 @@ def test_a_targeted_condition_can_carry_its_own_paraphraser():
                                   "1H+1P_b0_w-1", "1H+1T_b0", "1H+1T_b0_w1", "2H_ref1",
                                   "1H+1T_ref1", "1H_ref0", "1H_b0.5", "1H_ref1_b0.5",
                                   "1H_meteor", "1H+1P_b1.5", "2H_t1", "1H+1T_t1",
-                                  "1H_ter_t1"])
+                                  "1H_ter_t1", "1H+1P_oov", "2H+1L_oov", "1H_ref1_oov",
+                                  "1H+1X_kjv_oov", "1H+1T_oov", "4H_ter_oov", "4H_oov_oov"])
 def test_bad_condition_names_are_refused(name):
     with pytest.raises(ValueError, match="unknown tuning condition"):
         Condition.parse(name)
@@ -98,6 +99,8 @@ def test_bad_condition_names_are_refused(name):
     ("1H_t0_terbleu", {"tuning_set": 0, "metric": "terbleu"}, "1H_t0_terbleu", "human"),
     ("1H+2T_b0_w-1", {"targeted": True, "paraphraser": ParaphraserConfig(0.0, -1.0)}, "1H",
      "targeted"),
+    ("4H_oov", {"human": 4, "oov": True}, "4H", "human"),
+    ("1H_oov_ter", {"oov": True, "metric": "ter"}, "1H_ter", "human"),
 ])
 def test_condition_variants_of_the_thesis_figures(name, fields, baseline, kind):
     condition = Condition.parse(name)
@@ -106,6 +109,14 @@ def test_condition_variants_of_the_thesis_figures(name, fields, baseline, kind):
         assert getattr(condition, field) == value
     assert condition.baseline.name == baseline and condition.reference_type == kind
     assert TuningRun.parse(f"{name}.rep2") == TuningRun(condition, 2)
+
+
+def test_an_oov_run_starts_from_the_untuned_weights_of_the_augmented_grammars():
+    """kH_oov (Marton et al. 2009's augmented system) has start weights of its own, which
+    weight the paraphrase feature; kH starts where it always did."""
+    assert TuningRun.parse("4H_oov.rep1").start == "untuned-translation_oov"
+    assert TuningRun.parse("4H.rep1").start == "untuned-translation"
+    assert not Condition.parse("4H").oov
 
 
 def test_a_condition_has_one_spelling():

@@ -10,7 +10,7 @@ import pytest
 import yaml
 from snakemake.utils import validate
 
-from circle.pipeline.config import ConfigError
+from circle.pipeline.config import ConfigError, config_problems
 from circle.pipeline.plan import Plan
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -165,3 +165,46 @@ def test_the_mt_system_decodes_with_the_filtered_grammar_unless_oov_paraphrases_
     assert plan.mt_systems == ["oov-paraphrases", "oov-paraphrases/heldout"]
     # the search is the default's: the switch changes no param of the paraphrase jobs
     assert plan.oov_paraphrase_settings() == settings
+
+
+def test_the_oov_run_set_tunes_each_baseline_and_its_augmented_twin(default):
+    """Marton et al. (2009)'s Table 4 on one bitext: nH (null tuning_conditions, the tune
+    set's four references) beside 4H_oov, each replicate; the decodes of 4H_oov's weights and
+    its start weights read the augmented grammars, 4H's the filtered ones."""
+    runs = default.oov_tuning_runs()
+    assert names(runs) == [f"{c}.rep{r}" for c in ("4H", "4H_oov") for r in range(3)]
+    assert default.evaluated_runs("default", "oov/") == runs
+    assert default.translation_grammar("default", "test", "4H_oov.rep1") == (
+        "results/default/grammar/oov_paraphrased/test.parquet")
+    assert default.translation_grammar("default", "tune", "untuned-translation_oov") == (
+        "results/default/grammar/oov_paraphrased/tune.parquet")
+    assert default.translation_grammar("default", "test", "4H.rep1") == (
+        "results/default/grammar/filtered/test.parquet")
+    assert default.start_decode("default", "4H_oov", 0) == (
+        "results/default/decode/untuned-translation_oov/tune.nbest.parquet")
+    untuned = default.untuned_weights("translation_oov")
+    assert untuned == {**default.untuned_weights("translation"),
+                       "log_paraphrase_similarity": 0.2}
+    assert "log_paraphrase_similarity" not in default.untuned_weights("translation")
+    inputs = default.oov_report_inputs("default")
+    assert inputs["baseline"] == "results/default/decode/4H.rep0/test.1best.txt"
+    assert inputs["augmented"] == "results/default/decode/4H_oov.rep0/test.1best.txt"
+    assert inputs["test_augmented"] == "results/default/grammar/oov_paraphrased/test.parquet"
+    # the paraphrase search does not see which runs decode with its rules
+    plan = Plan(config(oov_paraphrase={"tuning_conditions": ["1H", "2H_ter"],
+                                       "untuned_weight": 0.5}))
+    assert names(plan.oov_tuning_runs()[::3]) == [
+        "1H.rep0", "1H_oov.rep0", "2H_ter.rep0", "2H_oov_ter.rep0"]
+    assert plan.oov_paraphrase_settings() == default.oov_paraphrase_settings()
+
+
+@pytest.mark.parametrize(("changes", "problem"), [
+    ({"oov_paraphrase": {"tuning_conditions": ["1H_meteor"]}}, "unknown tuning condition"),
+    ({"oov_paraphrase": {"tuning_conditions": ["4H_oov"]}}, "is not a kH condition"),
+    ({"oov_paraphrase": {"tuning_conditions": ["5H"]}}, "the tune set has 4"),
+    ({"oov_paraphrase": {"tuning_conditions": ["4H"], "translate": True}}, "kH_oov would be kH"),
+    ({"tuning": {"conditions": ["1H", "4H_oov"]}}, "run with `snakemake oov_translation`"),
+])
+def test_oov_run_set_problems_are_refused(changes, problem):
+    problems = config_problems(config(**changes))
+    assert any(problem in text for text in problems), problems

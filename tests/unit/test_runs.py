@@ -12,7 +12,7 @@ from snakemake.utils import validate
 from circle.decoder.model import DecoderSettings
 from circle.experiments.conditions import run_seed
 from circle.paraphrase.config import ParaphraserConfig
-from circle.pipeline.runs import resolve_run
+from circle.pipeline.runs import augmented_weights, resolve_run
 
 ROOT = Path(__file__).resolve().parents[2]
 TARGETED = {"biases": [0.0, 0.1], "point": None, "nbest": 100, "cache": "c"}
@@ -49,6 +49,22 @@ def test_with_oov_paraphrases_translating_a_run_tunes_on_the_augmented_grammar()
         assert run.oov_paraphrased
         assert run.inputs("x", "lm")["grammar"] == (
             "results/x/grammar/oov_paraphrased/tune.parquet")
+
+
+def test_an_oov_run_tunes_on_the_augmented_grammar_from_its_own_start_weights():
+    run = resolve_run("4H_oov", 2, default_config())
+    assert run.oov_paraphrased and run.name == "4H_oov.rep2"
+    assert run.inputs("x", "lm")["grammar"] == "results/x/grammar/oov_paraphrased/tune.parquet"
+    assert run.inputs("x", "lm")["weights"] == "results/x/weights/untuned-translation_oov.txt"
+    assert run.seed != resolve_run("4H", 2, default_config()).seed
+
+
+@pytest.mark.parametrize(("weights", "augmented"), [
+    ("4H_oov.rep0", True), ("1H_oov_ter.rep3", True), ("untuned-translation_oov", True),
+    ("4H.rep0", False), ("untuned-translation", False), ("paraphraser-bias0", False),
+    ("1H+1P.rep2", False)])
+def test_the_weights_of_oov_runs_decode_with_the_augmented_grammar(weights, augmented):
+    assert augmented_weights(weights) is augmented
 
 
 def test_the_condition_metric_overrides_the_config_one():

@@ -11,7 +11,7 @@ import pytest
 import yaml
 from test_workflow import ROOT, TINY, snakemake, tiny_config
 
-from circle.core.schemas import EVALSET, TUNING_LOG
+from circle.core.schemas import CONDITION_SUMMARY, EVALSET, TUNING_LOG
 from circle.core.tables import read_metadata, read_table
 from circle.decoder import read_weights
 from circle.decoder.nbest import NBEST
@@ -76,3 +76,43 @@ def test_an_oov_word_the_baseline_passes_through_is_translated_through_its_parap
     assert FEATURE not in json.loads(read_metadata(log)["fixed_features"])
     optimised = read_table(log, TUNING_LOG)["weights"].iloc[1:]
     assert any(w[features.index(FEATURE)] != weights[FEATURE] for w in optimised)
+
+
+def test_the_oov_run_set_tunes_the_baseline_and_its_augmented_twin_and_reports_both(tmp_path):
+    """`snakemake oov_translation` on the tiny corpus (Marton et al. 2009's Table 4 on one
+    bitext): 1H and 1H_oov, each with its own MERT runs; 1H_oov's decodes read the augmented
+    grammars and 1H's the filtered ones; the page tests 1H_oov against 1H, counts fewer OOV
+    test tokens after augmentation and shows the "cuarto" verse translated."""
+    changes = {"oov_paraphrase.max_phrase_length": 1, "oov_paraphrase.tuning_conditions": ["1H"],
+               "tuning.replicates": 2}
+    run = snakemake("--cores", "2", "--configfile", str(tiny_config(tmp_path, **changes)),
+                    "--directory", str(tmp_path), "oov_translation")
+    assert run.returncode == 0, run.stdout + run.stderr
+    log = run.stdout + run.stderr
+    tunes = {m.group(1): m.group(2) for m in re.finditer(
+        r"rule tune_translation:\n(?:.*\n)*?\s+input: (.*)\n(?:.*\n)*?\s+wildcards: "
+        r"experiment=tiny, condition=(\S+), replicate=0", log)}
+    tunes = {condition: inputs for inputs, condition in tunes.items()}
+    assert "grammar/oov_paraphrased/tune.parquet" in tunes["1H_oov"]
+    assert "untuned-translation_oov" in tunes["1H_oov"]
+    assert "grammar/filtered/tune.parquet" in tunes["1H"]
+    results = tmp_path / "results" / "tiny"
+    weights = read_weights(results / "weights/untuned-translation_oov.txt")
+    assert weights[FEATURE] == 0.2 and FEATURE not in read_weights(
+        results / "weights/untuned-translation.txt")
+    assert FEATURE in read_weights(results / "weights/1H_oov.rep1.txt")
+    summary = read_table(results / "evaluation/oov/conditions.parquet", CONDITION_SUMMARY)
+    assert list(summary["condition"]) == ["1H", "1H_oov"]
+    assert summary.set_index("condition").loc["1H_oov", "baseline_condition"] == "1H"
+    page = (results / "report/oov_translation.md").read_text()
+    row = next(line for line in page.splitlines() if line.startswith("| test |"))
+    cells = [cell.strip() for cell in row.strip("|").split("|")]
+    before, after = (int(cells[i].split()[0].replace(",", "")) for i in (2, 3))
+    assert 0 < after < before
+    sample = page[page.index("source: "):]
+    verse = next(block for block in sample.split("- source: ")
+                 if f"translated now: {OOV}" in block)
+    lines = verse.splitlines()
+    assert OOV in next(line for line in lines if "- 1H:" in line).split()
+    assert "second" in next(line for line in lines if "- 1H_oov:" in line).split()
+    assert (results / "report/oov_translation.csv").read_text().startswith("condition,grammar")

@@ -110,7 +110,7 @@ wildcard_constraints:
     reference=REFERENCE_TAG_PATTERN,
     run_set="(?:" + "|".join(re.escape(run_set) for run_set in RUN_SETS if run_set) + ")?",
     extra=EXTRA_PATTERN,
-    model="translation|paraphrase",
+    model="translation|translation_oov|paraphrase",
     weights=r"[A-Za-z0-9_.+-]+",
     grammar_table=r"grammar/bilingual|paraphrase/bias(?:0|0?\.\d+)",
 
@@ -239,14 +239,28 @@ def oov_paraphrase_settings():
 
 
 def translation_grammar(wildcards):
-    """The grammar the MT system decodes the job's evaluation set with
-    (Plan.translation_grammar: filtered, or augmented with oov_paraphrase.translate)."""
-    return PLAN.translation_grammar(wildcards.experiment, wildcards.evalset)
+    """The grammar the MT system decodes the job's evaluation set with at the job's weights
+    (Plan.translation_grammar: filtered, or augmented for a kH_oov run or with
+    oov_paraphrase.translate)."""
+    return PLAN.translation_grammar(wildcards.experiment, wildcards.evalset, wildcards.weights)
 
 
-def translation_grammar_of(evalset):
-    """An input function: the grammar the MT system decodes ``evalset`` with."""
-    return lambda wildcards: PLAN.translation_grammar(wildcards.experiment, evalset)
+def oov_report_inputs(wildcards):
+    return PLAN.oov_report_inputs(wildcards.experiment)
+
+
+def untuned_weights(wildcards):
+    return PLAN.untuned_weights(wildcards.model)
+
+
+def grid_sample_grammar(wildcards):
+    """The grammar the grid search's sample is translated with (at 1H's weights)."""
+    return PLAN.translation_grammar(wildcards.experiment, "tune")
+
+
+def run_test_grammar(wildcards):
+    """The grammar the test set is decoded with at the weights of the job's tuning run."""
+    return PLAN.translation_grammar(wildcards.experiment, "test", run_name(wildcards))
 
 
 def tuning_seed(run):

@@ -3,13 +3,14 @@
 
 
 rule write_initial_weights:
-    """The untuned weights of the config, as a weight file (the start point of MERT)."""
+    """The untuned weights of the config, as a weight file (the start point of MERT); for
+    translation_oov, those of the grammars augmented for OOV phrases (Plan.untuned_weights)."""
     output:
         weights="results/{experiment}/weights/untuned-{model}.txt",
     log:
         "logs/{experiment}/write_initial_weights/{model}.log",
     params:
-        weights=lambda wildcards: config["decoder"][f"{wildcards.model}_weights"],
+        weights=untuned_weights,
     conda:
         "../../envs/circle.yaml"
     resources:
@@ -20,7 +21,8 @@ rule write_initial_weights:
 
 rule decode_shard:
     """One shard of an evaluation set translated to unique n-best lists, with the set's filtered
-    grammar or, with oov_paraphrase.translate, its augmented one (Plan.translation_grammar)."""
+    grammar or its augmented one (a kH_oov run's weights, or oov_paraphrase.translate;
+    Plan.translation_grammar)."""
     input:
         evalset=EVALSET_TABLE,
         grammar=translation_grammar,

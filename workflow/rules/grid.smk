@@ -8,7 +8,7 @@ rule grid_sample:
     """A seeded sample of tune sentences, their single reference and the 1H system's output."""
     input:
         evalset="results/{experiment}/sets/tune.parquet",
-        grammar=translation_grammar_of("tune"),
+        grammar=grid_sample_grammar,
         lm=decoding_lm,
         weights=lambda wildcards: (f"results/{wildcards.experiment}/weights/"
                                    f"1H.rep{config['grid_search']['mt_replicate']}.txt"),

@@ -422,7 +422,7 @@ rule score_iterations:
     input:
         log=TUNING_LOG.format(experiment="{experiment}", run="{condition}.rep{replicate}"),
         test="results/{experiment}/sets/test.parquet",
-        grammar=translation_grammar_of("test"),
+        grammar=run_test_grammar,
         lm=decoding_lm,
     output:
         scores="results/{experiment}/iterations/{condition}.rep{replicate}.parquet",

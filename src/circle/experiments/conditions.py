@@ -38,7 +38,7 @@ _CONDITION = re.compile(
     rf"^(?:(?P<human>\d+)H(?:\+(?P<lattice>\d+)L)?|1H\+(?P<paraphrases>\d+)(?P<kind>[PT])"
     rf"|1H\+1X_(?P<extra>{EXTRA_PATTERN}))"
     rf"(?:_b(?P<bias>{_NUMBER})(?:_w(?P<weight>-{_NUMBER}))?)?(?:_ref(?P<reference>\d+))?"
-    r"(?:_t(?P<tuning_set>\d+))?(?:_(?P<metric>bleu|ter|terbleu))?$")
+    r"(?:_t(?P<tuning_set>\d+))?(?P<oov>_oov)?(?:_(?P<metric>bleu|ter|terbleu))?$")
 
 
 CONDITION_PATTERN = re.sub(r"\(\?P<\w+>", "(?:", _CONDITION.pattern)[1:-1]
@@ -83,6 +83,10 @@ class Condition:
     lattice: int = 0
     """``kH+mL``: m, the sentences per segment drawn from the word lattice of the segment's k
     human references (:mod:`circle.lattice.references`); 0: none."""
+    oov: bool = False
+    """``kH_oov``: the MT system decodes and tunes with the grammars augmented with rules
+    borrowed for OOV phrases from their distributional paraphrases (Marton et al. 2009);
+    False: the filtered grammars (unless oov_paraphrase.translate augments every run)."""
 
     def __post_init__(self) -> None:
         problem = None
@@ -95,6 +99,10 @@ class Condition:
                                or self.bias is not None or self.reference is not None
                                or self.tuning_set is not None):
             problem = "kH+mL adds lattice sentences to kH alone (only a _<metric> suffix)"
+        elif self.oov and (self.paraphrases or self.lattice or self.extra is not None
+                           or self.reference is not None or self.tuning_set is not None):
+            problem = ("_oov decodes kH with the grammars augmented for OOV phrases (only a "
+                       "_<metric> suffix)")
         elif self.paraphrases and self.human != 1:
             problem = "paraphrases are added to a single human reference (1H+k)"
         elif self.targeted and not self.paraphrases:
@@ -142,6 +150,8 @@ class Condition:
             name += f"_ref{self.reference}"
         if self.tuning_set is not None:
             name += f"_t{self.tuning_set}"
+        if self.oov:
+            name += OOV_SUFFIX
         return name + (f"_{self.metric}" if self.metric is not None else "")
 
     @classmethod
@@ -153,8 +163,8 @@ class Condition:
             raise ValueError(f"unknown tuning condition '{name}': use kH (k >= 1), 1H+kP, "
                              "1H+kT, 1H+1X_<extra> or kH+mL (k >= 2), optionally followed by "
                              "_b<bias> (1H+kP), "
-                             "_b<bias>_w<weight> (1H+kT), _ref<n>, _t<n> and _bleu, _ter or "
-                             "_terbleu")
+                             "_b<bias>_w<weight> (1H+kT), _ref<n>, _t<n>, _oov (kH) and _bleu, "
+                             "_ter or _terbleu")
         parts = match.groupdict()
         targeted = parts["kind"] == "T"
         bias = None if parts["bias"] is None else float(parts["bias"])
@@ -169,7 +179,8 @@ class Condition:
             targeted=targeted, paraphraser=paraphraser, bias=bias,
             reference=None if parts["reference"] is None else int(parts["reference"]),
             tuning_set=None if parts["tuning_set"] is None else int(parts["tuning_set"]),
-            metric=parts["metric"], extra=parts["extra"], lattice=int(parts["lattice"] or 0))
+            metric=parts["metric"], extra=parts["extra"], lattice=int(parts["lattice"] or 0),
+            oov=parts["oov"] is not None)
         if condition.name != name:
             raise ValueError(f"tuning condition '{name}' is spelt '{condition.name}'")
         return condition
@@ -190,7 +201,11 @@ class Condition:
         larger single-reference tuning set helps is the other question of Fig. 4.12. A 1H+1X
         condition is compared with 1H (the dose-response,
         :mod:`circle.experiments.dose_response`). A kH+mL condition is compared with kH and the
-        same metric: what the lattice sentences add to the references they are drawn from."""
+        same metric: what the lattice sentences add to the references they are drawn from. A
+        kH_oov condition is compared with kH: what the borrowed rules add (Marton et al. 2009,
+        Table 4's baseline)."""
+        if self.oov:
+            return replace(self, oov=False)
         if self.lattice:
             return Condition(self.human, metric=self.metric)
         single = Condition(1, reference=self.reference, tuning_set=self.tuning_set,
@@ -261,7 +276,7 @@ class TuningRun:
         weights have been tuned with just the original human reference")."""
         if self.condition.targeted:
             return TuningRun(Condition(1), self.replicate).name
-        return UNTUNED_TRANSLATION
+        return UNTUNED_TRANSLATION_OOV if self.condition.oov else UNTUNED_TRANSLATION
 
 
 UNTUNED = "untuned"
@@ -271,6 +286,14 @@ UNTUNED = "untuned"
 
 UNTUNED_TRANSLATION = "untuned-translation"
 """The weights file of the MT system's untuned weights (``weights/untuned-translation.txt``)."""
+
+UNTUNED_TRANSLATION_OOV = "untuned-translation_oov"
+"""The untuned weights of the MT system with the grammars augmented for OOV phrases, where
+kH_oov runs start: the untuned weights and one for the paraphrase feature
+(``oov_paraphrase.untuned_weight``)."""
+
+OOV_SUFFIX = "_oov"
+"""The part of a condition name that decodes it with the augmented grammars (``kH_oov``)."""
 
 
 RUN_KEYS: tuple[str, ...] = ("conditions", "replicates", "fan_out")

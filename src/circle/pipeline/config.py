@@ -32,6 +32,7 @@ from circle.decoder.model import DECODER_FEATURES, Model, finite_weight
 from circle.experiments.conditions import Condition
 from circle.experiments.dose_response import dose_problems
 from circle.experiments.lattice_tuning import lattice_problems
+from circle.experiments.oov_translation import oov_problems
 
 BASELINE_CONDITION = "1H"
 
@@ -100,13 +101,14 @@ def config_problems(config: Mapping[str, Any]) -> list[str]:
     job later: see :func:`condition_problems`, :func:`weight_problems`,
     :func:`bounds_problems`, :func:`grid_problems`,
     :func:`circle.experiments.dose_response.dose_problems`,
-    :func:`circle.experiments.lattice_tuning.lattice_problems` and
+    :func:`circle.experiments.lattice_tuning.lattice_problems`,
+    :func:`circle.experiments.oov_translation.oov_problems` and
     :func:`circle.corpus.pivots.pivot_problems`. The frozen alignment is checked by the jobs
     that replay it (:func:`frozen_alignment_problems`), so that the job rebuilding it can run
     while it is broken."""
     return (condition_problems(config) + weight_problems(config) + bounds_problems(config)
             + grid_problems(config) + dose_problems(config) + lattice_problems(config)
-            + pivot_problems(config))
+            + oov_problems(config) + pivot_problems(config))
 
 
 def condition_problems(config: Mapping[str, Any]) -> list[str]:
@@ -138,6 +140,9 @@ def condition_problems(config: Mapping[str, Any]) -> list[str]:
         if condition.lattice:
             problems.append(f"tuning.conditions: {name}: kH+mL conditions run with `snakemake "
                             "lattice_tuning` from lattice.tuning_conditions")
+        if condition.oov:
+            problems.append(f"tuning.conditions: {name}: kH_oov conditions run with `snakemake "
+                            "oov_translation` from oov_paraphrase.tuning_conditions")
         bias = (condition.bias if condition.paraphraser is None
                 else condition.paraphraser.bias)
         if bias is not None and bias not in biases:

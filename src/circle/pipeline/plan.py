@@ -12,6 +12,7 @@ a pivot language's grammar. Nothing here reads a file but the frozen alignment's
 from __future__ import annotations
 
 from collections.abc import Mapping
+from dataclasses import replace
 from functools import cached_property
 from typing import Any
 
@@ -24,10 +25,18 @@ from circle.corpus.pivots import (
 )
 from circle.corpus.prepare import EVAL_SETS, PER_DOCUMENT, reference_names
 from circle.decoder.model import SEARCH_SETTINGS
-from circle.experiments.conditions import Condition, TuningRun, run_seed, tuning_params
+from circle.experiments.conditions import (
+    UNTUNED_TRANSLATION_OOV,
+    Condition,
+    TuningRun,
+    run_seed,
+    tuning_params,
+)
 from circle.experiments.dose_response import dose_conditions, dose_controls, dose_extras, dose_runs
 from circle.experiments.lattice_tuning import lattice_conditions, lattice_counts, lattice_runs
+from circle.experiments.oov_translation import oov_conditions, oov_runs
 from circle.experiments.paper_runs import PaperFigure, figure_runs, focus_runs, paper_figures
+from circle.grammar.oov_paraphrase import FEATURE as PARAPHRASE_FEATURE
 from circle.paraphrase.config import ParaphraserConfig, bias_name
 from circle.pipeline.config import ConfigError, frozen_alignment_problems
 from circle.pipeline.runs import (
@@ -36,15 +45,21 @@ from circle.pipeline.runs import (
     GRID_CHOICE,
     WEIGHTS,
     ResolvedRun,
+    augmented_weights,
     oov_paraphrased,
     resolve_run,
     translation_grammar,
     untargeted_paraphrases,
 )
 
-RUN_SETS: tuple[str, ...] = ("", "paper/", "dose/", "lattice/")
+RUN_SETS: tuple[str, ...] = ("", "paper/", "dose/", "lattice/", "oov/")
 """The evaluation run sets (the ``{run_set}`` of ``evaluation/{run_set}results.parquet``): the
-config's conditions, the paper figures', the dose-response's and the lattice page's runs."""
+config's conditions, the paper figures', the dose-response's, the lattice page's and the OOV
+page's runs."""
+
+OOV_SETTINGS_EXCLUDED: tuple[str, ...] = ("translate", "tuning_conditions", "untuned_weight")
+"""Keys of the oov_paraphrase section that say which runs decode with the augmented grammars,
+not how the paraphrases are searched (:meth:`Plan.oov_paraphrase_settings`)."""
 
 
 class Plan:
@@ -130,6 +145,11 @@ class Plan:
         conditions = dose_conditions(dose_extras(self.config), dose_controls(self.config))
         return dose_runs(conditions, self.replicates)
 
+    def oov_tuning_runs(self) -> list[TuningRun]:
+        """The OOV page's runs: each kH of oov_paraphrase.tuning_conditions and its kH_oov
+        (:mod:`circle.experiments.oov_translation`)."""
+        return oov_runs(oov_conditions(self.config), self.replicates)
+
     def lattice_tuning_runs(self) -> list[TuningRun]:
         """The lattice page's runs: 1H .. nH and every kH+mL of lattice.tuning_conditions."""
         return lattice_runs(self.lattice_conditions, self.reference_count("tune"),
@@ -143,6 +163,8 @@ class Plan:
             return self.dose_response_runs()
         if run_set == "lattice/" and not heldout:
             return self.lattice_tuning_runs()
+        if run_set == "oov/" and not heldout:
+            return self.oov_tuning_runs()
         if run_set == "" and not heldout:
             return self.tuning_runs()
         return figure_runs(self.figures, self.replicates, heldout)
@@ -174,11 +196,11 @@ class Plan:
     def oov_paraphrase_settings(self) -> dict[str, Any]:
         """The distributional paraphrase search's settings
         (:class:`circle.distributional.DistributionalSettings`): the oov_paraphrase section
-        without ``translate``, which only chooses the grammar the MT system decodes with (so
-        that turning it on does not search again), and the config seed that draws its
-        samples."""
+        without :data:`OOV_SETTINGS_EXCLUDED`, which only say which runs decode with the
+        augmented grammars (so that changing them does not search again), and the config seed
+        that draws its samples."""
         settings = {key: value for key, value in self.config["oov_paraphrase"].items()
-                    if key != "translate"}
+                    if key not in OOV_SETTINGS_EXCLUDED}
         return {**settings, "seed": self.config["seed"]}
 
     def paraphraser_tuning_settings(self) -> dict[str, Any]:
@@ -241,13 +263,25 @@ class Plan:
     def lm(self, system: str, order: int) -> str:
         return f"results/{system}/lm/{order}gram.binary"
 
-    def translation_grammar(self, system: str, evalset: str) -> str:
+    def translation_grammar(self, system: str, evalset: str, weights: str | None = None) -> str:
         """The grammar an MT system decodes an evaluation set with, in every job that
         translates with it (test and start decodes, tuning runs, the grid sample, the test
-        decodes of every iteration): the filtered grammar or, with oov_paraphrase.translate,
-        the filtered grammar augmented for the set's OOV phrases
-        (:func:`circle.pipeline.runs.translation_grammar`)."""
-        return translation_grammar(system, evalset, self.oov_paraphrased)
+        decodes of every iteration): the filtered grammar or, with oov_paraphrase.translate or
+        for the weights of a kH_oov run (``weights``: a weights file's name,
+        :func:`circle.pipeline.runs.augmented_weights`), the filtered grammar augmented for the
+        set's OOV phrases (:func:`circle.pipeline.runs.translation_grammar`)."""
+        augmented = self.oov_paraphrased or (weights is not None and augmented_weights(weights))
+        return translation_grammar(system, evalset, augmented)
+
+    def untuned_weights(self, model: str) -> dict[str, float]:
+        """The untuned weights of ``model``: the config's translation or paraphrase weights,
+        or for ``translation_oov`` (:data:`UNTUNED_TRANSLATION_OOV`, where kH_oov runs start)
+        the translation weights and oov_paraphrase.untuned_weight for the paraphrase
+        feature."""
+        if f"untuned-{model}" == UNTUNED_TRANSLATION_OOV:
+            return {**self.config["decoder"]["translation_weights"],
+                    PARAPHRASE_FEATURE: float(self.config["oov_paraphrase"]["untuned_weight"])}
+        return self.config["decoder"][f"{model}_weights"]
 
     def decoding_lm(self, system: str) -> str:
         """The KenLM binary the decoder uses (lm.decoding_order)."""
@@ -374,6 +408,25 @@ class Plan:
         if "1H+1P" in dose_controls(self.config):
             inputs["paraphrases"] = self.default_untargeted_paraphrases(system)
         return inputs
+
+    def oov_report_inputs(self, system: str) -> dict[str, str]:
+        """The OOV page's inputs: the run set's condition summary, the tune and test sets with
+        their filtered and augmented grammars, and the replicate-0 test 1-best of the first
+        condition of oov_paraphrase.tuning_conditions and of its kH_oov."""
+        inputs = {"conditions": f"results/{system}/evaluation/oov/conditions.parquet"}
+        for evalset in ("tune", "test"):
+            inputs[f"{evalset}_set"] = EVALSET_TABLE.format(experiment=system, evalset=evalset)
+            inputs[f"{evalset}_filtered"] = translation_grammar(system, evalset, False)
+            inputs[f"{evalset}_augmented"] = translation_grammar(system, evalset, True)
+        for key, run in zip(("baseline", "augmented"), self.oov_sample_runs(), strict=True):
+            inputs[key] = f"results/{system}/decode/{run.name}/test.1best.txt"
+        return inputs
+
+    def oov_sample_runs(self) -> tuple[TuningRun, TuningRun]:
+        """The runs whose test output the OOV page compares verse by verse: replicate 0 of
+        the first condition of oov_paraphrase.tuning_conditions and of its kH_oov."""
+        baseline = oov_conditions(self.config)[0]
+        return TuningRun(baseline, 0), TuningRun(replace(baseline, oov=True), 0)
 
     def paper_figure_inputs(self, system: str, key: str) -> dict[str, str]:
         """A paper figure's evaluation tables (the paper runs', or the held-out system's for

@@ -18,6 +18,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from circle.experiments.conditions import (
+    UNTUNED_TRANSLATION_OOV,
     Condition,
     TuningRun,
     reference_tag,
@@ -82,8 +83,8 @@ class ResolvedRun:
     or ``grid_search.point``; None for the other conditions and where the grid search chooses
     (:attr:`grid_choice`)."""
     oov_paraphrased: bool = False
-    """Whether the MT system decodes with the grammars augmented for OOV phrases
-    (``oov_paraphrase.translate``, :func:`translation_grammar`)."""
+    """Whether the run decodes with the grammars augmented for OOV phrases (a ``kH_oov``
+    condition, or every run with ``oov_paraphrase.translate``; :func:`translation_grammar`)."""
 
     @property
     def condition(self) -> Condition:
@@ -178,6 +179,18 @@ def untargeted_paraphrases(experiment: str, bias: float, reference: int | None =
                                          reference=reference_tag(reference))
 
 
+def augmented_weights(weights: str) -> bool:
+    """Whether the weights file ``weights`` (a name under ``weights/``) belongs to the grammars
+    augmented for OOV phrases whatever the config: a kH_oov run's, or the untuned weights
+    they start from."""
+    if weights == UNTUNED_TRANSLATION_OOV:
+        return True
+    try:
+        return TuningRun.parse(weights).condition.oov
+    except ValueError:
+        return False
+
+
 def oov_paraphrased(config: Mapping[str, Any]) -> bool:
     """Whether the config's MT system translates with the grammars augmented for OOV phrases
     (``oov_paraphrase.translate``; off by default)."""
@@ -200,4 +213,4 @@ def resolve_run(condition: str | Condition, replicate: int | str,
     if condition.targeted and paraphraser is None and point is not None:
         paraphraser = ParaphraserConfig(float(point["bias"]), float(point["weight"]))
     return ResolvedRun(run, tuning_params(tuning, condition), run_seed(config["seed"], run.name),
-                       bias, paraphraser, oov_paraphrased(config))
+                       bias, paraphraser, oov_paraphrased(config) or condition.oov)
