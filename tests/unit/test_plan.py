@@ -142,6 +142,23 @@ def test_the_default_corpus_params_omit_the_default_single_reference_rule(defaul
     assert default.corpus_files() == [default.config["corpus"]["bible"]["table"]]
 
 
+def test_only_a_training_sample_adds_its_left_out_verses_to_the_oov_monolingual_text(default):
+    """Without corpus.train_segments prepare_corpus keeps its params and the OOV paraphrases
+    read the splits they always read; with it (config/oov-10k.yaml) they also read the verses
+    the sample leaves out, the held-out system's too."""
+    assert "train_segments" not in default.corpus_params()
+    splits = ["train", "tune", "test", "paratune"]
+    assert default.oov_monolingual("default") == [
+        f"results/default/tokenized/{split}.parquet" for split in splits]
+    for size in ("10k", "20k"):
+        plan = Plan(config(f"oov-{size}"))
+        assert plan.corpus_params()["train_segments"] == int(size[:2]) * 1000
+        unused = f"results/oov-{size}/tokenized/train_unused.parquet"
+        for system in plan.mt_systems:
+            assert plan.oov_monolingual(system) == [
+                *(f"results/{system}/tokenized/{split}.parquet" for split in splits), unused]
+
+
 def test_the_mt_system_decodes_with_the_filtered_grammar_unless_oov_paraphrases_translate(
         default):
     """oov_paraphrase.translate picks the grammar of every MT decode and tuning run, of the

@@ -1,4 +1,5 @@
-"""Corpus preparation: the seeded reference-order simulation and user-file corpora."""
+"""Corpus preparation: the seeded reference-order simulation, user-file corpora and the seeded
+samples of the training bitext."""
 
 import hashlib
 import json
@@ -9,6 +10,8 @@ import pandas as pd
 import pytest
 import yaml
 
+from circle.core.schemas import BITEXT
+from circle.core.tables import read_metadata, read_table
 from circle.corpus.prepare import (
     BALANCED,
     EVAL_SETS,
@@ -19,6 +22,7 @@ from circle.corpus.prepare import (
     overlap_problems,
     prepare_corpus,
     reference_order,
+    write_unused_training,
 )
 from circle.corpus.validate import CorpusError
 from circle.experiments.single_reference import single_reference_markdown, single_reference_table
@@ -210,3 +214,56 @@ def test_the_single_reference_page_counts_translations_and_length():
     assert table.loc["all", "length_ratio"] == pytest.approx(14 / 6)
     assert "| long | 1 | 2 | 66.7 | 4.0 | 2.000 |" in single_reference_markdown(
         table.reset_index(), PER_DOCUMENT)
+
+
+def sampled(directory: Path, segments: int, seed: int = 13) -> pd.DataFrame:
+    """The tiny corpus's train table (500 verses) with corpus.train_segments ``segments``."""
+    directory.mkdir(exist_ok=True)
+    corpus = {**tiny_corpus(directory), "train_segments": segments}
+    prepare_corpus(corpus, 2000, seed, {"train": directory / "train.parquet"}, {})
+    return read_table(directory / "train.parquet", BITEXT)
+
+
+def test_training_samples_are_seeded_nested_in_corpus_order_and_recorded(tmp_path):
+    whole = file_tables(tiny_files(), 2000, 13)["train"]
+    small, large = sampled(tmp_path / "100", 100), sampled(tmp_path / "300", 300)
+    assert (len(small), len(large)) == (100, 300)
+    assert set(small["segment_id"]) < set(large["segment_id"]) < set(whole["segment_id"])
+    for table in (small, large):
+        assert list(table["segment_id"]) == sorted(table["segment_id"])
+        rows = whole.set_index("segment_id").loc[table["segment_id"]]
+        assert list(rows["source"]) == list(table["source"])
+        assert list(rows["target"]) == list(table["target"])
+    assert read_metadata(tmp_path / "300" / "train.parquet")["train_segments"] == "300"
+    assert read_metadata(tmp_path / "300" / "train.parquet")["train_segments_of"] == "500"
+    assert list(sampled(tmp_path / "again", 100)["segment_id"]) == list(small["segment_id"])
+    assert set(sampled(tmp_path / "seed14", 100, seed=14)["segment_id"]) != set(
+        small["segment_id"])
+
+
+def test_without_train_segments_the_train_table_is_the_whole_bitext_as_before(tmp_path):
+    prepared(tmp_path, tiny_corpus(tmp_path))
+    assert len(read_table(tmp_path / "train.parquet", BITEXT)) == 500
+    assert "train_segments" not in read_metadata(tmp_path / "train.parquet")
+
+
+def test_a_sample_larger_than_the_training_bitext_is_refused(tmp_path):
+    with pytest.raises(CorpusError, match=r"corpus.train_segments is 501, but the training "
+                                          r"bitext has only 500 segments"):
+        sampled(tmp_path, 501)
+    assert not (tmp_path / "train.parquet").exists()
+    assert len(sampled(tmp_path, 500)) == 500
+
+
+def test_the_unused_training_table_is_the_complement_of_the_sample(tmp_path):
+    corpus = {**tiny_corpus(tmp_path), "train_segments": 300}
+    write_unused_training(corpus, 2000, 13, tmp_path / "unused.parquet", {})
+    unused = read_table(tmp_path / "unused.parquet", BITEXT)
+    train = sampled(tmp_path / "sample", 300)
+    whole = file_tables(tiny_files(), 2000, 13)["train"]
+    assert len(unused) == 200 and list(unused["segment_id"]) == sorted(unused["segment_id"])
+    assert set(unused["segment_id"]).isdisjoint(train["segment_id"])
+    assert sorted([*unused["segment_id"], *train["segment_id"]]) == list(whole["segment_id"])
+    assert list(unused["source"]) == list(
+        whole.set_index("segment_id").loc[unused["segment_id"], "source"])
+    assert read_metadata(tmp_path / "unused.parquet")["train_segments"] == "300"

@@ -119,6 +119,35 @@ def test_the_oov_paraphrase_system_decodes_and_tunes_on_the_augmented_grammars(t
     assert "rule augment_grammar:" in plan.stdout and "rule tune_paraphraser:" not in plan.stdout
 
 
+@pytest.mark.parametrize("size, segments", [("10k", 10_000), ("20k", 20_000)])
+def test_the_training_size_systems_are_the_oov_system_on_a_sample_with_its_alignment(
+        tmp_path, size, segments):
+    """config/oov-10k.yaml and config/oov-20k.yaml are config/oov-paraphrases.yaml on a seeded
+    sample of the training verses, each replaying the frozen alignment of its sample; the
+    verses left out are monolingual text of the OOV paraphrases."""
+    experiment = f"oov-{size}"
+    config = effective_config(tmp_path, experiment, ROOT / "config" / "config.yaml",
+                              ROOT / "config" / f"{experiment}.yaml")
+    (tmp_path / "oov").mkdir()
+    oov = effective_config(tmp_path / "oov", "oov-paraphrases", ROOT / "config" / "config.yaml",
+                           ROOT / "config" / "oov-paraphrases.yaml")
+    frozen = f"resources/alignment/bible-es-kjv-{size}.parquet"
+    assert config["corpus"] == {**oov["corpus"], "train_segments": segments}
+    assert config["alignment"] == {**oov["alignment"], "frozen": frozen}
+    assert oov["corpus"]["train_segments"] is None
+    same = [key for key in oov if key not in ("experiment", "corpus", "alignment")]
+    assert {key: config[key] for key in same} == {key: oov[key] for key in same}
+    plan = snakemake("-n", "--configfile", str(ROOT / "config" / "config.yaml"),
+                     str(ROOT / "config" / f"{experiment}.yaml"), "--directory", str(tmp_path),
+                     "--", f"results/{experiment}/oov/paraphrases/test.parquet")
+    assert plan.returncode == 0, plan.stdout + plan.stderr
+    assert "rule align_corpus:" not in plan.stdout
+    assert f"input: results/{experiment}/tokenized/train.parquet, {frozen}" in plan.stdout
+    [search] = [job for job in re.split(r"^(?=rule \w+:$)", plan.stdout, flags=re.M)
+                if job.startswith("rule oov_paraphrases:")]
+    assert f"results/{experiment}/tokenized/train_unused.parquet" in search
+
+
 def test_the_tiny_test_config_replays_its_frozen_alignment_on_whole_sets(tmp_path):
     config = effective_config(tmp_path, "tiny", tiny_config(tmp_path))
     assert config["alignment"]["frozen"] == str(ROOT / "tests/data/tiny/alignment.parquet")
@@ -139,7 +168,8 @@ def test_every_shipped_config_is_covered():
     shipped = {p.relative_to(ROOT).as_posix() for p in
                [*(ROOT / "config").glob("*.yaml"), *(ROOT / "tests").rglob("config.yaml")]}
     assert shipped == {"config/config.yaml", "config/paper.yaml", "config/ladder-es-english.yaml",
-                       "config/oov-paraphrases.yaml", "tests/data/tiny/config.yaml"}
+                       "config/oov-paraphrases.yaml", "config/oov-10k.yaml",
+                       "config/oov-20k.yaml", "tests/data/tiny/config.yaml"}
 
 
 def test_the_effective_config_is_rewritten_only_when_the_config_changes(tmp_path):

@@ -116,3 +116,24 @@ def test_the_oov_run_set_tunes_the_baseline_and_its_augmented_twin_and_reports_b
     assert OOV in next(line for line in lines if "- 1H:" in line).split()
     assert "second" in next(line for line in lines if "- 1H_oov:" in line).split()
     assert (results / "report/oov_translation.csv").read_text().startswith("condition,grammar")
+
+
+def test_a_training_sample_leaves_its_other_verses_to_the_oov_paraphrases(tmp_path):
+    """With corpus.train_segments the bitext is the sample (aligned afresh: the frozen
+    alignment is the whole bitext's), and the OOV paraphrases of either evaluation set read
+    the tokenised verses it leaves out beside every split; the held-out system's read them
+    too."""
+    config = tiny_config(tmp_path, **{"corpus.train_segments": 300, "alignment.frozen": None})
+    targets = [f"results/tiny/oov/paraphrases/{evalset}.parquet" for evalset in ("tune", "test")]
+    plan = snakemake("-n", "--configfile", str(config), "--directory", str(tmp_path), "--",
+                     *targets, "results/tiny/heldout/oov/paraphrases/test.parquet")
+    assert plan.returncode == 0, plan.stdout + plan.stderr
+    jobs = re.split(r"^(?=(?:local)?rule \w+:$)", plan.stdout, flags=re.M)
+    unused = "results/tiny/tokenized/train_unused.parquet"
+    [made] = [job for job in jobs if job.startswith("rule unused_training_segments:")]
+    assert "output: results/tiny/corpus/train_unused.parquet" in made
+    assert any(job.startswith("rule tokenize_corpus:") and f"output: {unused}" in job
+               for job in jobs)
+    searches = [job for job in jobs if job.startswith("rule oov_paraphrases:")]
+    assert len(searches) == 3 and all(unused in job.split("output:")[0] for job in searches)
+    assert "rule align_corpus:" in plan.stdout

@@ -11,7 +11,7 @@ from snakemake.logging import logger
 from snakemake.utils import validate
 
 from circle.core.tables import config_hash, parquet_rows
-from circle.corpus.prepare import EVAL_SETS
+from circle.corpus.prepare import EVAL_SETS, UNUSED_TRAINING
 from circle.experiments.conditions import (
     CONDITION_PATTERN,
     EXTRA_PATTERN,
@@ -236,6 +236,10 @@ def grid_decoder_settings():
 
 def oov_paraphrase_settings():
     return PLAN.oov_paraphrase_settings()
+
+
+def oov_monolingual(wildcards):
+    return PLAN.oov_monolingual(wildcards.experiment)
 
 
 def translation_grammar(wildcards):

@@ -47,3 +47,26 @@ rule prepare_corpus:
         runtime=runtime_minutes,
     script:
         "../scripts/prepare_corpus.py"
+
+
+rule unused_training_segments:
+    """With corpus.train_segments: the training segments its seeded sample leaves out of the
+    bitext, whose source side stays monolingual text of the OOV paraphrases."""
+    input:
+        corpus_files,
+    output:
+        table=f"results/{{experiment}}/corpus/{UNUSED_TRAINING}.parquet",
+    log:
+        "logs/{experiment}/unused_training_segments.log",
+    params:
+        corpus=corpus_params(),
+        max_line_chars=config["validation"]["max_line_chars"],
+        seed=config["seed"],
+    wildcard_constraints:
+        experiment=MAIN_SYSTEM,
+    conda:
+        "../../envs/circle.yaml"
+    resources:
+        runtime=runtime_minutes,
+    script:
+        "../scripts/unused_training_segments.py"

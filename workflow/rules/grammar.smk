@@ -103,11 +103,12 @@ rule filter_grammar:
 
 rule oov_paraphrases:
     """Distributional paraphrases of an evaluation set's OOV phrases (Marton, Callison-Burch &
-    Resnik 2009 §3-4) from the source side of every split as monolingual text."""
+    Resnik 2009 §3-4) from the source side of every split, and of the training segments
+    corpus.train_segments leaves out of the bitext, as monolingual text."""
     input:
         grammar=FILTERED_GRAMMAR,
         evalset=EVALSET_TABLE,
-        monolingual=expand("results/{{experiment}}/tokenized/{split}.parquet", split=SPLITS),
+        monolingual=oov_monolingual,
     output:
         paraphrases="results/{experiment}/oov/paraphrases/{evalset}.parquet",
     log:

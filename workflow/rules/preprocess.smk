@@ -1,4 +1,5 @@
-# Tokenisation and lowercasing of every split.
+# Tokenisation and lowercasing of every split, and of the training segments that
+# corpus.train_segments leaves out of the bitext.
 
 
 rule tokenize_corpus:
@@ -14,6 +15,7 @@ rule tokenize_corpus:
         options=config["preprocess"],
     wildcard_constraints:
         experiment=MAIN_SYSTEM,
+        split="|".join([*SPLITS, UNUSED_TRAINING]),
     conda:
         "../../envs/circle.yaml"
     resources:

@@ -6,6 +6,9 @@ The single-reference condition of the thesis (§4.2: per document, one of the hu
 at random) and the 2H, 3H, ... conditions are encoded once, here, as a seeded per-document
 permutation of the reference indices (``ref_order``): condition kH uses the first k indices. How the
 single reference is chosen is the corpus's ``single_reference`` rule (:data:`CHOICE_RULES`).
+With ``corpus.train_segments`` the training bitext is a seeded, nested sample of its segments
+(:func:`training_sample`); the segments it leaves out are written apart
+(:func:`write_unused_training`), as monolingual source text.
 """
 
 from __future__ import annotations
@@ -26,6 +29,9 @@ from circle.core.tables import read_table, write_table
 from circle.corpus.validate import CorpusError, read_parallel
 
 EVAL_SETS = ("tune", "test", "paratune")
+UNUSED_TRAINING = "train_unused"
+"""The name of the table of the training segments a sample (``corpus.train_segments``) leaves
+out of the bitext (:func:`write_unused_training`), beside the splits' tables."""
 
 logger = logging.getLogger(__name__)
 
@@ -208,32 +214,81 @@ def overlap_problems(tables: Mapping[str, pd.DataFrame], corpus: Mapping[str, An
     return problems
 
 
+def training_sample(count: int, segments: int, seed: int) -> np.ndarray:
+    """Which of ``count`` training segments a bitext of ``segments`` of them keeps (a boolean
+    mask in corpus order; config ``corpus.train_segments``).
+
+    ``numpy.random.default_rng(seed).permutation(count)`` orders the segments; the first
+    ``segments`` of it are kept, in corpus order. With one seed the samples are nested: the
+    10,000 are among the 20,000. This is how circle varies the bitext size as Marton,
+    Callison-Burch & Resnik (2009) Table 4 do (bitexts from 10k sentence pairs up) on one
+    corpus, while the segments left out stay monolingual text for the distributional
+    paraphrases.
+    """
+    if segments > count:
+        raise CorpusError([f"corpus.train_segments is {segments}, but the training bitext has "
+                           f"only {count} segments"])
+    keep = np.zeros(count, dtype=bool)
+    keep[np.random.default_rng(seed).permutation(count)[:segments]] = True
+    return keep
+
+
+def sample_metadata(segments: int, count: int) -> dict[str, str]:
+    """The table metadata of a sampled training bitext or of the segments it leaves out."""
+    return {"train_segments": str(segments), "train_segments_of": str(count)}
+
+
+def corpus_tables(corpus: Mapping[str, Any], max_line_chars: int, seed: int
+                  ) -> dict[str, pd.DataFrame]:
+    """The whole training bitext and the evaluation sets of ``corpus`` (the Bible table's or
+    the user's files'), the single reference chosen by ``corpus["single_reference"]``."""
+    rule = corpus.get("single_reference", PER_DOCUMENT)
+    if corpus["kind"] == "bible":
+        bible = corpus["bible"]
+        return bible_tables(bible["table"], bible["source"], bible["train_target"],
+                            bible["references"], seed, rule)
+    return file_tables(corpus["files"], max_line_chars, seed, rule)
+
+
 def prepare_corpus(corpus: Mapping[str, Any], max_line_chars: int, seed: int,
                    outputs: Mapping[str, str | Path], provenance: Mapping[str, str],
                    overlap: str = "error") -> None:
     """Build and write the train table and the evaluation-set tables named in ``outputs``; the
     single reference is chosen by ``corpus["single_reference"]`` (default per_document).
-    Evaluation sets that overlap the training bitext or each other
+    Evaluation sets that overlap the whole training bitext or each other
     (:func:`overlap_problems`) are refused (``overlap`` "error") or logged as warnings
-    ("warn")."""
+    ("warn"). With ``corpus["train_segments"]`` the train table is its :func:`training_sample`,
+    and its metadata records the sample's size and the count it was drawn from."""
     if overlap not in OVERLAP_ACTIONS:
         raise ValueError(f"overlap must be one of {OVERLAP_ACTIONS}, not {overlap!r}")
-    rule = corpus.get("single_reference", PER_DOCUMENT)
-    if corpus["kind"] == "bible":
-        bible = corpus["bible"]
-        tables = bible_tables(bible["table"], bible["source"], bible["train_target"],
-                              bible["references"], seed, rule)
-    else:
-        tables = file_tables(corpus["files"], max_line_chars, seed, rule)
+    tables = corpus_tables(corpus, max_line_chars, seed)
     if problems := overlap_problems(tables, corpus):
         if overlap == "error":
             raise CorpusError([*problems, "set validation.overlap: warn to run anyway"])
         for problem in problems:
             logger.warning("%s", problem)
+    train_metadata = {}
+    if (segments := corpus.get("train_segments")) is not None:
+        count = len(tables["train"])
+        tables["train"] = tables["train"][training_sample(count, segments, seed)]
+        train_metadata = sample_metadata(segments, count)
     names = reference_names(corpus)
     for name, path in outputs.items():
         if name == "train":
-            write_table(tables[name], path, BITEXT, provenance)
+            write_table(tables[name], path, BITEXT, provenance, metadata=train_metadata)
         else:
             write_table(tables[name], path, EVALSET, provenance,
                         metadata={"reference_names": json.dumps(names[name])})
+
+
+def write_unused_training(corpus: Mapping[str, Any], max_line_chars: int, seed: int,
+                          out_path: str | Path, provenance: Mapping[str, str]) -> None:
+    """Write the training segments that the sample of ``corpus["train_segments"]``
+    (:func:`training_sample`) leaves out of the bitext, in corpus order, as a BITEXT table:
+    their source side is monolingual text for the OOV paraphrases (Marton et al. 2009 keep
+    the monolingual corpus fixed while the bitext shrinks)."""
+    train = corpus_tables(corpus, max_line_chars, seed)["train"]
+    segments = corpus["train_segments"]
+    unused = train[~training_sample(len(train), segments, seed)]
+    write_table(unused, out_path, BITEXT, provenance,
+                metadata=sample_metadata(segments, len(train)))

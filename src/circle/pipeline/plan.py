@@ -23,7 +23,7 @@ from circle.corpus.pivots import (
     pivot_languages,
     training_bitext,
 )
-from circle.corpus.prepare import EVAL_SETS, PER_DOCUMENT, reference_names
+from circle.corpus.prepare import EVAL_SETS, PER_DOCUMENT, UNUSED_TRAINING, reference_names
 from circle.decoder.model import SEARCH_SETTINGS
 from circle.experiments.conditions import (
     UNTUNED_TRANSLATION_OOV,
@@ -238,11 +238,14 @@ class Plan:
 
     def corpus_params(self) -> dict[str, Any]:
         """The corpus section as prepare_corpus's params, without corpus.single_reference when
-        it is the default rule: the default experiment's job keeps the params it always had, so
+        it is the default rule and without corpus.train_segments when it is null (every
+        training segment): the default experiment's job keeps the params it always had, so
         that Snakemake does not rebuild its results for a key that changes nothing."""
         corpus = dict(self.config["corpus"])
         if corpus.get("single_reference") == PER_DOCUMENT:
             del corpus["single_reference"]
+        if corpus.get("train_segments") is None:
+            corpus.pop("train_segments", None)
         return corpus
 
     # -- files ---------------------------------------------------------------------------------
@@ -259,6 +262,16 @@ class Plan:
             paths += [spec["source"], *spec["references"]]
             paths += [spec["documents"]] if spec.get("documents") else []
         return paths
+
+    def oov_monolingual(self, system: str) -> list[str]:
+        """The tokenised tables whose source side is the monolingual text of ``system``'s OOV
+        paraphrases: every split of the system and, with corpus.train_segments, the training
+        segments the experiment's sample leaves out of the bitext (Marton et al. 2009 keep the
+        monolingual corpus fixed while the bitext shrinks)."""
+        tables = [f"results/{system}/tokenized/{split}.parquet" for split in ("train", *EVAL_SETS)]
+        if self.config["corpus"].get("train_segments") is not None:
+            tables.append(f"results/{self.experiment}/tokenized/{UNUSED_TRAINING}.parquet")
+        return tables
 
     def lm(self, system: str, order: int) -> str:
         return f"results/{system}/lm/{order}gram.binary"
