@@ -120,23 +120,25 @@ def test_the_oov_paraphrase_system_decodes_and_tunes_on_the_augmented_grammars(t
 
 
 @pytest.mark.parametrize("size, segments", [("10k", 10_000), ("20k", 20_000)])
-def test_the_training_size_systems_are_the_oov_system_on_a_sample_with_its_alignment(
+def test_the_training_size_systems_are_the_default_on_a_sample_with_its_alignment(
         tmp_path, size, segments):
-    """config/oov-10k.yaml and config/oov-20k.yaml are config/oov-paraphrases.yaml on a seeded
-    sample of the training verses, each replaying the frozen alignment of its sample; the
-    verses left out are monolingual text of the OOV paraphrases."""
+    """config/oov-10k.yaml and config/oov-20k.yaml are the default experiment on a seeded
+    sample of the training verses (and only its 1H and 4H in the default target), each
+    replaying the frozen alignment of its sample; the verses left out are monolingual text of
+    the OOV paraphrases."""
     experiment = f"oov-{size}"
     config = effective_config(tmp_path, experiment, ROOT / "config" / "config.yaml",
                               ROOT / "config" / f"{experiment}.yaml")
-    (tmp_path / "oov").mkdir()
-    oov = effective_config(tmp_path / "oov", "oov-paraphrases", ROOT / "config" / "config.yaml",
-                           ROOT / "config" / "oov-paraphrases.yaml")
+    (tmp_path / "default").mkdir()
+    default = effective_config(tmp_path / "default", "default",
+                               ROOT / "config" / "config.yaml")
     frozen = f"resources/alignment/bible-es-kjv-{size}.parquet"
-    assert config["corpus"] == {**oov["corpus"], "train_segments": segments}
-    assert config["alignment"] == {**oov["alignment"], "frozen": frozen}
-    assert oov["corpus"]["train_segments"] is None
-    same = [key for key in oov if key not in ("experiment", "corpus", "alignment")]
-    assert {key: config[key] for key in same} == {key: oov[key] for key in same}
+    assert config["corpus"] == {**default["corpus"], "train_segments": segments}
+    assert config["alignment"] == {**default["alignment"], "frozen": frozen}
+    assert default["corpus"]["train_segments"] is None
+    assert config["tuning"] == {**default["tuning"], "conditions": ["1H", "4H"]}
+    same = [key for key in default if key not in ("experiment", "corpus", "alignment", "tuning")]
+    assert {key: config[key] for key in same} == {key: default[key] for key in same}
     plan = snakemake("-n", "--configfile", str(ROOT / "config" / "config.yaml"),
                      str(ROOT / "config" / f"{experiment}.yaml"), "--directory", str(tmp_path),
                      "--", f"results/{experiment}/oov/paraphrases/test.parquet")
