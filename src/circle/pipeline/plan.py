@@ -98,6 +98,7 @@ class Plan:
         """Per k, the most lattice sentences a kH+mL condition takes: the rows per segment of
         its lattice table."""
         self._resolved: dict[tuple[str, int], ResolvedRun] = {}
+        self._job_params: dict[tuple[str, str, int], dict[str, Any]] = {}
 
     # -- tuning runs ---------------------------------------------------------------------------
 
@@ -225,9 +226,13 @@ class Plan:
     def tuning_job_params(self, system: str, condition: str, replicate: int | str
                           ) -> dict[str, Any]:
         """The params every job of an MT tuning run shares
-        (:meth:`circle.pipeline.runs.ResolvedRun.job_params`)."""
-        return self.resolve(condition, replicate).job_params(
-            system, self.decoder_settings(), self.targeted_settings(system))
+        (:meth:`circle.pipeline.runs.ResolvedRun.job_params`), built once per run: the rules
+        take one key of them per param."""
+        key = system, condition, int(replicate)
+        if key not in self._job_params:
+            self._job_params[key] = self.resolve(condition, replicate).job_params(
+                system, self.decoder_settings(), self.targeted_settings(system))
+        return self._job_params[key]
 
     def pivot_options(self) -> dict[str, Any]:
         """The config's paraphrase section as the pivoting jobs see it: without
