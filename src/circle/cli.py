@@ -224,9 +224,12 @@ def _translate(args: argparse.Namespace) -> None:
         for out in files.values():
             out.close()
     stats = translator.stats
+    borrowed = ("" if translator.oov_paraphrases is None else
+                f"; {translator.oov_paraphrases.borrowed:,} rules borrowed for OOV phrases from "
+                "their distributional paraphrases")
     print(f"circle translate: {len(translations):,} line(s); {stats.rules:,} rules of "
           f"{translator.grammar_path} apply (read {stats.row_groups_read} of its "
-          f"{stats.row_groups} row groups)", file=sys.stderr)
+          f"{stats.row_groups} row groups){borrowed}", file=sys.stderr)
     if files:
         print("circle translate: wrote " + ", ".join(out.name for out in files.values()),
               file=sys.stderr)

@@ -25,8 +25,9 @@ search makes: contexts have at most three tokens a side and phrases at most four
 from __future__ import annotations
 
 import zlib
-from collections.abc import Iterable, Sequence
-from dataclasses import dataclass, field
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field, fields
+from typing import Any
 
 import numpy as np
 
@@ -52,6 +53,13 @@ class DistributionalSettings:
     min_score: float = 0.3
     stoplist_threshold: int = 2_000
     seed: int = 13
+
+    @classmethod
+    def from_config(cls, section: Mapping[str, Any], seed: int) -> DistributionalSettings:
+        """The settings of a config's ``oov_paraphrase`` section (its other keys say which runs
+        translate with the paraphrases) and the config seed."""
+        names = {f.name for f in fields(cls)} - {"seed"}
+        return cls(**{key: value for key, value in section.items() if key in names}, seed=seed)
 
     def __post_init__(self) -> None:
         if not 1 <= self.max_phrase_length <= INDEX_DEPTH:

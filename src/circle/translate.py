@@ -18,7 +18,10 @@ test the workflow's ``filter_grammar`` applies). Input is translated in chunks o
 inputs too.
 
 Words that no rule translates on their own are passed through by the decoder (its ``oov``
-feature); :class:`Translation` lists them.
+feature); :class:`Translation` lists them. With the weights of a kH_oov run (which weight the
+paraphrase feature ``log_paraphrase_similarity``), the OOV phrases of each chunk first borrow
+rules from their distributional paraphrases (:class:`OovParaphrases`), as the workflow's
+augmented tune and test grammars do.
 
 Where the experiment lowercases, a :class:`Recaser` restores case in the detokenised output:
 it capitalises the first letter of each sentence and gives each word the spelling it has most
@@ -47,10 +50,15 @@ import pyarrow.compute as pc
 import pyarrow.parquet as pq
 import yaml
 
+from circle.core.schemas import BITEXT, EVALSET
+from circle.core.tables import read_metadata
 from circle.corpus.preprocess import detokenize, normalize
 from circle.decoder import DecoderSettings, Grammar, LanguageModel, decode_corpus, read_weights
 from circle.decoder.chart import match
+from circle.distributional import DistributionalSettings, MonolingualCorpus
 from circle.grammar.filter import SentenceIndex, SourcePattern
+from circle.grammar.oov_paraphrase import FEATURE as OOV_FEATURE
+from circle.grammar.oov_paraphrase import borrowed_for, one_word_sources, source_texts
 
 log = logging.getLogger(__name__)
 
@@ -397,6 +405,42 @@ def passed_through(grammar: Grammar, words: Sequence[str], hypotheses: Sequence,
 Progress = Callable[[str], None]
 
 
+class OovParaphrases:
+    """New text's OOV phrases translated through their distributional paraphrases (Marton,
+    Callison-Burch & Resnik 2009; :mod:`circle.grammar.oov_paraphrase`), as the workflow's
+    augmented grammars are for the tune and test sets: the monolingual source text is the
+    experiment's tokenised splits (and the training verses a sample left out), indexed once
+    with the experiment's ``oov_paraphrase`` settings."""
+
+    def __init__(self, experiment: Experiment, bilingual: Path):
+        tables = [path for path in sorted((experiment.results / "tokenized").glob("*.parquet"))
+                  if read_metadata(path).get("schema") in (BITEXT.name, EVALSET.name)]
+        if not tables:
+            raise FileNotFoundError(f"{experiment.results / 'tokenized'}: no tokenised splits, "
+                                    "the monolingual text of the OOV paraphrases")
+        settings = DistributionalSettings.from_config(
+            experiment.config.get("oov_paraphrase", {}), int(experiment.config.get("seed", 13)))
+        started = time.monotonic()
+        self.corpus = MonolingualCorpus(source_texts(tables), settings)
+        self.bilingual = bilingual
+        self.borrowed = 0
+        log.info("indexed %d monolingual words of %d tables in %.1f s", self.corpus.words,
+                 len(tables), time.monotonic() - started)
+
+    def augment(self, rules: pa.Table, sentences: Sequence[str]) -> pa.Table:
+        """A chunk's rules with the paraphrase feature (0 on its own rules, ln h on the
+        rules its OOV phrases borrow, which are appended)."""
+        sources = pc.unique(rules["source"])
+        borrowed = borrowed_for(sentences, set(sources.to_pylist()), one_word_sources(sources),
+                                self.corpus, self.bilingual)
+        self.borrowed += len(borrowed)
+        own = rules.append_column(OOV_FEATURE, pa.array(np.zeros(rules.num_rows)))
+        if borrowed.empty:
+            return own
+        extra = pa.Table.from_pandas(borrowed[own.column_names], preserve_index=False)
+        return pa.concat_tables([own, extra.cast(own.schema)])
+
+
 class Translator:
     """An experiment's decoder for new text: its language model loaded once, the rules read
     per chunk of input (:func:`rules_for`), the given weights."""
@@ -415,6 +459,10 @@ class Translator:
         self.features = grammar_features(self.grammar_path)
         self.lm = LanguageModel(lm if lm is not None else experiment.lm)
         self.weights = read_weights(weights)
+        self.oov_paraphrases = (OovParaphrases(experiment, self.grammar_path)
+                                if OOV_FEATURE in self.weights else None)
+        """Weights of a kH_oov run (they weight the paraphrase feature): each chunk's OOV
+        phrases borrow rules from their distributional paraphrases, as in the workflow."""
         self.settings = settings or experiment.decoder_settings()
         self.workers = workers
         wanted = experiment.lowercase if recase is None else recase
@@ -437,7 +485,11 @@ class Translator:
             self.stats.row_groups_read += stats.row_groups_read
             self.stats.rows_checked += stats.rows_checked
             self.stats.rules += stats.rules
-            grammar = grammar_from_rules(rules, self.features)
+            features = self.features
+            if self.oov_paraphrases is not None:
+                rules = self.oov_paraphrases.augment(rules, sources)
+                features = (*features, OOV_FEATURE)
+            grammar = grammar_from_rules(rules, features)
             known = set(" ".join(pc.unique(rules["source"]).to_pylist()).split())
             del rules
             outputs = decode_corpus(sources, grammar, self.lm, self.weights, self.settings,

@@ -18,12 +18,13 @@ import yaml
 
 from circle.align import BITEXT_DIGEST, bitext_digest
 from circle.cli import main
-from circle.core.schemas import ALIGNMENT, BITEXT, TUNING_LOG
+from circle.core.schemas import ALIGNMENT, BITEXT, EVALSET, TUNING_LOG
 from circle.core.tables import read_table, write_table
 from circle.corpus.preprocess import normalize, tokenize_bitext
 from circle.decoder import write_weights
 from circle.grammar.extract import extract_grammar
 from circle.grammar.filter import filter_grammar
+from circle.grammar.oov_paraphrase import FEATURE
 from circle.grammar.pivot import pivot_grammar
 from circle.lm import estimate_lm
 from circle.translate import Experiment, Recaser, RuleReadStats, key_ranges, rules_for
@@ -61,7 +62,8 @@ def project(tmp_path_factory) -> Path:
         (results / name).mkdir(parents=True)
     config = {"experiment": "tiny", "preprocess": {"source_lang": "es", "target_lang": "en",
                                                    "lowercase": True},
-              "lm": {"decoding_order": 3}, "decoder": {"pop_limit": 10}}
+              "lm": {"decoding_order": 3}, "decoder": {"pop_limit": 10},
+              "oov_paraphrase": {"max_phrase_length": 1}, "seed": 13}
     (results / "config.yaml").write_text(yaml.safe_dump(config))
     source, target = ((TINY / f"train.{side}.txt").read_text(encoding="utf-8").splitlines()
                       for side in ("es", "en"))
@@ -70,6 +72,11 @@ def project(tmp_path_factory) -> Path:
     write_table(raw, results / "corpus/train.parquet", BITEXT)
     bitext = tokenize_bitext(raw, "es", "en")
     write_table(bitext, results / "tokenized/train.parquet", BITEXT)
+    test = [normalize(line, "es") for line in (TINY / "test.es.txt").read_text().splitlines()]
+    write_table(pd.DataFrame({"segment_id": range(len(test)), "document": "test",
+                              "source": test, "references": [[""]] * len(test),
+                              "ref_order": [[0]] * len(test)}),
+                results / "tokenized/test.parquet", EVALSET)
     alignment = results / "tokenized/alignment.parquet"
     write_table(read_table(TINY / "alignment.parquet", ALIGNMENT), alignment, ALIGNMENT,
                 metadata={BITEXT_DIGEST: bitext_digest(bitext)})
@@ -83,6 +90,7 @@ def project(tmp_path_factory) -> Path:
     estimate_lm([text], 3, results / "lm/3gram.binary", discount_fallback=True, memory="50M")
     write_weights(results / "weights/untuned-translation.txt", TUNED | {"lm": 1.0})
     write_weights(results / "weights/1H.rep0.txt", TUNED)
+    write_weights(results / "weights/1H_oov.rep0.txt", TUNED | {FEATURE: 0.5})
     write_weights(results / "weights/1H.rep1.txt", TUNED | {"word_penalty": -1.0})
     write_table(tuning_log(0.20), results / "tune/1H.rep0.parquet", TUNING_LOG)
     write_table(tuning_log(0.10), results / "tune/1H.rep1.parquet", TUNING_LOG)
@@ -165,6 +173,27 @@ def test_a_new_sentence_is_translated_from_the_command_line_with_tuned_weights(p
     assert "king" in other and len(other.split()) > len(tokenized.split())
 
 
+def test_the_weights_of_an_oov_run_translate_an_oov_word_through_its_paraphrases(project,
+                                                                               tmp_path):
+    """Weights that weight the paraphrase feature (a kH_oov run's) make the OOV words of new
+    text borrow rules from their distributional paraphrases in the experiment's tokenised
+    text (Marton et al. 2009): "cuarto", which no training verse has, is passed through with
+    1H's weights and translated with 1H_oov's."""
+    line = "Y fué la tarde y la mañana el día cuarto.\n"
+    outputs = {}
+    for run in ("1H.rep0", "1H_oov.rep0"):
+        result = circle("translate", "-", "--weights", run, "--print", "tokenized",
+                        "--project", str(project), "--experiment", "tiny", cwd=tmp_path,
+                        stdin=line)
+        assert result.returncode == 0, result.stderr
+        outputs[run] = result
+    assert "cuarto" in outputs["1H.rep0"].stdout.split()
+    assert "borrowed" not in outputs["1H.rep0"].stderr
+    assert "cuarto" not in outputs["1H_oov.rep0"].stdout.split()
+    borrowed = re.search(r"; (\d+) rules borrowed for OOV phrases", outputs["1H_oov.rep0"].stderr)
+    assert borrowed and int(borrowed[1]) > 0, outputs["1H_oov.rep0"].stderr
+
+
 def test_translate_reads_stdin_and_resolves_results_against_the_project(project, monkeypatch,
                                                                         capsys, tmp_path):
     monkeypatch.chdir(tmp_path)  # no results here
@@ -183,7 +212,7 @@ def test_a_missing_run_names_the_runs_there_are(project, tmp_path):
     result = circle("translate", "--project", str(project), "--experiment", "tiny",
                     "--weights", "2H.rep0", cwd=tmp_path, stdin="el rey\n")
     assert result.returncode == 2 and "Traceback" not in result.stderr
-    assert "runs: 1H.rep0, 1H.rep1, paraphraser-bias0, untuned-translation" in result.stderr
+    assert "runs: 1H.rep0, 1H.rep1, 1H_oov.rep0, paraphraser-bias0, untuned-translation" in result.stderr
 
 
 def test_untuned_weights_are_used_with_a_warning(project, tmp_path):

@@ -27,6 +27,7 @@ from dataclasses import dataclass
 
 import numpy as np
 import pandas as pd
+import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
@@ -57,7 +58,13 @@ def read_known_words(path: str | os.PathLike) -> set[str]:
     """:func:`known_words` of a grammar table, read as Arrow (a bilingual grammar's millions
     of source sides are never Python strings)."""
     grammar_schema(path, (GRAMMAR,))
-    sources = pq.read_table(path, columns=["source"], page_checksum_verification=True)["source"]
+    return one_word_sources(
+        pq.read_table(path, columns=["source"], page_checksum_verification=True)["source"])
+
+
+def one_word_sources(sources: pa.Array | pa.ChunkedArray) -> set[str]:
+    """The one-word terminal source sides among a grammar's ``sources`` (:func:`known_words`
+    in Arrow)."""
     one_word = pc.invert(pc.or_(pc.match_substring(sources, "["),
                                 pc.match_substring(sources, " ")))
     return set(pc.unique(pc.filter(sources, one_word)).to_pylist())
@@ -166,6 +173,31 @@ def source_texts(paths: Iterable[str | os.PathLike]) -> list[str]:
     return texts
 
 
+def paraphrase_table(corpus: MonolingualCorpus, phrases: Iterable[str]) -> pd.DataFrame:
+    """The distributional paraphrases of ``phrases`` in ``corpus`` (MCR §4), ranked, as the
+    columns of :data:`~circle.core.schemas.OOV_PARAPHRASES`."""
+    rows = [(p.phrase, p.paraphrase, p.similarity, rank)
+            for phrase in phrases
+            for rank, p in enumerate(corpus.paraphrases(phrase), 1)]
+    return pd.DataFrame(rows, columns=["phrase", "paraphrase", "similarity", "rank"])
+
+
+def borrowed_for(sentences: Iterable[str], grammar_sources: set[str], known: set[str],
+                 corpus: MonolingualCorpus, bilingual_path: str | os.PathLike) -> pd.DataFrame:
+    """The rules the OOV phrases of tokenised ``sentences`` borrow (:func:`borrowed_rules`, in
+    the augmented schema's columns), given the source sides of the grammar they are decoded
+    with (``grammar_sources``; phrases among them are not borrowed for, as in :func:`augment`)
+    and its one-word ones (``known``); the paraphrases' rules are looked up in the bilingual
+    grammar. For new text (``circle translate``), one chunk at a time."""
+    phrases = oov_phrases(sentences, known, corpus.settings.max_phrase_length)
+    paraphrases = paraphrase_table(corpus, phrases)
+    if paraphrases.empty:
+        return pd.DataFrame(columns=list(GRAMMAR_OOV_PARAPHRASED.arrow.names))
+    rules = read_phrase_rules(bilingual_path, set(paraphrases["paraphrase"]))
+    borrowed = borrowed_rules(paraphrases, rules)
+    return borrowed[~borrowed["source"].isin(grammar_sources)].reset_index(drop=True)
+
+
 def find_paraphrases(grammar_path: str | os.PathLike, inputs: Iterable[str],
                      monolingual: Iterable[str], settings: DistributionalSettings,
                      out_path: str | os.PathLike,
@@ -179,10 +211,7 @@ def find_paraphrases(grammar_path: str | os.PathLike, inputs: Iterable[str],
     indexed = time.perf_counter() - started
     known = read_known_words(grammar_path)
     phrases = oov_phrases(inputs, known, settings.max_phrase_length)
-    rows = [(p.phrase, p.paraphrase, p.similarity, rank)
-            for phrase in phrases
-            for rank, p in enumerate(corpus.paraphrases(phrase), 1)]
-    table = pd.DataFrame(rows, columns=["phrase", "paraphrase", "similarity", "rank"])
+    table = paraphrase_table(corpus, phrases)
     seconds = time.perf_counter() - started
     logger.info("%d tokens, %d types, %d stoplisted, indexed in %.1f s; %d OOV phrases, %d "
                 "with paraphrases, %d paraphrases in %.1f s", corpus.words,
