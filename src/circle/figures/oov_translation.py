@@ -164,8 +164,8 @@ def samples_markdown(test_path: str | os.PathLike, baseline_path: str | os.PathL
                       f"  - {baseline}: {old}", f"  - {augmented}: {new}",
                       f"  - reference: {references[0]}"]
     return [f"Replicate 0: of the {passed_total:,} OOV words (distinct per verse) that "
-            f"{baseline} passes through, {gone_total:,} are gone from {augmented}'s output, "
-            f"in {found:,} of {len(test):,} test verses; the first {min(found, count)}:", "",
+            f"{baseline} passes through, {augmented}'s output drops {gone_total:,}, in "
+            f"{found:,} of {len(test):,} test verses; the first {min(found, count)}:", "",
             *lines]
 
 
