@@ -12,6 +12,7 @@ from snakemake.utils import validate
 from circle.decoder.model import DecoderSettings
 from circle.experiments.conditions import run_seed
 from circle.paraphrase.config import ParaphraserConfig
+from circle.pipeline import runs
 from circle.pipeline.runs import augmented_weights, resolve_run
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -133,3 +134,14 @@ def test_the_decoder_settings_are_the_search_keys_of_the_config_decoder_section(
     assert DecoderSettings.from_config({"k": 7, "translation_weights": {}}) == DecoderSettings(k=7)
     with pytest.raises(ValueError, match="pop_limit must be ≥ 1"):
         DecoderSettings.from_config({**decoder, "pop_limit": 0})
+
+
+def test_every_path_template_lies_under_its_systems_results():
+    """The file names the package and the rules share are all templates of one system's
+    results (its ``{experiment}`` wildcard), defined once in circle.pipeline.runs."""
+    templates = {name: value for name, value in vars(runs).items()
+                 if name.isupper() and isinstance(value, str) and "/" in value}
+    assert {"TOKENIZED_TABLE", "LM_BINARY", "PARAPHRASE_GRAMMAR", "EVALUATION_TABLE",
+            "WEIGHTS", "DECODE_NBEST"} <= set(templates)
+    for name, template in templates.items():
+        assert template.startswith("results/{experiment}/"), name

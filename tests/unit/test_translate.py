@@ -212,7 +212,8 @@ def test_a_missing_run_names_the_runs_there_are(project, tmp_path):
     result = circle("translate", "--project", str(project), "--experiment", "tiny",
                     "--weights", "2H.rep0", cwd=tmp_path, stdin="el rey\n")
     assert result.returncode == 2 and "Traceback" not in result.stderr
-    assert "runs: 1H.rep0, 1H.rep1, 1H_oov.rep0, paraphraser-bias0, untuned-translation" in result.stderr
+    assert ("runs: 1H.rep0, 1H.rep1, 1H_oov.rep0, paraphraser-bias0, untuned-translation"
+            in result.stderr)
 
 
 def test_untuned_weights_are_used_with_a_warning(project, tmp_path):

@@ -5,9 +5,9 @@ rule align_corpus:
     """eflomal on a training bitext: the experiment's (unless alignment.frozen replays one) and
     each pivot bitext of paraphrase.pivots other than it."""
     input:
-        bitext="results/{experiment}/tokenized/train.parquet",
+        bitext=TOKENIZED_TABLE.format(experiment="{experiment}", split="train"),
     output:
-        alignment="results/{experiment}/align/eflomal.parquet",
+        alignment=EFLOMAL_ALIGNMENT,
     log:
         "logs/{experiment}/align_corpus.log",
     benchmark:
@@ -30,7 +30,7 @@ rule aligned_corpus:
     """Named target: the tokenised training bitext and its (possibly frozen) alignment."""
     input:
         EFFECTIVE_CONFIG,
-        f"results/{EXPERIMENT}/tokenized/train.parquet",
+        TOKENIZED_TABLE.format(experiment=EXPERIMENT, split="train"),
         lambda wildcards: alignment_path(EXPERIMENT),
 
 
@@ -41,7 +41,7 @@ rule refreeze_alignment:
     alignment."""
     input:
         alignment=lambda wildcards: (
-            f"results/{EXPERIMENT}/align/eflomal.parquet"
+            EFLOMAL_ALIGNMENT.format(experiment=EXPERIMENT)
             if config["alignment"]["frozen"]
             else []
         ),

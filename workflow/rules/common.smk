@@ -31,12 +31,26 @@ from circle.pipeline.config import (
 from circle.pipeline.plan import RUN_SETS, Plan
 from circle.pipeline.resources import MEMORY, input_mb, runtime_model
 from circle.pipeline.runs import (
+    ALIGNMENT_LINKS,
+    BILINGUAL_GRAMMAR,
     DECODE_NBEST,
+    DECODE_ONEBEST,
+    EFFECTIVE_CONFIG_FILE,
+    EFLOMAL_ALIGNMENT,
     EVALSET_TABLE,
+    EVALUATION_CONDITIONS,
+    EVALUATION_TABLE,
     EXTRA_REFERENCES,
     FILTERED_GRAMMAR,
     GRID_CHOICE,
+    GRID_ROW,
     LATTICE_REFERENCES,
+    LM_BINARY,
+    OOV_PARAPHRASED_GRAMMAR,
+    PARAPHRASE_GRAMMAR,
+    PARAPHRASER_LM_BINARY,
+    TOKENIZED_TABLE,
+    TUNING_ITERATION,
     TUNING_ITERATIONS,
     TUNING_LOG,
     UNTARGETED_PARAPHRASES,
@@ -65,7 +79,7 @@ EXPERIMENT = PLAN.experiment
 HELDOUT_SYSTEM = PLAN.heldout_system
 """The experiment's held-out system (circle.experiments.heldout, Fig. 4.11/4.12): built by the same
 rules under results/<experiment>/heldout/ from the tables the hold_out_blocks job writes."""
-EFFECTIVE_CONFIG = f"results/{EXPERIMENT}/config.yaml"
+EFFECTIVE_CONFIG = EFFECTIVE_CONFIG_FILE.format(experiment=EXPERIMENT)
 """The experiment's effective configuration (written by effective_config): an input of every
 named target that ends in results/, so that no result is without the record of what ran."""
 MAIN_SYSTEM = re.escape(EXPERIMENT)
@@ -332,8 +346,8 @@ def fanned_out_tuning_inputs(wildcards):
 
 def previous_iterations(wildcards):
     """The iteration files before iteration {iteration} of a fanned-out tuning run."""
-    directory = TUNING_ITERATIONS.format(**wildcards)
-    return [f"{directory}/iteration-{i:04d}.parquet" for i in range(1, int(wildcards.iteration))]
+    return [TUNING_ITERATION.format(**{**wildcards, "iteration": f"{i:04d}"})
+            for i in range(1, int(wildcards.iteration))]
 
 
 def focus_inputs(wildcards):
@@ -352,7 +366,7 @@ def grid_rows(kind):
     """An input function: the ``kind`` table ('distances' or 'nbest') of every bias's grid
     row."""
     return lambda wildcards: [
-        f"results/{wildcards.experiment}/grid/grid/bias{bias_name(b)}.{kind}.parquet"
+        GRID_ROW.format(experiment=wildcards.experiment, bias=bias_name(b), kind=kind)
         for b in config["paraphrase"]["biases"]
     ]
 

@@ -6,7 +6,7 @@ rule effective_config:
     defaults filled in (a complete config file). Rewritten when the configuration changes
     (its hash is a param); no other job reads it, so rewriting it reruns nothing."""
     output:
-        config="results/{experiment}/config.yaml",
+        config=EFFECTIVE_CONFIG_FILE,
     log:
         "logs/{experiment}/effective_config.log",
     params:

@@ -6,7 +6,7 @@ rule write_initial_weights:
     """The untuned weights of the config, as a weight file (the start point of MERT); for
     translation_oov, those of the grammars augmented for OOV phrases (Plan.untuned_weights)."""
     output:
-        weights="results/{experiment}/weights/untuned-{model}.txt",
+        weights=WEIGHTS.format(experiment="{experiment}", weights="untuned-{model}"),
     log:
         "logs/{experiment}/write_initial_weights/{model}.log",
     params:
@@ -27,7 +27,7 @@ rule decode_shard:
         evalset=EVALSET_TABLE,
         grammar=translation_grammar,
         lm=decoding_lm,
-        weights="results/{experiment}/weights/{weights}.txt",
+        weights=WEIGHTS,
     output:
         nbest=temp("results/{experiment}/decode/{weights}/{evalset}/shard{shard}.parquet"),
     log:
@@ -58,7 +58,7 @@ rule gather_nbest:
     output:
         nbest=DECODE_NBEST,
         text="results/{experiment}/decode/{weights}/{evalset}.nbest.txt",
-        onebest="results/{experiment}/decode/{weights}/{evalset}.1best.txt",
+        onebest=DECODE_ONEBEST,
         detokenized="results/{experiment}/decode/{weights}/{evalset}.1best.detok.txt",
     log:
         "logs/{experiment}/gather_nbest/{weights}/{evalset}.log",
@@ -77,6 +77,7 @@ rule untuned_translations:
     input:
         EFFECTIVE_CONFIG,
         expand(
-            f"results/{EXPERIMENT}/decode/untuned-translation/{{evalset}}.nbest.parquet",
+            DECODE_NBEST.format(experiment=EXPERIMENT, weights="untuned-translation",
+                                evalset="{evalset}"),
             evalset=["tune", "test"],
         ),

@@ -6,7 +6,7 @@ rule split_for_counting:
     """The aligned training bitext checked, its lexical table (Koehn et al. 2003), and its parts,
     one per counting job (scatter)."""
     input:
-        bitext="results/{experiment}/tokenized/train.parquet",
+        bitext=TOKENIZED_TABLE.format(experiment="{experiment}", split="train"),
         alignment=alignment_source,
     output:
         lexical="results/{experiment}/grammar/extraction/lexical.parquet",
@@ -64,7 +64,7 @@ rule extract_grammar:
             part=range(config["grammar"]["count_jobs"]),
         ),
     output:
-        grammar="results/{experiment}/grammar/bilingual.parquet",
+        grammar=BILINGUAL_GRAMMAR,
     log:
         "logs/{experiment}/extract_grammar.log",
     benchmark:
@@ -82,7 +82,7 @@ rule extract_grammar:
 rule filter_grammar:
     """The bilingual rules whose source side matches a span of an evaluation set's input."""
     input:
-        grammar="results/{experiment}/grammar/bilingual.parquet",
+        grammar=BILINGUAL_GRAMMAR,
         evalset=EVALSET_TABLE,
     output:
         grammar=FILTERED_GRAMMAR,
@@ -133,10 +133,10 @@ rule augment_grammar:
     decodes and tunes with it under oov_paraphrase.translate."""
     input:
         grammar=FILTERED_GRAMMAR,
-        bilingual="results/{experiment}/grammar/bilingual.parquet",
+        bilingual=BILINGUAL_GRAMMAR,
         paraphrases="results/{experiment}/oov/paraphrases/{evalset}.parquet",
     output:
-        grammar="results/{experiment}/grammar/oov_paraphrased/{evalset}.parquet",
+        grammar=OOV_PARAPHRASED_GRAMMAR,
     log:
         "logs/{experiment}/augment_grammar/{evalset}.log",
     benchmark:
@@ -157,7 +157,7 @@ rule pivot_bitext:
     input:
         table=lambda wildcards: config["corpus"]["bible"]["table"],
     output:
-        bitext="results/{experiment}/tokenized/train.parquet",
+        bitext=TOKENIZED_TABLE.format(experiment="{experiment}", split="train"),
     log:
         "logs/{experiment}/pivot_bitext.log",
     params:
@@ -181,8 +181,8 @@ rule pivot_language:
     input:
         unpack(pivot_language_inputs),
     output:
-        bitext="results/{experiment}/tokenized/train.parquet",
-        alignment="results/{experiment}/align/links.parquet",
+        bitext=TOKENIZED_TABLE.format(experiment="{experiment}", split="train"),
+        alignment=ALIGNMENT_LINKS,
     log:
         "logs/{experiment}/pivot_language.log",
     wildcard_constraints:
@@ -202,8 +202,7 @@ rule prepare_pivot:
     input:
         grammar=pivot_grammars,
         evalsets=expand(
-            "results/{{experiment}}/sets/{evalset}.parquet",
-            evalset=config["paraphrase"]["phrases_from"],
+            EVALSET_TABLE, evalset=config["paraphrase"]["phrases_from"], allow_missing=True
         ),
     output:
         rules=temp("results/{experiment}/paraphrase/pivoting/rules.parquet"),
@@ -265,7 +264,7 @@ rule bias_grammar:
         ),
         self_paraphrase="results/{experiment}/paraphrase/self_paraphrase.parquet",
     output:
-        grammar="results/{experiment}/paraphrase/bias{bias}.parquet",
+        grammar=PARAPHRASE_GRAMMAR,
     log:
         "logs/{experiment}/bias_grammar/bias{bias}.log",
     benchmark:
@@ -302,8 +301,8 @@ rule grammars:
     paraphrase grammar of the config."""
     input:
         EFFECTIVE_CONFIG,
-        f"results/{EXPERIMENT}/grammar/bilingual.parquet",
-        expand(f"results/{EXPERIMENT}/grammar/filtered/{{evalset}}.parquet", evalset=["tune", "test"]),
+        BILINGUAL_GRAMMAR.format(experiment=EXPERIMENT),
+        expand(FILTERED_GRAMMAR, experiment=EXPERIMENT, evalset=["tune", "test"]),
         paraphrase_grammars(),
 
 
@@ -311,7 +310,7 @@ rule thrax_grammars:
     """Named target: the bilingual and biased paraphrase grammars as Joshua/Thrax text."""
     input:
         EFFECTIVE_CONFIG,
-        f"results/{EXPERIMENT}/grammar/bilingual.thrax.gz",
+        BILINGUAL_GRAMMAR.format(experiment=EXPERIMENT).replace(".parquet", ".thrax.gz"),
         [path.replace(".parquet", ".thrax.gz") for path in paraphrase_grammars()],
 
 
@@ -320,7 +319,4 @@ rule oov_paraphrased_grammars:
     borrowed from distributional paraphrases (Marton et al. 2009), and the paraphrases."""
     input:
         EFFECTIVE_CONFIG,
-        expand(
-            f"results/{EXPERIMENT}/grammar/oov_paraphrased/{{evalset}}.parquet",
-            evalset=["tune", "test"],
-        ),
+        expand(OOV_PARAPHRASED_GRAMMAR, experiment=EXPERIMENT, evalset=["tune", "test"]),

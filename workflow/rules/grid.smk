@@ -7,11 +7,13 @@
 rule grid_sample:
     """A seeded sample of tune sentences, their single reference and the 1H system's output."""
     input:
-        evalset="results/{experiment}/sets/tune.parquet",
+        evalset=EVALSET_TABLE.format(experiment="{experiment}", evalset="tune"),
         grammar=grid_sample_grammar,
         lm=decoding_lm,
-        weights=lambda wildcards: (f"results/{wildcards.experiment}/weights/"
-                                   f"1H.rep{config['grid_search']['mt_replicate']}.txt"),
+        weights=lambda wildcards: WEIGHTS.format(
+            experiment=wildcards.experiment,
+            weights=f"1H.rep{config['grid_search']['mt_replicate']}",
+        ),
     output:
         sample="results/{experiment}/grid/sample.parquet",
     log:
@@ -35,7 +37,7 @@ rule targeting_sweep:
     weight of grid_search.sweep (Fig. 5.3, 5.6)."""
     input:
         sample="results/{experiment}/grid/sample.parquet",
-        grammar="results/{experiment}/paraphrase/bias{bias}.parquet",
+        grammar=PARAPHRASE_GRAMMAR,
         lm=paraphraser_decoding_lm,
         weights=paraphraser_weights,
     output:
@@ -85,13 +87,13 @@ rule grid_row:
     (a row of Fig. 5.8)."""
     input:
         sample="results/{experiment}/grid/sample.parquet",
-        grammar="results/{experiment}/paraphrase/bias{bias}.parquet",
+        grammar=PARAPHRASE_GRAMMAR,
         lm=paraphraser_decoding_lm,
         weights=paraphraser_weights,
         targeting_weights="results/{experiment}/grid/weights.parquet",
     output:
-        nbest="results/{experiment}/grid/grid/bias{bias}.nbest.parquet",
-        distances="results/{experiment}/grid/grid/bias{bias}.distances.parquet",
+        nbest=GRID_ROW.format(experiment="{experiment}", bias="{bias}", kind="nbest"),
+        distances=GRID_ROW.format(experiment="{experiment}", bias="{bias}", kind="distances"),
     log:
         "logs/{experiment}/grid_row/bias{bias}.log",
     benchmark:

@@ -66,9 +66,9 @@ rule lattice_references:
     sentences by the reranking LM of the squeezed lattice of its first {human} references in
     the seeded order that none of them is, tokenised like the tune references."""
     input:
-        tune="results/{experiment}/sets/tune.parquet",
+        tune=EVALSET_TABLE.format(experiment="{experiment}", evalset="tune"),
         parses="results/{experiment}/lattice/tune.parses.parquet",
-        lm=f"results/{{experiment}}/lm/{config['lm']['reranking_order']}gram.binary",
+        lm=LM_BINARY.format(experiment="{experiment}", order=config["lm"]["reranking_order"]),
     output:
         table=LATTICE_REFERENCES,
     log:
@@ -95,8 +95,8 @@ rule report_lattice_tuning:
     each row's baseline (kH for kH+mL), and how many segments got how many lattice
     sentences."""
     input:
-        table="results/{experiment}/evaluation/lattice/results.parquet",
-        conditions="results/{experiment}/evaluation/lattice/conditions.parquet",
+        table=EVALUATION_TABLE.format(experiment="{experiment}", run_set="lattice/"),
+        conditions=EVALUATION_CONDITIONS.format(experiment="{experiment}", run_set="lattice/"),
         lattices=lambda wildcards: [
             LATTICE_REFERENCES.format(experiment=wildcards.experiment, human=k)
             for k in sorted(LATTICE_COUNTS)

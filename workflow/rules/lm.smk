@@ -4,10 +4,8 @@
 rule prepare_lm_text:
     """Collect the tokenised LM text and refuse it if it contains evaluation references."""
     input:
-        train=["results/{experiment}/tokenized/train.parquet"],
-        evalsets=expand(
-            "results/{{experiment}}/tokenized/{evalset}.parquet", evalset=EVAL_SETS
-        ),
+        train=[TOKENIZED_TABLE.format(experiment="{experiment}", split="train")],
+        evalsets=expand(TOKENIZED_TABLE, split=EVAL_SETS, allow_missing=True),
         extra=config["lm"]["extra_text"],
     output:
         text=temp("results/{experiment}/lm/text.txt"),
@@ -30,7 +28,7 @@ rule estimate_lm:
     input:
         text="results/{experiment}/lm/text.txt",
     output:
-        binary="results/{experiment}/lm/{order}gram.binary",
+        binary=LM_BINARY,
     log:
         "logs/{experiment}/estimate_lm/{order}gram.log",
     benchmark:
@@ -51,9 +49,7 @@ rule prepare_paraphraser_lm_text:
     its pivot bitexts, each English version once, refused if it contains evaluation references."""
     input:
         train=paraphraser_lm_bitexts,
-        evalsets=expand(
-            "results/{{experiment}}/tokenized/{evalset}.parquet", evalset=EVAL_SETS
-        ),
+        evalsets=expand(TOKENIZED_TABLE, split=EVAL_SETS, allow_missing=True),
     output:
         text=temp("results/{experiment}/paraphrase/lm/text.txt"),
     log:
@@ -78,7 +74,7 @@ rule estimate_paraphraser_lm:
     input:
         text="results/{experiment}/paraphrase/lm/text.txt",
     output:
-        binary="results/{experiment}/paraphrase/lm/{order}gram.binary",
+        binary=PARAPHRASER_LM_BINARY,
     log:
         "logs/{experiment}/estimate_paraphraser_lm/{order}gram.log",
     benchmark:
@@ -101,5 +97,5 @@ rule language_models:
     with paraphrase.language_models: pivots)."""
     input:
         EFFECTIVE_CONFIG,
-        expand(f"results/{EXPERIMENT}/lm/{{order}}gram.binary", order=lm_orders()),
+        expand(LM_BINARY, experiment=EXPERIMENT, order=lm_orders()),
         [paraphraser_lm(EXPERIMENT, order) for order in lm_orders()],

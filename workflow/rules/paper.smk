@@ -94,7 +94,7 @@ rule report_focus:
     (focus, reachability) and the gain on the first, for the 2H, 1H+1P and 1H+1T runs."""
     input:
         unpack(focus_inputs),
-        tune="results/{experiment}/sets/tune.parquet",
+        tune=EVALSET_TABLE.format(experiment="{experiment}", evalset="tune"),
     output:
         markdown="results/{experiment}/report/fig6_2.md",
         html=report(
@@ -136,17 +136,17 @@ rule hold_out_blocks:
     the shared test and paraphraser-tuning sets; every later stage of the held-out system runs
     the experiment's rules on them."""
     input:
-        train="results/{experiment}/tokenized/train.parquet",
+        train=TOKENIZED_TABLE.format(experiment="{experiment}", split="train"),
         alignment=alignment_source,
-        tune="results/{experiment}/sets/tune.parquet",
-        test="results/{experiment}/tokenized/test.parquet",
-        paratune="results/{experiment}/tokenized/paratune.parquet",
+        tune=EVALSET_TABLE.format(experiment="{experiment}", evalset="tune"),
+        test=TOKENIZED_TABLE.format(experiment="{experiment}", split="test"),
+        paratune=TOKENIZED_TABLE.format(experiment="{experiment}", split="paratune"),
     output:
-        train="results/{experiment}/heldout/tokenized/train.parquet",
-        alignment="results/{experiment}/heldout/align/links.parquet",
-        tune="results/{experiment}/heldout/tokenized/tune.parquet",
-        test="results/{experiment}/heldout/tokenized/test.parquet",
-        paratune="results/{experiment}/heldout/tokenized/paratune.parquet",
+        train=TOKENIZED_TABLE.format(experiment="{experiment}/heldout", split="train"),
+        alignment=ALIGNMENT_LINKS.format(experiment="{experiment}/heldout"),
+        tune=TOKENIZED_TABLE.format(experiment="{experiment}/heldout", split="tune"),
+        test=TOKENIZED_TABLE.format(experiment="{experiment}/heldout", split="test"),
+        paratune=TOKENIZED_TABLE.format(experiment="{experiment}/heldout", split="paratune"),
     log:
         "logs/{experiment}/hold_out_blocks.log",
     params:

@@ -6,7 +6,7 @@ rule tokenize_corpus:
     input:
         table="results/{experiment}/corpus/{split}.parquet",
     output:
-        table="results/{experiment}/tokenized/{split}.parquet",
+        table=TOKENIZED_TABLE,
     log:
         "logs/{experiment}/tokenize_corpus/{split}.log",
     benchmark:

@@ -9,7 +9,7 @@
 rule select_evalset:
     """The first whole documents of an evaluation set, up to sets.max_segments.<set>."""
     input:
-        table="results/{experiment}/tokenized/{evalset}.parquet",
+        table=TOKENIZED_TABLE.format(experiment="{experiment}", split="{evalset}"),
     output:
         table=EVALSET_TABLE,
     log:
@@ -29,7 +29,7 @@ rule reference_texts:
     scored) and detokenised, for scoring the decoder's 1-best with other tools (sacrebleu's
     command: docs/usage.md)."""
     input:
-        table="results/{experiment}/sets/test.parquet",
+        table=EVALSET_TABLE.format(experiment="{experiment}", evalset="test"),
     output:
         tokenized=[f"results/{{experiment}}/sets/test.ref{k}.txt"
                    for k in range(1, reference_count("test") + 1)],
@@ -52,13 +52,13 @@ rule reference_texts:
 rule tune_paraphraser:
     """MERT of the paraphraser on the paraphraser-tuning set (thesis §3.2.3)."""
     input:
-        evalset="results/{experiment}/sets/paratune.parquet",
-        grammar="results/{experiment}/paraphrase/bias{bias}.parquet",
+        evalset=EVALSET_TABLE.format(experiment="{experiment}", evalset="paratune"),
+        grammar=PARAPHRASE_GRAMMAR,
         lm=paraphraser_decoding_lm,
-        weights="results/{experiment}/weights/untuned-paraphrase.txt",
+        weights=WEIGHTS.format(experiment="{experiment}", weights="untuned-paraphrase"),
     output:
-        weights="results/{experiment}/weights/paraphraser-bias{bias}.txt",
-        log="results/{experiment}/tune/paraphraser-bias{bias}.parquet",
+        weights=WEIGHTS.format(experiment="{experiment}", weights="paraphraser-bias{bias}"),
+        log=TUNING_LOG.format(experiment="{experiment}", run="paraphraser-bias{bias}"),
     log:
         "logs/{experiment}/tune_paraphraser/bias{bias}.log",
     benchmark:
@@ -82,8 +82,8 @@ rule paraphrase_references:
     n-th reference set (``tune.ref<n>``, Fig. 4.10), by the tuned paraphraser on the grammar of
     self-paraphrase bias b (Fig. 5.14 applies the bias to the same paraphraser)."""
     input:
-        evalset="results/{experiment}/sets/tune.parquet",
-        grammar="results/{experiment}/paraphrase/bias{bias}.parquet",
+        evalset=EVALSET_TABLE.format(experiment="{experiment}", evalset="tune"),
+        grammar=PARAPHRASE_GRAMMAR,
         lm=paraphraser_decoding_lm,
         weights=paraphraser_weights,
     output:
@@ -169,7 +169,7 @@ checkpoint tune_iteration:
             shard=range(config["tuning"]["fan_out"]),
         ),
     output:
-        iteration=f"{TUNING_ITERATIONS}/iteration-{{iteration}}.parquet",
+        iteration=TUNING_ITERATION,
     log:
         "logs/{experiment}/tune_iteration/{condition}.rep{replicate}/iteration-{iteration}.log",
     benchmark:
@@ -195,15 +195,21 @@ rule evaluate_runs:
     scored worse on the tune set than its untuned start. Run sets: the config's conditions
     (``evaluation/``) or the paper figures' (``evaluation/paper/``)."""
     input:
-        test="results/{experiment}/sets/test.parquet",
-        nbest=lambda wildcards: [f"results/{wildcards.experiment}/decode/{run}/test.nbest.parquet"
-                                 for run in evaluated_runs(wildcards)],
-        logs=lambda wildcards: [f"results/{wildcards.experiment}/tune/{run}.parquet"
-                                for run in evaluated_runs(wildcards)],
-        untuned="results/{experiment}/decode/untuned-translation/test.nbest.parquet",
+        test=EVALSET_TABLE.format(experiment="{experiment}", evalset="test"),
+        nbest=lambda wildcards: [
+            DECODE_NBEST.format(experiment=wildcards.experiment, weights=run, evalset="test")
+            for run in evaluated_runs(wildcards)
+        ],
+        logs=lambda wildcards: [
+            TUNING_LOG.format(experiment=wildcards.experiment, run=run)
+            for run in evaluated_runs(wildcards)
+        ],
+        untuned=DECODE_NBEST.format(
+            experiment="{experiment}", weights="untuned-translation", evalset="test"
+        ),
     output:
-        table="results/{experiment}/evaluation/{run_set}results.parquet",
-        conditions="results/{experiment}/evaluation/{run_set}conditions.parquet",
+        table=EVALUATION_TABLE,
+        conditions=EVALUATION_CONDITIONS,
     log:
         "logs/{experiment}/evaluate_runs/{run_set}log",
     params:
@@ -228,9 +234,9 @@ rule report_references:
     randomisation test over replicates) and its plot, BLEU per tuning references; the tune
     score of every tuning run per iteration."""
     input:
-        table="results/{experiment}/evaluation/results.parquet",
-        conditions="results/{experiment}/evaluation/conditions.parquet",
-        logs=[f"results/{{experiment}}/tune/{run}.parquet" for run in tuning_runs()],
+        table=EVALUATION_TABLE.format(experiment="{experiment}", run_set=""),
+        conditions=EVALUATION_CONDITIONS.format(experiment="{experiment}", run_set=""),
+        logs=[TUNING_LOG.format(experiment="{experiment}", run=run) for run in tuning_runs()],
     output:
         markdown="results/{experiment}/report/fig4_3.md",
         html=report(
@@ -268,8 +274,8 @@ rule report_targeted:
     triples from the targeted cache."""
     input:
         unpack(targeted_paraphraser_inputs),
-        table="results/{experiment}/evaluation/results.parquet",
-        conditions="results/{experiment}/evaluation/conditions.parquet",
+        table=EVALUATION_TABLE.format(experiment="{experiment}", run_set=""),
+        conditions=EVALUATION_CONDITIONS.format(experiment="{experiment}", run_set=""),
     output:
         markdown="results/{experiment}/report/fig5_10.md",
         html=report(
@@ -308,9 +314,9 @@ rule report_targeted:
 rule report_paraphraser:
     """The tuned paraphraser's tune score per iteration and 10 sample paraphrases (§3.2.3)."""
     input:
-        log="results/{experiment}/tune/paraphraser-bias{bias}.parquet",
-        nbest="results/{experiment}/paraphrase/untargeted-bias{bias}/tune.nbest.parquet",
-        evalset="results/{experiment}/sets/tune.parquet",
+        log=TUNING_LOG.format(experiment="{experiment}", run="paraphraser-bias{bias}"),
+        nbest=UNTARGETED_PARAPHRASES.format(experiment="{experiment}", bias="{bias}", reference=""),
+        evalset=EVALSET_TABLE.format(experiment="{experiment}", evalset="tune"),
     output:
         markdown="results/{experiment}/report/paraphraser-bias{bias}.md",
         html=report(
@@ -336,7 +342,7 @@ rule report_single_reference:
     against the other references (circle.experiments.single_reference; the choice rule is
     corpus.single_reference, §4.3.1 by default)."""
     input:
-        tune="results/{experiment}/sets/tune.parquet",
+        tune=EVALSET_TABLE.format(experiment="{experiment}", evalset="tune"),
     output:
         markdown="results/{experiment}/report/single_reference.md",
         html=report(
@@ -421,7 +427,7 @@ rule score_iterations:
     with each iteration's weights (thesis Fig. 5.4)."""
     input:
         log=TUNING_LOG.format(experiment="{experiment}", run="{condition}.rep{replicate}"),
-        test="results/{experiment}/sets/test.parquet",
+        test=EVALSET_TABLE.format(experiment="{experiment}", evalset="test"),
         grammar=run_test_grammar,
         lm=decoding_lm,
     output:

@@ -40,9 +40,21 @@ from circle.grammar.oov_paraphrase import FEATURE as PARAPHRASE_FEATURE
 from circle.paraphrase.config import ParaphraserConfig, bias_name
 from circle.pipeline.config import ConfigError, frozen_alignment_problems
 from circle.pipeline.runs import (
+    ALIGNMENT_LINKS,
+    BILINGUAL_GRAMMAR,
     DECODE_NBEST,
+    DECODE_ONEBEST,
+    EFLOMAL_ALIGNMENT,
     EVALSET_TABLE,
+    EVALUATION_CONDITIONS,
+    EVALUATION_TABLE,
+    EXTRA_REFERENCES,
     GRID_CHOICE,
+    LM_BINARY,
+    PARAPHRASE_GRAMMAR,
+    PARAPHRASER_LM_BINARY,
+    TARGETED_CACHE_DIR,
+    TOKENIZED_TABLE,
     WEIGHTS,
     ResolvedRun,
     augmented_weights,
@@ -220,7 +232,7 @@ class Plan:
             "forest_beam": targeted["forest_beam"],
             "rerank": targeted["rerank"],
             "depth": self.max_paraphrases(targeted=True),
-            "cache": f"results/{system}/targeted/cache",
+            "cache": TARGETED_CACHE_DIR.format(experiment=system),
         }
 
     def tuning_job_params(self, system: str, condition: str, replicate: int | str
@@ -273,13 +285,15 @@ class Plan:
         paraphrases: every split of the system and, with corpus.train_segments, the training
         segments the experiment's sample leaves out of the bitext (Marton et al. 2009 keep the
         monolingual corpus fixed while the bitext shrinks)."""
-        tables = [f"results/{system}/tokenized/{split}.parquet" for split in ("train", *EVAL_SETS)]
+        tables = [TOKENIZED_TABLE.format(experiment=system, split=split)
+                  for split in ("train", *EVAL_SETS)]
         if self.config["corpus"].get("train_segments") is not None:
-            tables.append(f"results/{self.experiment}/tokenized/{UNUSED_TRAINING}.parquet")
+            tables.append(TOKENIZED_TABLE.format(experiment=self.experiment,
+                                                 split=UNUSED_TRAINING))
         return tables
 
     def lm(self, system: str, order: int) -> str:
-        return f"results/{system}/lm/{order}gram.binary"
+        return LM_BINARY.format(experiment=system, order=order)
 
     def translation_grammar(self, system: str, evalset: str, weights: str | None = None) -> str:
         """The grammar an MT system decodes an evaluation set with, in every job that
@@ -308,7 +322,7 @@ class Plan:
     def paraphrase_grammars(self) -> list[str]:
         """The biased paraphrase grammar of every bias of the config (the experiment's: the
         held-out system paraphrases with them too)."""
-        return [f"results/{self.experiment}/paraphrase/bias{bias_name(b)}.parquet"
+        return [PARAPHRASE_GRAMMAR.format(experiment=self.experiment, bias=bias_name(b))
                 for b in self.config["paraphrase"]["biases"]]
 
     def paraphraser_weights(self, system: str) -> str:
@@ -326,7 +340,7 @@ class Plan:
         experiment's system only, the held-out system keeps sharing its LMs) or the MT
         system's."""
         if self.paraphraser_lm_pivots and system == self.experiment:
-            return f"results/{system}/paraphrase/lm/{order}gram.binary"
+            return PARAPHRASER_LM_BINARY.format(experiment=system, order=order)
         return self.lm(system, order)
 
     def targeted_paraphraser_inputs(self, system: str, grid_choice: bool = True
@@ -415,12 +429,12 @@ class Plan:
         """What the dose-response page reads: the tune set, every extra reference table, the
         untargeted paraphrases (for the 1H+1P control), the dose run set's evaluation and the
         decoder's LM."""
-        results = f"results/{system}"
         inputs: dict[str, Any] = {
             "tune": EVALSET_TABLE.format(experiment=system, evalset="tune"),
-            "extra": [f"{results}/references/{extra}.parquet" for extra in self.dose_extras()],
-            "table": f"{results}/evaluation/dose/results.parquet",
-            "conditions": f"{results}/evaluation/dose/conditions.parquet",
+            "extra": [EXTRA_REFERENCES.format(experiment=system, extra=extra)
+                      for extra in self.dose_extras()],
+            "table": EVALUATION_TABLE.format(experiment=system, run_set="dose/"),
+            "conditions": EVALUATION_CONDITIONS.format(experiment=system, run_set="dose/"),
             "lm": self.decoding_lm(system),
         }
         if "1H+1P" in dose_controls(self.config):
@@ -431,13 +445,14 @@ class Plan:
         """The OOV page's inputs: the run set's condition summary, the tune and test sets with
         their filtered and augmented grammars, and the replicate-0 test 1-best of the first
         condition of oov_paraphrase.tuning_conditions and of its kH_oov."""
-        inputs = {"conditions": f"results/{system}/evaluation/oov/conditions.parquet"}
+        inputs = {"conditions": EVALUATION_CONDITIONS.format(experiment=system, run_set="oov/")}
         for evalset in ("tune", "test"):
             inputs[f"{evalset}_set"] = EVALSET_TABLE.format(experiment=system, evalset=evalset)
             inputs[f"{evalset}_filtered"] = translation_grammar(system, evalset, False)
             inputs[f"{evalset}_augmented"] = translation_grammar(system, evalset, True)
         for key, run in zip(("baseline", "augmented"), self.oov_sample_runs(), strict=True):
-            inputs[key] = f"results/{system}/decode/{run.name}/test.1best.txt"
+            inputs[key] = DECODE_ONEBEST.format(experiment=system, weights=run.name,
+                                                evalset="test")
         return inputs
 
     def oov_sample_runs(self) -> tuple[TuningRun, TuningRun]:
@@ -453,8 +468,8 @@ class Plan:
             system, run_set = self.heldout_system, ""
         else:
             run_set = "paper/"
-        return {"table": f"results/{system}/evaluation/{run_set}results.parquet",
-                "conditions": f"results/{system}/evaluation/{run_set}conditions.parquet",
+        return {"table": EVALUATION_TABLE.format(experiment=system, run_set=run_set),
+                "conditions": EVALUATION_CONDITIONS.format(experiment=system, run_set=run_set),
                 "tune": EVALSET_TABLE.format(experiment=system, evalset="tune")}
 
     # -- pivot bitexts -------------------------------------------------------------------------
@@ -475,12 +490,12 @@ class Plan:
         eflomal output, else the frozen alignment table if the config names one (checked
         against the config's alignment settings), else eflomal's fresh output."""
         if system == self.heldout_system or system in self.pivot_language_systems:
-            return f"results/{system}/align/links.parquet"
+            return ALIGNMENT_LINKS.format(experiment=system)
         if system in self.pivot_pairs:
-            return f"results/{system}/align/eflomal.parquet"
+            return EFLOMAL_ALIGNMENT.format(experiment=system)
         frozen = self.config["alignment"]["frozen"]
         if not frozen:
-            return f"results/{self.experiment}/align/eflomal.parquet"
+            return EFLOMAL_ALIGNMENT.format(experiment=self.experiment)
         if problems := frozen_alignment_problems(self.config):
             raise ConfigError(problems)
         return frozen
@@ -490,7 +505,8 @@ class Plan:
         training bitext, else those of its :meth:`pivot_pair_system`."""
         system = (self.experiment if bitext == self.training_bitext
                   else self.pivot_pair_system(bitext))
-        return f"results/{system}/tokenized/train.parquet", self.alignment_path(system)
+        return (TOKENIZED_TABLE.format(experiment=system, split="train"),
+                self.alignment_path(system))
 
     def pivot_language_inputs(self, system: str) -> dict[str, list[str]]:
         """The tokenised tables and alignments of a pivot language's bitexts, in config
@@ -504,9 +520,9 @@ class Plan:
         """The bilingual grammars the paraphrase grammar is pivoted from, one per pivot
         language (:mod:`circle.grammar.pivot`): the MT grammar alone by default and for a
         language whose only bitext is the training bitext, else the language's own."""
-        mt_grammar = f"results/{self.experiment}/grammar/bilingual.parquet"
+        mt_grammar = BILINGUAL_GRAMMAR.format(experiment=self.experiment)
         return [mt_grammar if bitexts == [self.training_bitext]
-                else f"results/{self.pivot_language_system(language)}/grammar/bilingual.parquet"
+                else BILINGUAL_GRAMMAR.format(experiment=self.pivot_language_system(language))
                 for language, bitexts in self.pivot_languages.items()] or [mt_grammar]
 
     def paraphraser_lm_texts(self) -> list[str]:

@@ -8,7 +8,11 @@ targeted run's paraphraser configuration (``grid_search.point``, else the grid s
 §5.2.3). :func:`resolve_run` fills them in, with the run's start weights (§5.3) and seed, in one
 place; the rules obtain a :class:`ResolvedRun` through one helper and build their inputs and
 params from it (:meth:`ResolvedRun.inputs`, :meth:`ResolvedRun.job_params`) instead of parsing
-the wildcard again. The file names a run reads and writes are the templates below.
+the wildcard again.
+
+The file names a run reads and writes, and every other file name that the package (the plan's
+inputs, :mod:`circle.pipeline.plan`) and the workflow's rules both spell, are the templates
+below: each is defined here once, and the rule that writes it names it in its output.
 """
 
 from __future__ import annotations
@@ -26,6 +30,34 @@ from circle.experiments.conditions import (
     tuning_params,
 )
 from circle.paraphrase.config import ParaphraserConfig, bias_name
+
+EFFECTIVE_CONFIG_FILE = "results/{experiment}/config.yaml"
+"""The experiment's effective configuration, its config files merged and the schema's defaults
+filled in (rule effective_config)."""
+
+TOKENIZED_TABLE = "results/{experiment}/tokenized/{split}.parquet"
+"""A split's tokenised table (rule tokenize_corpus; a pivot system's training bitext: rules
+pivot_bitext and pivot_language; the held-out system's splits: rule hold_out_blocks)."""
+
+EFLOMAL_ALIGNMENT = "results/{experiment}/align/eflomal.parquet"
+"""eflomal's symmetrised alignment of a system's training bitext (rule align_corpus)."""
+
+ALIGNMENT_LINKS = "results/{experiment}/align/links.parquet"
+"""The alignment of a training bitext the workflow joins or cuts rather than aligns: a pivot
+language's (rule pivot_language) and the held-out system's (rule hold_out_blocks)."""
+
+LM_BINARY = "results/{experiment}/lm/{order}gram.binary"
+"""The MT system's KenLM binary of an order (rule estimate_lm)."""
+
+PARAPHRASER_LM_BINARY = "results/{experiment}/paraphrase/lm/{order}gram.binary"
+"""The paraphraser's own KenLM binary of an order (rule estimate_paraphraser_lm)."""
+
+BILINGUAL_GRAMMAR = "results/{experiment}/grammar/bilingual.parquet"
+"""A system's bilingual Hiero grammar (rule extract_grammar)."""
+
+PARAPHRASE_GRAMMAR = "results/{experiment}/paraphrase/bias{bias}.parquet"
+"""The paraphrase grammar with self-paraphrase bias ``{bias}`` (:func:`bias_name`; rule
+bias_grammar)."""
 
 EVALSET_TABLE = "results/{experiment}/sets/{evalset}.parquet"
 """An evaluation set's selected segments (rule select_evalset)."""
@@ -47,6 +79,9 @@ TUNING_LOG = "results/{experiment}/tune/{run}.parquet"
 DECODE_NBEST = "results/{experiment}/decode/{weights}/{evalset}.nbest.parquet"
 """An evaluation set's n-best lists at one weights file (the decode stage)."""
 
+DECODE_ONEBEST = "results/{experiment}/decode/{weights}/{evalset}.1best.txt"
+"""An evaluation set's tokenised 1-best output at one weights file (rule gather_nbest)."""
+
 UNTARGETED_PARAPHRASES = ("results/{experiment}/paraphrase/untargeted-bias{bias}/"
                           "tune{reference}.nbest.parquet")
 """The untargeted k-best paraphrases of the tune set's single reference (``{reference}``:
@@ -60,6 +95,23 @@ LATTICE_REFERENCES = "results/{experiment}/lattice/tune.{human}H.references.parq
 
 TUNING_ITERATIONS = "results/{experiment}/tune/{condition}.rep{replicate}.iterations"
 """The directory of a fanned-out tuning run's iteration files (circle.tune.fanout)."""
+
+TUNING_ITERATION = TUNING_ITERATIONS + "/iteration-{iteration}.parquet"
+"""One iteration's file of a fanned-out tuning run (checkpoint tune_iteration)."""
+
+TARGETED_CACHE_DIR = "results/{experiment}/targeted/cache"
+"""Where the 1H+kT tuning jobs cache their targeted paraphrases (their ``targeted`` param's
+``cache``, no rule's output)."""
+
+EVALUATION_TABLE = "results/{experiment}/evaluation/{run_set}results.parquet"
+"""A run set's per-run evaluation (``{run_set}``: '' or 'paper/', 'dose/', ...; rule
+evaluate_runs)."""
+
+EVALUATION_CONDITIONS = "results/{experiment}/evaluation/{run_set}conditions.parquet"
+"""A run set's per-condition summary of its evaluation (rule evaluate_runs)."""
+
+GRID_ROW = "results/{experiment}/grid/grid/bias{bias}.{kind}.parquet"
+"""One bias's row of the grid search, its ``nbest`` or ``distances`` table (rule grid_row)."""
 
 GRID_CHOICE = "results/{experiment}/grid/chosen.parquet"
 """The grid search's choice of the targeted paraphraser's configuration (§5.2.3)."""
