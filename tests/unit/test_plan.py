@@ -186,10 +186,11 @@ def test_the_mt_system_decodes_with_the_filtered_grammar_unless_oov_paraphrases_
 
 def test_the_oov_run_set_tunes_each_baseline_and_its_augmented_twin(default):
     """Marton et al. (2009)'s Table 4 on one bitext: nH (null tuning_conditions, the tune
-    set's four references) beside 4H_oov, each replicate; the decodes of 4H_oov's weights and
+    set's four references) beside 4H_oov, each replicate, and 1H, 4H's baseline in the
+    evaluation; the decodes of 4H_oov's weights and
     its start weights read the augmented grammars, 4H's the filtered ones."""
     runs = default.oov_tuning_runs()
-    assert names(runs) == [f"{c}.rep{r}" for c in ("4H", "4H_oov") for r in range(3)]
+    assert names(runs) == [f"{c}.rep{r}" for c in ("1H", "4H", "4H_oov") for r in range(3)]
     assert default.evaluated_runs("default", "oov/") == runs
     assert default.translation_grammar("default", "test", "4H_oov.rep1") == (
         "results/default/grammar/oov_paraphrased/test.parquet")
@@ -211,7 +212,7 @@ def test_the_oov_run_set_tunes_each_baseline_and_its_augmented_twin(default):
     plan = Plan(config(oov_paraphrase={"tuning_conditions": ["1H", "2H_ter"],
                                        "untuned_weight": 0.5}))
     assert names(plan.oov_tuning_runs()[::3]) == [
-        "1H.rep0", "1H_oov.rep0", "2H_ter.rep0", "2H_oov_ter.rep0"]
+        "1H.rep0", "1H_oov.rep0", "1H_ter.rep0", "2H_ter.rep0", "2H_oov_ter.rep0"]
     assert plan.oov_paraphrase_settings() == default.oov_paraphrase_settings()
 
 

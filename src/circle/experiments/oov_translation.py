@@ -59,6 +59,8 @@ def oov_problems(config: Mapping[str, Any]) -> list[str]:
 
 
 def oov_runs(conditions: Sequence[Condition], replicates: int) -> list[TuningRun]:
-    """The runs of the OOV page: each baseline condition and its kH_oov, each replicate."""
-    every = [c for condition in conditions for c in (condition, replace(condition, oov=True))]
-    return [TuningRun(c, r) for c in every for r in range(replicates)]
+    """The runs of the OOV page: each kH and its kH_oov, each replicate, and 1H (with kH's
+    metric), kH's own baseline, which the evaluation needs beside it."""
+    every = [c for condition in conditions
+             for c in (condition.baseline, condition, replace(condition, oov=True))]
+    return [TuningRun(c, r) for c in dict.fromkeys(every) for r in range(replicates)]
