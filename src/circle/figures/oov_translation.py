@@ -112,8 +112,9 @@ def scores_markdown(table: pd.DataFrame, level: float, shuffles: int) -> list[st
             _difference(row, "matched_bleu")]) + " |")
     replicates = sorted(set(table["replicates"]))
     lines += ["", f"Test set; mean ± sd over {'/'.join(map(str, replicates))} tuning replicates "
-              "per condition, each with its own MERT run. Δ: kH_oov minus kH (TER: lower is "
-              "better), approximate randomisation over all replicates (Clark et al. 2011), "
+              "per condition, each with its own MERT run. Δ: kH_oov minus kH on the replicates' "
+              "pooled output, the statistic of the test (TER: lower is better), approximate "
+              "randomisation over all replicates (Clark et al. 2011), "
               f"{shuffles:,} shuffles; * p < {level:g}. Length: output length over the effective "
               "reference length. BLEU at common length: each run's n-best re-ranked to the "
               "references' mean length (circle.experiments.length_matching), a diagnostic, not "
