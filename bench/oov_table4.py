@@ -54,7 +54,8 @@ def row(results: Path) -> list[str]:
                   cell(oov["bleu_mean"], oov["bleu_sd"]),
                   f"{oov['bleu_difference']:+.2f}{mark} (p = {oov['bleu_p_value']:.2g})",
                   cell(base["ter_mean"], base["ter_sd"]), cell(oov["ter_mean"], oov["ter_sd"]),
-                  f"{oov['matched_bleu_difference']:+.2f}"]
+                  f"{oov['matched_bleu_difference']:+.2f}"
+                  + ("*" if oov["matched_bleu_significant"] else "")]
     return cells
 
 
