@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import hashlib
 import re
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
@@ -234,6 +234,26 @@ class Condition:
         if not self.paraphrases:
             return "human"
         return "paraphrase" if self.bias is None else f"paraphrase_b{self.bias:g}"
+
+
+def parse_conditions(names: Sequence[str], key: str, tune_references: int,
+                     where: str = "") -> tuple[list[Condition], list[str]]:
+    """The conditions a config key (``key``) names and its problems: a name the grammar refuses,
+    or one that needs more human references, or a later reference set, than the tune set has
+    (``where``: the key that sets its references, named in the message)."""
+    conditions, problems = [], []
+    for name in names:
+        try:
+            condition = Condition.parse(name)
+        except ValueError as error:
+            problems.append(f"{key}: {error}")
+            continue
+        needed = max(condition.human, condition.reference or 0)
+        if needed > tune_references:
+            problems.append(f"{key}: {name} needs {needed} references but the tune set has "
+                            f"{tune_references}" + (f" ({where})" if where else ""))
+        conditions.append(condition)
+    return conditions, problems
 
 
 @dataclass(frozen=True)

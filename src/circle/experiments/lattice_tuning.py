@@ -19,7 +19,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 
 from circle.corpus.prepare import reference_names
-from circle.experiments.conditions import Condition, TuningRun
+from circle.experiments.conditions import Condition, TuningRun, parse_conditions
 
 DEFAULT_CONDITIONS: tuple[str, ...] = ("2H+1L", "2H+2L")
 """The conditions of ``lattice.tuning_conditions: null`` where the corpus allows them."""
@@ -52,18 +52,9 @@ def lattice_problems(config: Mapping) -> list[str]:
     schema's pattern lets only kH+mL through) that the condition grammar refuses or that asks
     for more references than the tune set has, and a parser language other than English or
     references that are not lowercased (the lattice's words are)."""
-    problems = []
     chosen = _chosen(config) or []
     tune = len(reference_names(config["corpus"])["tune"])
-    for name in chosen:
-        try:
-            condition = Condition.parse(name)
-        except ValueError as error:
-            problems.append(f"lattice.tuning_conditions: {error}")
-            continue
-        if condition.human > tune:
-            problems.append(f"lattice.tuning_conditions: {name} needs {condition.human} "
-                            f"references but the tune set has {tune}")
+    _, problems = parse_conditions(chosen, "lattice.tuning_conditions", tune)
     if chosen and not _parsed_text(config):
         problems.append("lattice.tuning_conditions: the lattice stage parses English (spaCy) "
                         "and lowercases its words; kH+mL needs preprocess.target_lang en and "

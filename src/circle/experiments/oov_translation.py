@@ -19,7 +19,7 @@ from dataclasses import replace
 from typing import Any
 
 from circle.corpus.prepare import reference_names
-from circle.experiments.conditions import Condition, TuningRun
+from circle.experiments.conditions import Condition, TuningRun, parse_conditions
 
 
 def oov_conditions(config: Mapping[str, Any]) -> list[Condition]:
@@ -43,18 +43,11 @@ def oov_problems(config: Mapping[str, Any]) -> list[str]:
                         "grammars, so that kH_oov would be kH; compare with the baseline "
                         "experiment instead, or turn translate off")
     tune = len(reference_names(config["corpus"])["tune"])
-    for name in chosen:
-        try:
-            condition = Condition.parse(name)
-        except ValueError as error:
-            problems.append(f"{key}: {error}")
-            continue
-        if condition != Condition(condition.human, metric=condition.metric):
-            problems.append(f"{key}: '{name}' is not a kH condition (optionally with a "
-                            "_<metric>); its kH_oov is tuned beside it")
-        elif condition.human > tune:
-            problems.append(f"{key}: {name} needs {condition.human} references but the tune "
-                            f"set has {tune}")
+    conditions, parse_problems = parse_conditions(chosen, key, tune)
+    problems += parse_problems
+    problems += [f"{key}: '{c.name}' is not a kH condition (optionally with a _<metric>); its "
+                 "kH_oov is tuned beside it"
+                 for c in conditions if c != Condition(c.human, metric=c.metric)]
     return problems
 
 

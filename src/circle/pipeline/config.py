@@ -29,7 +29,7 @@ from circle.core.tables import SchemaError, atomic_path, read_metadata
 from circle.corpus.pivots import pivot_problems
 from circle.corpus.prepare import reference_names
 from circle.decoder.model import DECODER_FEATURES, Model, finite_weight
-from circle.experiments.conditions import Condition
+from circle.experiments.conditions import parse_conditions
 from circle.experiments.dose_response import dose_problems
 from circle.experiments.lattice_tuning import lattice_problems
 from circle.experiments.oov_translation import oov_problems
@@ -128,12 +128,11 @@ def condition_problems(config: Mapping[str, Any]) -> list[str]:
     if BASELINE_CONDITION not in conditions:
         problems.append(f"tuning.conditions {conditions} lacks {BASELINE_CONDITION}, the "
                         "baseline every condition is compared with")
-    for name in conditions:
-        try:
-            condition = Condition.parse(name)
-        except ValueError as error:
-            problems.append(f"tuning.conditions: {error}")
-            continue
+    parsed, parse_problems = parse_conditions(conditions, "tuning.conditions", counts["tune"],
+                                              key("tune"))
+    problems += parse_problems
+    for condition in parsed:
+        name = condition.name
         if condition.tuning_set is not None:
             problems.append(f"tuning.conditions: {name}: _t<n> names a tuning set of the "
                             "held-out system, whose runs `snakemake paper_tables` adds itself")
@@ -148,10 +147,6 @@ def condition_problems(config: Mapping[str, Any]) -> list[str]:
         if bias is not None and bias not in biases:
             problems.append(f"tuning.conditions: {name}: bias {bias:g} is not one of "
                             f"paraphrase.biases {biases}")
-        needed = max(condition.human, condition.reference or 0)
-        if needed > counts["tune"]:
-            problems.append(f"tuning.conditions: {name} needs {needed} references but the tune "
-                            f"set has {counts['tune']} ({key('tune')})")
     if counts["paratune"] < 2:
         problems.append(f"the paraphraser-tuning set has {counts['paratune']} reference "
                         f"({key('paratune')}); paraphraser tuning needs 2 (one is its input)")
