@@ -89,10 +89,11 @@ def test_the_oov_run_set_tunes_the_baseline_and_its_augmented_twin_and_reports_b
                     "--directory", str(tmp_path), "oov_translation")
     assert run.returncode == 0, run.stdout + run.stderr
     log = run.stdout + run.stderr
-    tunes = {m.group(1): m.group(2) for m in re.finditer(
-        r"rule tune_translation:\n(?:.*\n)*?\s+input: (.*)\n(?:.*\n)*?\s+wildcards: "
-        r"experiment=tiny, condition=(\S+), replicate=0", log)}
-    tunes = {condition: inputs for inputs, condition in tunes.items()}
+    jobs = re.split(r"^(?=(?:local)?rule \w+:$)", log, flags=re.M)
+    tunes = {re.search(r"condition=(\S+), replicate=0", job)[1]:
+             re.search(r"input: (.*)", job)[1]
+             for job in jobs if re.match(r"(?:local)?rule tune_translation:", job)
+             and "replicate=0" in job}
     assert "grammar/oov_paraphrased/tune.parquet" in tunes["1H_oov"]
     assert "untuned-translation_oov" in tunes["1H_oov"]
     assert "grammar/filtered/tune.parquet" in tunes["1H"]
