@@ -81,8 +81,9 @@ def test_an_oov_word_the_baseline_passes_through_is_translated_through_its_parap
 def test_the_oov_run_set_tunes_the_baseline_and_its_augmented_twin_and_reports_both(tmp_path):
     """`snakemake oov_translation` on the tiny corpus (Marton et al. 2009's Table 4 on one
     bitext): 1H and 1H_oov, each with its own MERT run (the tiny config's one replicate);
-    1H_oov's decodes read the augmented grammars and 1H's the filtered ones; the page tests 1H_oov against 1H, counts fewer OOV
-    test tokens after augmentation and shows the "cuarto" verse translated."""
+    1H_oov's decodes read the augmented grammars and 1H's the filtered ones; the page tests
+    1H_oov against 1H, counts fewer OOV test tokens after augmentation and shows the "cuarto"
+    verse translated."""
     changes = {"oov_paraphrase.max_phrase_length": 1, "oov_paraphrase.tuning_conditions": ["1H"]}
     run = snakemake("--cores", "2", "--configfile", str(tiny_config(tmp_path, **changes)),
                     "--directory", str(tmp_path), "oov_translation")
