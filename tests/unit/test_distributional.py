@@ -170,3 +170,12 @@ def test_oov_phrases_are_the_ngrams_over_unknown_words():
     assert phrases == ["b x", "x", "x c"]
     assert oov_phrases(["a b x c"], {"a", "b", "c"}, 4) == [
         "a b x", "a b x c", "b x", "b x c", "x", "x c"]
+
+
+def test_settings_from_a_config_section_keep_the_search_keys_and_the_seed():
+    """The oov_paraphrase section also says which runs translate with the paraphrases; those
+    keys are not search settings (circle translate builds its search from the section)."""
+    section = {"window": 4, "k": 5, "min_score": 0.6, "translate": False,
+               "tuning_conditions": ["4H"], "untuned_weight": 0.2}
+    settings = DistributionalSettings.from_config(section, seed=7)
+    assert settings == DistributionalSettings(window=4, k=5, min_score=0.6, seed=7)
