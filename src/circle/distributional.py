@@ -55,11 +55,16 @@ class DistributionalSettings:
     seed: int = 13
 
     @classmethod
-    def from_config(cls, section: Mapping[str, Any], seed: int) -> DistributionalSettings:
-        """The settings of a config's ``oov_paraphrase`` section (its other keys say which runs
-        translate with the paraphrases) and the config seed."""
+    def search_keys(cls, section: Mapping[str, Any]) -> dict[str, Any]:
+        """The search settings of a config's ``oov_paraphrase`` section, in its order (its
+        other keys say which runs translate with the paraphrases; the seed is the config's)."""
         names = {f.name for f in fields(cls)} - {"seed"}
-        return cls(**{key: value for key, value in section.items() if key in names}, seed=seed)
+        return {key: value for key, value in section.items() if key in names}
+
+    @classmethod
+    def from_config(cls, section: Mapping[str, Any], seed: int) -> DistributionalSettings:
+        """The settings of a config's ``oov_paraphrase`` section and the config seed."""
+        return cls(**cls.search_keys(section), seed=seed)
 
     def __post_init__(self) -> None:
         if not 1 <= self.max_phrase_length <= INDEX_DEPTH:

@@ -25,6 +25,7 @@ from circle.corpus.pivots import (
 )
 from circle.corpus.prepare import EVAL_SETS, PER_DOCUMENT, UNUSED_TRAINING, reference_names
 from circle.decoder.model import SEARCH_SETTINGS
+from circle.distributional import DistributionalSettings
 from circle.experiments.conditions import (
     UNTUNED_TRANSLATION_OOV,
     Condition,
@@ -69,9 +70,6 @@ RUN_SETS: tuple[str, ...] = ("", "paper/", "dose/", "lattice/", "oov/")
 config's conditions, the paper figures', the dose-response's, the lattice page's and the OOV
 page's runs."""
 
-OOV_SETTINGS_EXCLUDED: tuple[str, ...] = ("translate", "tuning_conditions", "untuned_weight")
-"""Keys of the oov_paraphrase section that say which runs decode with the augmented grammars,
-not how the paraphrases are searched (:meth:`Plan.oov_paraphrase_settings`)."""
 
 
 class Plan:
@@ -208,12 +206,11 @@ class Plan:
 
     def oov_paraphrase_settings(self) -> dict[str, Any]:
         """The distributional paraphrase search's settings
-        (:class:`circle.distributional.DistributionalSettings`): the oov_paraphrase section
-        without :data:`OOV_SETTINGS_EXCLUDED`, which only say which runs decode with the
-        augmented grammars (so that changing them does not search again), and the config seed
-        that draws its samples."""
-        settings = {key: value for key, value in self.config["oov_paraphrase"].items()
-                    if key not in OOV_SETTINGS_EXCLUDED}
+        (:class:`circle.distributional.DistributionalSettings`): the oov_paraphrase section's
+        search keys (:meth:`~circle.distributional.DistributionalSettings.search_keys`; the
+        others only say which runs decode with the augmented grammars, so that changing them
+        does not search again), and the config seed that draws its samples."""
+        settings = DistributionalSettings.search_keys(self.config["oov_paraphrase"])
         return {**settings, "seed": self.config["seed"]}
 
     def paraphraser_tuning_settings(self) -> dict[str, Any]:
