@@ -9,7 +9,7 @@ import pytest
 import yaml
 
 from circle.align import BITEXT_DIGEST, bitext_digest, join_pivot_language
-from circle.core.schemas import ALIGNMENT, BITEXT, VERSES
+from circle.core.schemas import ALIGNMENT, BITEXT, FOREIGN_BIBLES, VERSES
 from circle.core.tables import read_metadata, read_table, write_table
 from circle.corpus.pivots import (
     PivotBitext,
@@ -19,9 +19,11 @@ from circle.corpus.pivots import (
     pivot_problems,
     write_pivot_bitext,
 )
+from circle.corpus.validate import CorpusError
 
 ROOT = Path(__file__).resolve().parents[2]
 BIBLE = ROOT / "resources" / "bible" / "bible.parquet"
+FOREIGN = ROOT / "resources" / "bible" / "foreign_bibles.parquet"
 PLANTED = "this planted evaluation verse must never reach a pivot bitext"
 
 
@@ -58,6 +60,34 @@ def test_a_pivot_bitext_holds_training_verses_only(tmp_path, verses):
     assert len(read_table(out, BITEXT)) == 38
     write_pivot_bitext(table, PivotBitext("es", "kjv"), out, "es", "en", True)
     assert len(read_table(out, BITEXT)) == 40
+
+
+def test_a_foreign_bible_pivots_with_its_own_tokeniser_and_shift_flags(tmp_path, verses):
+    """fr-kjv: the French of the shipped foreign Bibles over the training verses only, French
+    elisions split as Moses splits them for French, and a verse the French shift flags mark
+    left out."""
+    table = tmp_path / "verses.parquet"
+    write_table(verses, table, VERSES)
+    foreign = read_table(FOREIGN, FOREIGN_BIBLES)
+    foreign = foreign[foreign["segment_id"].isin(verses["segment_id"])].reset_index(drop=True)
+    foreign_path = tmp_path / "foreign.parquet"
+    write_table(foreign, foreign_path, FOREIGN_BIBLES)
+    out = tmp_path / "fr-kjv.parquet"
+    rows = write_pivot_bitext(table, PivotBitext("fr", "kjv"), out, "es", "en", True,
+                              foreign_path=foreign_path)
+    bitext = read_table(out, BITEXT)
+    train = verses[verses["split"] == "train"]
+    assert rows == 40 and set(bitext["segment_id"]) == set(train["segment_id"])
+    assert bitext["source"].str.contains("d&apos; israël").sum() == 5  # Exodus 1
+    assert not bitext["source"].str.contains(" &apos; ").any()  # Spanish rules would split
+    first = train["segment_id"].iloc[0]
+    foreign.loc[foreign["segment_id"] == first, "shift_fr"] = True
+    write_table(foreign, foreign_path, FOREIGN_BIBLES)
+    write_pivot_bitext(table, PivotBitext("fr", "kjv"), out, "es", "en", True,
+                       foreign_path=foreign_path)
+    assert set(read_table(out, BITEXT)["segment_id"]) == set(train["segment_id"]) - {first}
+    with pytest.raises(CorpusError, match="foreign_bibles"):
+        write_pivot_bitext(table, PivotBitext("fr", "kjv"), out, "es", "en", True)
 
 
 def test_planted_evaluation_verse_is_caught_if_the_split_filter_goes(tmp_path, verses,

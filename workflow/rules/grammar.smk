@@ -153,9 +153,11 @@ rule augment_grammar:
 
 rule pivot_bitext:
     """A pivot bitext of paraphrase.pivots (circle.corpus.pivots): the Bible table's training
-    verses of one (foreign, English) column pair, tokenised as the MT bitext is."""
+    verses of one (foreign, English) column pair, the foreign text from the Bible table or the
+    foreign Bibles' table beside it, tokenised as the MT bitext is."""
     input:
         table=lambda wildcards: config["corpus"]["bible"]["table"],
+        foreign=lambda wildcards: config["corpus"]["bible"]["foreign_bibles"],
     output:
         bitext=TOKENIZED_TABLE.format(experiment="{experiment}", split="train"),
     log:

@@ -68,6 +68,24 @@ VERSES = _schema(
     ],
 )
 
+FOREIGN_BIBLES = _schema(
+    "foreign_bibles",
+    1,
+    "Foreign-language Bibles in the verse table's KJV slots, to pivot through "
+    "(circle.corpus.foreign_bibles; resources/bible/README.md documents columns and licences).",
+    [
+        pa.field("segment_id", pa.int64(), nullable=False),
+        pa.field("fr", pa.string()),
+        pa.field("it", pa.string()),
+        pa.field("de", pa.string()),
+        pa.field("ru", pa.string()),
+        pa.field("shift_fr", pa.bool_(), nullable=False),
+        pa.field("shift_it", pa.bool_(), nullable=False),
+        pa.field("shift_de", pa.bool_(), nullable=False),
+        pa.field("shift_ru", pa.bool_(), nullable=False),
+    ],
+)
+
 BITEXT = _schema(
     "bitext",
     1,
@@ -872,7 +890,7 @@ LATTICE_REFERENCES = _schema(
 )
 
 ALL_SCHEMAS: dict[str, TableSchema] = {
-    s.name: s for s in (VERSES, BITEXT, EVALSET, ALIGNMENT, ALIGNED_BITEXT, LEXICAL,
+    s.name: s for s in (VERSES, FOREIGN_BIBLES, BITEXT, EVALSET, ALIGNMENT, ALIGNED_BITEXT, LEXICAL,
                         RULE_COUNTS, LABELLED_RULE_COUNTS, GRAMMAR, LABELLED_GRAMMAR,
                         OOV_PARAPHRASES, GRAMMAR_OOV_PARAPHRASED,
                         *PARAPHRASE_GRAMMARS, LABELLED_PARAPHRASE_GRAMMAR, SELF_PARAPHRASE,

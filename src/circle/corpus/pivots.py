@@ -2,7 +2,8 @@
 
 By default the paraphrase grammar is pivoted from the MT system's own training bitext (the
 thesis's setting, §3.2). ``paraphrase.pivots`` names instead a list of (foreign, English) text
-columns of the shipped Bible table, e.g. Spanish with the KJV and with the WEB: each is a
+columns of the shipped Bible table, e.g. Spanish with the KJV and with the WEB, or of the foreign
+Bibles beside it (French, Italian, German, Russian: :mod:`circle.corpus.foreign_bibles`): each is a
 :class:`PivotBitext` over the training books only (rows of the ``train`` split, never a verse of
 an evaluation set), and the bitexts of one foreign language make one pivot grammar, extracted
 from their concatenation, so that a foreign phrase pivots between the English of every version
@@ -19,9 +20,10 @@ from typing import Any
 
 import pandas as pd
 
-from circle.core.schemas import BITEXT, VERSES
+from circle.core.schemas import BITEXT, FOREIGN_BIBLES, VERSES
 from circle.core.tables import read_table, write_table
 from circle.corpus.bible import REFERENCES
+from circle.corpus.foreign_bibles import BY_COLUMN as FOREIGN_BIBLE_COLUMNS
 from circle.corpus.preprocess import tokenize_bitext
 from circle.corpus.validate import CorpusError
 
@@ -101,10 +103,19 @@ def pivot_problems(config: Mapping[str, Any]) -> list[str]:
     return problems
 
 
-def pivot_bitext_rows(verses: pd.DataFrame, bitext: PivotBitext) -> pd.DataFrame:
+def pivot_bitext_rows(verses: pd.DataFrame, bitext: PivotBitext,
+                      foreign: pd.DataFrame | None = None) -> pd.DataFrame:
     """The ``BITEXT`` rows of ``bitext`` (untokenised): the verses of the training split only
     whose two texts are present, without the verses where an evaluation reference sits in a
-    shifted slot when the English is one of them (``ref_versification_flag``)."""
+    shifted slot when the English is one of them (``ref_versification_flag``). A foreign text of
+    the foreign Bibles' table (``foreign``) leaves out its own shifted verses as well."""
+    if bitext.source in FOREIGN_BIBLE_COLUMNS:
+        if foreign is None:
+            raise CorpusError([f"{KEY}: {bitext.name} needs the foreign Bibles' table "
+                               "(corpus.bible.foreign_bibles)"])
+        shifted = foreign["segment_id"][foreign[f"shift_{bitext.source}"]]
+        verses = verses[~verses["segment_id"].isin(shifted)].merge(
+            foreign[["segment_id", bitext.source]], on="segment_id", how="left")
     usable = verses["split"] == TRAIN_SPLIT
     for column in (bitext.source, bitext.target):
         if column not in verses.columns:
@@ -120,10 +131,17 @@ def pivot_bitext_rows(verses: pd.DataFrame, bitext: PivotBitext) -> pd.DataFrame
 
 def write_pivot_bitext(table_path: str | os.PathLike, bitext: PivotBitext,
                        out_path: str | os.PathLike, source_lang: str, target_lang: str,
-                       lowercase: bool, provenance: Mapping[str, str] | None = None) -> int:
-    """Write ``bitext``'s training verses, tokenised as the MT bitext is, as a ``BITEXT``
-    table; returns its rows."""
-    rows = pivot_bitext_rows(read_table(table_path, VERSES), bitext)
+                       lowercase: bool, provenance: Mapping[str, str] | None = None,
+                       foreign_path: str | os.PathLike | None = None) -> int:
+    """Write ``bitext``'s training verses, tokenised as the MT bitext is (a foreign Bible's
+    text with its own language's tokeniser, not ``source_lang``), as a ``BITEXT`` table;
+    returns its rows. ``foreign_path``: the foreign Bibles' table."""
+    foreign = None
+    if bitext.source in FOREIGN_BIBLE_COLUMNS:
+        source_lang = FOREIGN_BIBLE_COLUMNS[bitext.source].language
+        if foreign_path is not None:
+            foreign = read_table(foreign_path, FOREIGN_BIBLES)
+    rows = pivot_bitext_rows(read_table(table_path, VERSES), bitext, foreign)
     write_table(tokenize_bitext(rows, source_lang, target_lang, lowercase), out_path, BITEXT,
                 provenance, {"pivot_bitext": bitext.name})
     return len(rows)

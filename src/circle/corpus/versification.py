@@ -220,11 +220,13 @@ def detect_shifts(frame: pd.DataFrame, source: str = "es", target: str = "kjv",
     return set(frame["segment_id"].to_numpy()[flagged].tolist())
 
 
-def write_flags(path: str | Path, frame: pd.DataFrame, flagged: set[int]) -> None:
-    """Freeze detected shifts as a TSV: segment_id and a readable reference, one verse a line."""
+def write_flags(path: str | Path, frame: pd.DataFrame, flagged: set[int],
+                what: str = "RV1909 verses in shifted KJV slots; written by circle.corpus.bible "
+                            "--detect-shifts") -> None:
+    """Freeze detected shifts as a TSV: segment_id and a readable reference, one verse a line,
+    under a comment saying ``what`` they are."""
     rows = frame[frame["segment_id"].isin(flagged)]
-    lines = ["# RV1909 verses in shifted KJV slots; written by circle.corpus.bible "
-             "--detect-shifts (eflomal, stochastic: edit or regenerate deliberately)",
+    lines = [f"# {what} (eflomal, stochastic: edit or regenerate deliberately)",
              "segment_id\treference"]
     lines += [f"{sid}\t{doc}.{verse}" for sid, doc, verse
               in zip(rows["segment_id"], rows["document"], rows["verse"], strict=True)]
