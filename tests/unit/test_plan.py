@@ -131,6 +131,39 @@ def test_the_ladder_aligns_each_new_pivot_pair_and_extracts_the_language_from_al
     assert len(plan.paraphraser_lm_texts()) == 5
 
 
+def test_the_languages_rung_pivots_each_language_and_replays_frozen_pivot_alignments():
+    """Five languages with the KJV: Spanish's grammar is the MT grammar's; the four foreign
+    Bibles are aligned by eflomal, or replayed from alignment.frozen_pivots, which
+    refreeze_alignment then rewrites."""
+    plan = Plan(config("ladder-languages-kjv"))
+    systems = sorted(plan.pivot_pairs)
+    assert systems == [f"ladder-languages-kjv/pivots/{lang}-kjv" for lang in ("de", "fr", "it",
+                                                                              "ru")]
+    assert plan.pivot_grammars() == ["results/ladder-languages-kjv/grammar/bilingual.parquet",
+                                     *(f"results/ladder-languages-kjv/pivot/{lang}/grammar/"
+                                       "bilingual.parquet" for lang in ("fr", "it", "de", "ru"))]
+    eflomal = "results/ladder-languages-kjv/pivots/fr-kjv/align/eflomal.parquet"
+    assert plan.alignment_path("ladder-languages-kjv/pivots/fr-kjv") == eflomal
+    assert plan.refrozen_alignments() == {
+        "results/ladder-languages-kjv/align/eflomal.parquet": plan.config["alignment"]["frozen"]}
+    frozen = str(ROOT / "resources" / "alignment" / "bible-es-kjv.parquet")  # a real table
+    replayed = Plan(config("ladder-languages-kjv", alignment={"frozen_pivots": {"fr-kjv": frozen}}))
+    assert replayed.alignment_path("ladder-languages-kjv/pivots/fr-kjv") == frozen
+    assert replayed.alignment_path("ladder-languages-kjv/pivots/it-kjv").endswith("eflomal.parquet")
+    assert replayed.refrozen_alignments()[eflomal] == frozen
+    with pytest.raises(ConfigError, match="frozen_pivots.fr-kjv: .*missing.parquet does not exist"):
+        Plan(config("ladder-languages-kjv", alignment={"frozen_pivots": {
+            "fr-kjv": "missing.parquet"}})).alignment_path("ladder-languages-kjv/pivots/fr-kjv")
+
+
+def test_frozen_pivot_alignments_name_pivot_bitexts_other_than_the_training_one():
+    problems = config_problems(config("ladder-languages-kjv", alignment={"frozen_pivots": {
+        "es-kjv": "a.parquet", "fr-web": "b.parquet", "fr-kjv": "c.parquet"}}))
+    assert problems == ["alignment.frozen_pivots: fr-web is not a bitext of paraphrase.pivots",
+                        "alignment.frozen_pivots: es-kjv is the MT training bitext, aligned as "
+                        "alignment.frozen says"]
+
+
 def test_a_frozen_alignment_that_does_not_fit_the_config_is_refused_when_asked_for():
     plan = Plan(config(alignment={"symmetrization": "intersect"}))
     with pytest.raises(ConfigError, match="alignment"):

@@ -36,19 +36,15 @@ rule aligned_corpus:
 
 rule refreeze_alignment:
     """Named target: run eflomal on the training bitext and make its alignment the frozen one
-    (the file alignment.frozen names), which every later stage then reruns from. Add
-    --forcerun align_corpus for a new draw when the experiment already has an eflomal
-    alignment."""
+    (the file alignment.frozen names), which every later stage then reruns from; the same for
+    each pivot bitext alignment.frozen_pivots names. Add --forcerun align_corpus for a new draw
+    when the experiment already has an eflomal alignment."""
     input:
-        alignment=lambda wildcards: (
-            EFLOMAL_ALIGNMENT.format(experiment=EXPERIMENT)
-            if config["alignment"]["frozen"]
-            else []
-        ),
+        alignments=lambda wildcards: list(PLAN.refrozen_alignments()),
     log:
         f"logs/{EXPERIMENT}/refreeze_alignment.log",
     params:
-        frozen=config["alignment"]["frozen"],
+        frozen=lambda wildcards: list(PLAN.refrozen_alignments().values()),
     localrule: True
     conda:
         "../../envs/circle.yaml"

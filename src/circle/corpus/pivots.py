@@ -87,7 +87,8 @@ def pivot_languages(bitexts: Sequence[PivotBitext]) -> dict[str, list[PivotBitex
 
 def pivot_problems(config: Mapping[str, Any]) -> list[str]:
     """``paraphrase.pivots`` (its columns checked by the schema) needs the Bible corpus and
-    names each (foreign, English) pair once; ``paraphrase.language_models: pivots`` needs it."""
+    names each (foreign, English) pair once; ``paraphrase.language_models: pivots`` needs it;
+    ``alignment.frozen_pivots`` names only its bitexts other than the MT training bitext."""
     bitexts = pivot_bitexts(config)
     if bitexts and config["corpus"]["kind"] != "bible":
         return [f"{KEY}: pivot bitexts are columns of the Bible table (corpus.kind: bible); "
@@ -96,6 +97,13 @@ def pivot_problems(config: Mapping[str, Any]) -> list[str]:
     names = [bitext.name for bitext in bitexts]
     problems = [f"{KEY}: {name} is given twice" for name in sorted(set(names))
                 if names.count(name) > 1]
+    frozen = config.get("alignment", {}).get("frozen_pivots", {})
+    problems += [f"alignment.frozen_pivots: {name} is not a bitext of {KEY}"
+                 for name in sorted(set(frozen) - set(names))]
+    training = training_bitext(config) if frozen else None
+    if training is not None and training.name in frozen:
+        problems.append(f"alignment.frozen_pivots: {training.name} is the MT training bitext, "
+                        "aligned as alignment.frozen says")
     if config["paraphrase"].get("language_models", "shared") == "pivots" and not bitexts:
         problems.append(f"{LANGUAGE_MODELS_KEY}: pivots estimates the paraphraser's LMs on the "
                         f"English of {KEY}, which names no bitext; name them, or leave "

@@ -273,31 +273,33 @@ def duplicate_key_problems(paths: Sequence[str | os.PathLike]) -> list[str]:
     return problems
 
 
-def frozen_alignment_problems(config: Mapping[str, Any]) -> list[str]:
-    """The frozen alignment (``alignment.frozen``) must be a readable ``alignment`` table made
-    with the config's eflomal model and symmetrisation: the config's alignment keys describe
-    what is replayed. Only the Parquet footer is read; the links are checked against the
-    bitext by the job that reads them (circle.grammar.extract.load_aligned_bitext)."""
+def frozen_alignment_problems(config: Mapping[str, Any], pair: str | None = None) -> list[str]:
+    """The frozen alignment (``alignment.frozen``, or with ``pair`` the pivot bitext's of
+    ``alignment.frozen_pivots``) must be a readable ``alignment`` table made with the config's
+    eflomal model and symmetrisation: the config's alignment keys describe what is replayed.
+    Only the Parquet footer is read; the links are checked against the bitext by the job that
+    reads them (circle.grammar.extract.load_aligned_bitext, circle.align.join_pivot_language)."""
     options = config["alignment"]
-    path = options["frozen"]
+    key = "alignment.frozen" if pair is None else f"alignment.frozen_pivots.{pair}"
+    path = options["frozen"] if pair is None else options["frozen_pivots"].get(pair)
     if path is None:
         return []
     if not Path(path).is_file():
-        return [f"alignment.frozen: {path} does not exist; {REFREEZE_HINT}"]
+        return [f"{key}: {path} does not exist; {REFREEZE_HINT}"]
     try:
         meta = read_metadata(path)
     except SchemaError as error:
-        return [f"alignment.frozen: {error}; {REFREEZE_HINT}"]
+        return [f"{key}: {error}; {REFREEZE_HINT}"]
     if meta.get("schema") != ALIGNMENT.name:
-        return [f"alignment.frozen: {path} is not an '{ALIGNMENT.name}' table (schema "
+        return [f"{key}: {path} is not an '{ALIGNMENT.name}' table (schema "
                 f"'{meta.get('schema')}'); {REFREEZE_HINT}"]
     problems = []
-    for key, expected, found in (
+    for option, expected, found in (
             ("symmetrization", options["symmetrization"], meta.get("symmetrization")),
             ("model", aligner_name(options["model"]), meta.get("aligner"))):
         if found != expected:
-            problems.append(f"alignment.frozen: {path} was made with {found}, but "
-                            f"alignment.{key} asks for {expected}; {REFREEZE_HINT}")
+            problems.append(f"{key}: {path} was made with {found}, but "
+                            f"alignment.{option} asks for {expected}; {REFREEZE_HINT}")
     return problems
 
 

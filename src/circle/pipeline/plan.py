@@ -484,18 +484,30 @@ class Plan:
     def alignment_path(self, system: str) -> str:
         """The alignment of a system's training bitext: the held-out system's links (its share
         of the experiment's) and a pivot language's (its bitexts' joined), a pivot bitext's
-        eflomal output, else the frozen alignment table if the config names one (checked
-        against the config's alignment settings), else eflomal's fresh output."""
+        frozen alignment (``alignment.frozen_pivots``) or eflomal output, else the frozen
+        alignment table if the config names one (each checked against the config's alignment
+        settings), else eflomal's fresh output."""
         if system == self.heldout_system or system in self.pivot_language_systems:
             return ALIGNMENT_LINKS.format(experiment=system)
-        if system in self.pivot_pairs:
-            return EFLOMAL_ALIGNMENT.format(experiment=system)
-        frozen = self.config["alignment"]["frozen"]
+        pair = self.pivot_pairs[system].name if system in self.pivot_pairs else None
+        frozen = (self.config["alignment"]["frozen"] if pair is None
+                  else self.config["alignment"]["frozen_pivots"].get(pair))
         if not frozen:
-            return EFLOMAL_ALIGNMENT.format(experiment=self.experiment)
-        if problems := frozen_alignment_problems(self.config):
+            return EFLOMAL_ALIGNMENT.format(experiment=system)
+        if problems := frozen_alignment_problems(self.config, pair):
             raise ConfigError(problems)
         return frozen
+
+    def refrozen_alignments(self) -> dict[str, str]:
+        """What the target refreeze_alignment writes: each frozen alignment the config names
+        (``alignment.frozen``, ``alignment.frozen_pivots``) by the eflomal output that replaces
+        it."""
+        frozen = {EFLOMAL_ALIGNMENT.format(experiment=self.experiment):
+                  self.config["alignment"]["frozen"]}
+        pairs = self.config["alignment"]["frozen_pivots"]
+        frozen |= {EFLOMAL_ALIGNMENT.format(experiment=system): pairs[bitext.name]
+                   for system, bitext in self.pivot_pairs.items() if bitext.name in pairs}
+        return {eflomal: path for eflomal, path in frozen.items() if path}
 
     def pivot_bitext_files(self, bitext: PivotBitext) -> tuple[str, str]:
         """The tokenised table and alignment of a pivot bitext: the experiment's own for its
