@@ -112,12 +112,12 @@ def test_the_default_pivots_from_the_mt_grammar_and_aligns_nothing_more(default)
     assert default.paraphraser_lm("default", 3) == "results/default/lm/3gram.binary"
 
 
-def test_the_ladder_aligns_each_new_pivot_pair_and_extracts_the_language_from_all_five():
+def test_the_ladder_replays_each_new_pivot_pairs_alignment_and_extracts_the_language_from_all_five():
     plan = Plan(config("ladder-es-english"))
     systems = sorted(plan.pivot_pairs)
     assert systems == [f"ladder-es-english/pivots/es-{v}" for v in ("bbe", "dar", "web", "ylt")]
     assert plan.pivot_language_systems == ["ladder-es-english/pivot/es"]
-    assert plan.alignment_path(systems[0]) == f"results/{systems[0]}/align/eflomal.parquet"
+    assert plan.alignment_path(systems[0]) == "resources/alignment/bible-es-bbe.parquet"
     inputs = plan.pivot_language_inputs("ladder-es-english/pivot/es")
     assert inputs["bitexts"][0] == "results/ladder-es-english/tokenized/train.parquet"
     assert inputs["alignments"][0] == plan.config["alignment"]["frozen"]  # the KJV pair's
