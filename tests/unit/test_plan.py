@@ -112,7 +112,7 @@ def test_the_default_pivots_from_the_mt_grammar_and_aligns_nothing_more(default)
     assert default.paraphraser_lm("default", 3) == "results/default/lm/3gram.binary"
 
 
-def test_the_ladder_replays_each_new_pivot_pairs_alignment_and_extracts_the_language_from_all_five():
+def test_the_ladder_replays_its_pivot_alignments_and_extracts_the_language_from_all_five():
     plan = Plan(config("ladder-es-english"))
     systems = sorted(plan.pivot_pairs)
     assert systems == [f"ladder-es-english/pivots/es-{v}" for v in ("bbe", "dar", "web", "ylt")]
