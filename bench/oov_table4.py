@@ -1,9 +1,11 @@
-"""Marton, Callison-Burch & Resnik (2009)'s Table 4 across bitext sizes: one row per
-experiment that ran `snakemake oov_translation` (e.g. config/oov-10k.yaml, config/oov-20k.yaml
-and the default experiment), with its training verses, the test set's OOV tokens before and
-after augmentation, and the test BLEU and TER of kH and kH_oov (mean ± sd over replicates) with
-the difference of their pooled scores (all replicates' output as one corpus, the statistic of
-the test) and its approximate-randomisation p-value (the experiment's own evaluation).
+"""Marton, Callison-Burch & Resnik (2009)'s Table 4 across bitext sizes: for each experiment
+that ran `snakemake oov_translation` (e.g. config/oov-10k.yaml, config/oov-20k.yaml and the
+default experiment), one row per augmented condition (kH_oov and each kH_oov-<variant> it ran),
+with its training verses, the test set's OOV tokens before and after that condition's
+augmentation, the test BLEU and TER of kH and of the condition (mean ± sd over replicates), the
+difference of their pooled scores (all replicates' output as one corpus, the statistic of the
+test) with its approximate-randomisation p-value (the experiment's own evaluation), and the
+difference at a common length.
 
 Usage: python bench/oov_table4.py results/oov-10k results/oov-20k results/default
 """
@@ -15,6 +17,8 @@ import yaml
 
 from circle.core.schemas import BITEXT, CONDITION_SUMMARY
 from circle.core.tables import read_table
+from circle.experiments.conditions import Condition, oov_variant_tag
+from circle.experiments.oov_translation import variant_description, variant_search_settings
 from circle.figures.oov_translation import score_table, set_coverage
 from circle.pipeline.runs import (
     EVALSET_TABLE,
@@ -29,7 +33,7 @@ def cell(mean: float, sd: float) -> str:
     return f"{mean:.2f} ± {sd:.2f}"
 
 
-def row(results: Path) -> list[str]:
+def rows(results: Path) -> list[list[str]]:
     experiment = results.name
     root = results.parent.parent
     config = yaml.safe_load((results / "config.yaml").read_text(encoding="utf-8"))
@@ -38,25 +42,31 @@ def row(results: Path) -> list[str]:
         return root / template.format(experiment=experiment, **fields)
 
     verses = len(read_table(path(TOKENIZED_TABLE, split="train"), BITEXT, columns=["source"]))
-    found = set_coverage("test", path(EVALSET_TABLE, evalset="test"),
-                         path(FILTERED_GRAMMAR, evalset="test"),
-                         path(OOV_PARAPHRASED_GRAMMAR, evalset="test"),
-                         config["oov_paraphrase"]["max_phrase_length"]).coverage
-    table = score_table(read_table(path(EVALUATION_CONDITIONS, run_set="oov/"),
-                                   CONDITION_SUMMARY)).set_index("condition")
-    cells = [experiment, f"{verses:,}",
-             f"{100 * found.tokens / found.words:.2f} % → "
-             f"{100 * found.tokens_after / found.words:.2f} %"]
-    for name in [name for name in table.index if f"{name}_oov" in table.index]:
-        base, oov = table.loc[name], table.loc[f"{name}_oov"]
+    summary = read_table(path(EVALUATION_CONDITIONS, run_set="oov/"), CONDITION_SUMMARY)
+    variants = {Condition.parse(name).oov_variant for name in summary["condition"]}
+    table = score_table(summary, {}, {v: variant_description(config, v) for v in variants})
+    table = table.set_index("condition")
+    found = []
+    for name in table.index[table["grammar"] == "augmented"]:
+        condition = Condition.parse(name)
+        variant = condition.oov_variant
+        coverage = set_coverage(
+            "test", variant, path(EVALSET_TABLE, evalset="test"),
+            path(FILTERED_GRAMMAR, evalset="test"),
+            path(OOV_PARAPHRASED_GRAMMAR, evalset="test", oov_variant=oov_variant_tag(variant)),
+            variant_search_settings(config, variant)["max_phrase_length"]).coverage
+        base, oov = table.loc[condition.baseline.name], table.loc[name]
         mark = "*" if oov["bleu_significant"] else ""
-        cells += [name, cell(base["bleu_mean"], base["bleu_sd"]),
-                  cell(oov["bleu_mean"], oov["bleu_sd"]),
-                  f"{oov['bleu_difference']:+.2f}{mark} (p = {oov['bleu_p_value']:.2g})",
-                  cell(base["ter_mean"], base["ter_sd"]), cell(oov["ter_mean"], oov["ter_sd"]),
-                  f"{oov['matched_bleu_difference']:+.2f}"
-                  + ("*" if oov["matched_bleu_significant"] else "")]
-    return cells
+        found.append([
+            experiment, f"{verses:,}", name, oov["settings"],
+            f"{100 * coverage.tokens / coverage.words:.2f} % → "
+            f"{100 * coverage.tokens_after / coverage.words:.2f} %",
+            cell(base["bleu_mean"], base["bleu_sd"]), cell(oov["bleu_mean"], oov["bleu_sd"]),
+            f"{oov['bleu_difference']:+.2f}{mark} (p = {oov['bleu_p_value']:.2g})",
+            cell(base["ter_mean"], base["ter_sd"]), cell(oov["ter_mean"], oov["ter_sd"]),
+            f"{oov['matched_bleu_difference']:+.2f}"
+            + ("*" if oov["matched_bleu_significant"] else "")])
+    return found
 
 
 def main() -> None:
@@ -64,12 +74,13 @@ def main() -> None:
     parser.add_argument("results", nargs="+", type=Path,
                         help="results/<experiment> directories with evaluation/oov/")
     args = parser.parse_args()
-    print("| experiment | training verses | test OOV tokens before → after | condition "
-          "| BLEU kH | BLEU kH_oov | Δ BLEU pooled | TER kH | TER kH_oov "
+    print("| experiment | training verses | condition | settings | test OOV tokens before → "
+          "after | BLEU kH | BLEU augmented | Δ BLEU pooled | TER kH | TER augmented "
           "| Δ BLEU at common length |")
-    print("|:---|---:|---:|:---|---:|---:|---:|---:|---:|---:|")
+    print("|:---|---:|:---|:---|---:|---:|---:|---:|---:|---:|---:|")
     for results in args.results:
-        print("| " + " | ".join(row(results)) + " |")
+        for row in rows(results):
+            print("| " + " | ".join(row) + " |")
 
 
 if __name__ == "__main__":

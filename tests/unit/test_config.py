@@ -356,3 +356,26 @@ def test_translating_oov_paraphrases_needs_a_weight_for_the_paraphrase_feature()
     off = with_change(tiny(), "decoder.translation_weights", weights)
     assert "unknown ['log_paraphrase_similarity']" in " ".join(checked(off))
     assert grammar_schemas(off)["translation"] == GRAMMAR
+
+
+def test_each_oov_variant_must_search_validly_and_split_below_the_longest_phrase():
+    """A variant whose settings cannot search, or whose feature_split leaves the long feature
+    no phrase, is named with its key; the shipped variants pass."""
+    assert checked(tiny()) == []
+    bad = with_change(tiny(), "oov_paraphrase.variants", {
+        "toolong": {"feature_split": 4}, "short": {"max_phrase_length": 2, "feature_split": 2},
+        "fine": {"max_phrase_length": 3, "feature_split": 2}})
+    assert checked(bad) == [
+        "oov_paraphrase.variants.toolong: feature_split 4 leaves no phrase to its second "
+        "feature (max_phrase_length 4)",
+        "oov_paraphrase.variants.short: feature_split 2 leaves no phrase to its second "
+        "feature (max_phrase_length 2)"]
+    split = with_change(tiny(), "oov_paraphrase.feature_split", 4)
+    assert checked(split) == ["oov_paraphrase: feature_split 4 leaves no phrase to its second "
+                              "feature (max_phrase_length 4)"]
+    with pytest.raises(WorkflowError):
+        validate(with_change(tiny(), "oov_paraphrase.variants", {"Bad-Name": {"k": 5}}),
+                 schema=str(SCHEMA))
+    with pytest.raises(WorkflowError):
+        validate(with_change(tiny(), "oov_paraphrase.variants", {"x": {"translate": True}}),
+                 schema=str(SCHEMA))

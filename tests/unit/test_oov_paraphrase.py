@@ -11,7 +11,14 @@ import pandas as pd
 import pytest
 from test_decoder_search import write_arpa
 
-from circle.core.schemas import ALIGNMENT, BITEXT, GRAMMAR, GRAMMAR_OOV_PARAPHRASED, OOV_PARAPHRASES
+from circle.core.schemas import (
+    ALIGNMENT,
+    BITEXT,
+    GRAMMAR,
+    GRAMMAR_OOV_PARAPHRASED,
+    GRAMMAR_OOV_PARAPHRASED_BY_LENGTH,
+    OOV_PARAPHRASES,
+)
 from circle.core.tables import read_table, write_table
 from circle.corpus.preprocess import normalize
 from circle.decoder import decode_corpus
@@ -20,12 +27,15 @@ from circle.distributional import DistributionalSettings, MonolingualCorpus, oov
 from circle.grammar.extract import extract_grammar
 from circle.grammar.oov_paraphrase import (
     FEATURE,
+    LONG_FEATURE,
+    SHORT_FEATURE,
     Coverage,
     augment,
     augment_grammar,
     borrowed_rules,
     coverage,
     known_words,
+    paraphrase_features,
     read_known_words,
 )
 
@@ -95,6 +105,32 @@ def test_augmenting_keeps_the_grammar_and_adds_only_rules_for_unknown_phrases():
                                   grammar.assign(**{FEATURE: 0.0, "paraphrase_of": None}))
 
 
+def test_split_features_carry_ln_h_by_the_oov_phrases_length():
+    """feature_split 2 (the seed's "1-2 + 3-4grams"): a borrowed rule for a one- or two-word
+    OOV phrase has ln h in the short feature, one for a three-word phrase in the long one, the
+    other 0; the grammar's own rules 0 in both."""
+    paraphrases = pd.concat([PARAPHRASES, pd.DataFrame({
+        "phrase": ["el día cuarto", "día cuarto"], "paraphrase": ["mayor", "tercero"],
+        "similarity": [0.5, 0.25], "rank": [1, 1]})], ignore_index=True)
+    grammar = rules(("casa", "house", 0.9))
+    table = augment(grammar, paraphrases, RULES, feature_split=2)
+    assert list(table.columns) == GRAMMAR_OOV_PARAPHRASED_BY_LENGTH.arrow.names
+    augmented = table.set_index(["source", "target"])
+    assert augmented.loc[("casa", "house"), [SHORT_FEATURE, LONG_FEATURE]].tolist() == [0, 0]
+    third = augmented.loc[("cuarto", "third")]
+    assert third[SHORT_FEATURE] == pytest.approx(math.log(0.8)) and third[LONG_FEATURE] == 0
+    two = augmented.loc[("día cuarto", "third")]
+    assert two[SHORT_FEATURE] == pytest.approx(math.log(0.25)) and two[LONG_FEATURE] == 0
+    three = augmented.loc[("el día cuarto", "greater")]
+    assert three[LONG_FEATURE] == pytest.approx(math.log(0.5)) and three[SHORT_FEATURE] == 0
+    # the one-feature grammar's rules and values, split
+    one = augment(grammar, paraphrases, RULES).set_index(["source", "target"])
+    assert one.index.equals(augmented.index)
+    assert np.allclose(one[FEATURE], augmented[SHORT_FEATURE] + augmented[LONG_FEATURE])
+    assert paraphrase_features(2) == (SHORT_FEATURE, LONG_FEATURE)
+    assert paraphrase_features(None) == (FEATURE,)
+
+
 def test_coverage_counts_the_oov_tokens_no_borrowed_rule_covers():
     found = coverage(["a x b y", "x c", "z z"], {"a", "b", "c"}, {"a x", "z"}, 2)
     # before: x, y, x, z, z; after: y and the x of "x c" ("a x" covers only the first)
@@ -160,3 +196,14 @@ def test_an_oov_is_translated_after_augmentation(tiny_system):
     assert after.features["oov"] < before.features["oov"]
     assert after.features[FEATURE] < 0  # a borrowed rule, whose h = asim < 1
     assert "second" in after.text.split()  # cuarto -> second, borrowed from segundo
+    # the seed's two-feature variant: a one-word phrase's ln h in the short feature
+    augment_grammar(directory / "grammar.parquet", directory / "grammar.parquet",
+                    directory / "paraphrases.parquet", directory / "split.parquet",
+                    feature_split=1)
+    split = load_grammar(directory / "split.parquet")
+    assert split.feature_names == GRAMMAR_OOV_PARAPHRASED_BY_LENGTH.features
+    both = decode_corpus([sentence], split, str(directory / "lm.arpa"),
+                         {**weights, SHORT_FEATURE: 1.0, LONG_FEATURE: 1.0}, k=1)[0][0]
+    assert both.text == after.text
+    assert both.features[SHORT_FEATURE] == after.features[FEATURE]
+    assert both.features[LONG_FEATURE] == 0

@@ -7,7 +7,7 @@ import pandas as pd
 
 from circle.core.schemas import EVALSET
 from circle.core.tables import write_table
-from circle.figures.oov_translation import samples_markdown, score_table
+from circle.figures.oov_translation import samples_markdown, score_table, stoplist_markdown
 
 
 def test_a_verse_counts_when_the_augmented_output_drops_a_word_the_baseline_passes_through(
@@ -39,6 +39,34 @@ def test_the_score_table_puts_each_baseline_before_its_augmented_twin():
     rows = [{"condition": name, "replicates": 3, "length_ratio_mean": 1.0,
              "baseline_condition": base, **metrics, **tests}
             for name, base in (("4H_oov", "4H"), ("1H", None), ("4H", None), ("1H_oov", "1H"))]
-    table = score_table(pd.DataFrame(rows))
-    assert list(table["condition"]) == ["1H", "1H_oov", "4H", "4H_oov"]
-    assert list(table["grammar"]) == ["filtered", "augmented"] * 2
+    rows.append({**rows[0], "condition": "4H_oov-split"})
+    rows.append({**rows[0], "condition": "4H_oov-unigrams"})
+    tune = {"4H_oov": [40.0, 41.0, 42.0], "4H_oov-split": [39.0]}
+    table = score_table(pd.DataFrame(rows), tune, {"": "oov_paraphrase",
+                                                   "unigrams": "max_phrase_length 1",
+                                                   "split": "feature_split 2"})
+    assert list(table["condition"]) == ["1H", "1H_oov", "4H", "4H_oov", "4H_oov-unigrams",
+                                        "4H_oov-split"]
+    assert list(table["grammar"]) == ["filtered", "augmented"] * 2 + ["augmented"] * 2
+    assert list(table["settings"])[3:] == ["oov_paraphrase", "max_phrase_length 1",
+                                           "feature_split 2"]
+    assert table["tune_mean"].iloc[3] == 41.0 and table["tune_sd"].iloc[3] == 1.0
+    assert table["tune_mean"].iloc[5] == 39.0 and pd.isna(table["tune_sd"].iloc[5])
+    assert table["tune_mean"].iloc[:3].isna().all()
+
+
+def test_the_stoplist_threshold_is_the_candidate_whose_runs_tune_best():
+    table = pd.DataFrame({
+        "condition": ["4H", "4H_oov", "4H_oov-stoplist500", "4H_oov-stoplist8000",
+                      "4H_oov-split"],
+        "grammar": ["filtered"] + ["augmented"] * 4,
+        "tune_mean": [float("nan"), 40.1, 40.4, 39.9, 45.0],
+        "tune_sd": [float("nan"), 0.1, 0.2, 0.3, 0.1],
+        "bleu_mean": [41.0, 40.0, 39.5, 40.2, 40.0], "bleu_sd": [0.1] * 5})
+    candidates = {"": 2000, "stoplist500": 500, "stoplist8000": 8000}
+    lines = stoplist_markdown(table, candidates)
+    assert "Chosen: 500 (4H_oov-stoplist500, the highest mean tune BLEU)" in lines[0]
+    assert lines[-3:] == ["| 4H_oov | 2,000 | 40.10 ± 0.10 | 40.00 ± 0.10 |",
+                          "| 4H_oov-stoplist500 | 500 | 40.40 ± 0.20 | 39.50 ± 0.10 |",
+                          "| 4H_oov-stoplist8000 | 8,000 | 39.90 ± 0.30 | 40.20 ± 0.10 |"]
+    assert stoplist_markdown(table, {"": 2000}) == []

@@ -202,8 +202,9 @@ def test_the_mt_system_decodes_with_the_filtered_grammar_unless_oov_paraphrases_
         "results/default/grammar/filtered/test.parquet")
     assert default.tuning_inputs("default", "4H", 0)["grammar"] == (
         "results/default/grammar/filtered/tune.parquet")
-    settings = default.oov_paraphrase_settings()
-    assert "translate" not in settings and settings["seed"] == default.config["seed"]
+    settings = default.oov_paraphrase_settings("")
+    assert "translate" not in settings and "variants" not in settings
+    assert settings["seed"] == default.config["seed"]
     plan = Plan(config("oov-paraphrases"))
     assert plan.oov_paraphrased and plan.experiment == "oov-paraphrases"
     for system in ("oov-paraphrases", "oov-paraphrases/heldout"):
@@ -214,7 +215,7 @@ def test_the_mt_system_decodes_with_the_filtered_grammar_unless_oov_paraphrases_
             "results/oov-paraphrases/grammar/oov_paraphrased/tune.parquet")
     assert plan.mt_systems == ["oov-paraphrases", "oov-paraphrases/heldout"]
     # the search is the default's: the switch changes no param of the paraphrase jobs
-    assert plan.oov_paraphrase_settings() == settings
+    assert plan.oov_paraphrase_settings("") == settings
 
 
 def test_the_oov_run_set_tunes_each_baseline_and_its_augmented_twin(default):
@@ -223,7 +224,10 @@ def test_the_oov_run_set_tunes_each_baseline_and_its_augmented_twin(default):
     evaluation; the decodes of 4H_oov's weights and
     its start weights read the augmented grammars, 4H's the filtered ones."""
     runs = default.oov_tuning_runs()
-    assert names(runs) == [f"{c}.rep{r}" for c in ("1H", "4H", "4H_oov") for r in range(3)]
+    variants = ["unigrams", "minscore06", "split", "stoplist500", "stoplist8000"]
+    assert names(runs) == [f"{c}.rep{r}" for c in ("1H", "4H", "4H_oov",
+                                                   *(f"4H_oov-{v}" for v in variants))
+                           for r in range(3)]
     assert default.evaluated_runs("default", "oov/") == runs
     assert default.translation_grammar("default", "test", "4H_oov.rep1") == (
         "results/default/grammar/oov_paraphrased/test.parquet")
@@ -241,12 +245,43 @@ def test_the_oov_run_set_tunes_each_baseline_and_its_augmented_twin(default):
     assert inputs["baseline"] == "results/default/decode/4H.rep0/test.1best.txt"
     assert inputs["augmented"] == "results/default/decode/4H_oov.rep0/test.1best.txt"
     assert inputs["test_augmented"] == "results/default/grammar/oov_paraphrased/test.parquet"
+    assert inputs["tune_augmented-split"] == (
+        "results/default/grammar/oov_paraphrased-split/tune.parquet")
+    assert inputs["tuning_logs"][0] == "results/default/tune/4H_oov.rep0.parquet"
+    assert len(inputs["tuning_logs"]) == 6 * 3  # the augmented runs'
     # the paraphrase search does not see which runs decode with its rules
     plan = Plan(config(oov_paraphrase={"tuning_conditions": ["1H", "2H_ter"],
-                                       "untuned_weight": 0.5}))
+                                       "untuned_weight": 0.5, "variants": {}}))
     assert names(plan.oov_tuning_runs()[::3]) == [
         "1H.rep0", "1H_oov.rep0", "1H_ter.rep0", "2H_ter.rep0", "2H_oov_ter.rep0"]
-    assert plan.oov_paraphrase_settings() == default.oov_paraphrase_settings()
+    assert plan.oov_paraphrase_settings("") == default.oov_paraphrase_settings("")
+
+
+def test_each_oov_variant_searches_augments_and_starts_with_its_own_settings(default):
+    """A variant overrides oov_paraphrase's search settings or features: its own paraphrase
+    search, augmented grammars (the split variant's with two paraphrase features) and untuned
+    weights; the stoplist candidates are the section and the variants that change only the
+    threshold."""
+    base = default.oov_paraphrase_settings("")
+    assert default.oov_paraphrase_settings("unigrams") == {**base, "max_phrase_length": 1}
+    assert default.oov_paraphrase_settings("minscore06") == {**base, "min_score": 0.6}
+    assert default.oov_paraphrase_settings("split") == base
+    assert default.oov_feature_split("split") == 2 and default.oov_feature_split("") is None
+    assert default.translation_grammar("default", "test", "4H_oov-unigrams.rep2") == (
+        "results/default/grammar/oov_paraphrased-unigrams/test.parquet")
+    untuned = default.untuned_weights("translation")
+    assert default.untuned_weights("translation_oov-split") == {
+        **untuned, "log_paraphrase_similarity_short": 0.2,
+        "log_paraphrase_similarity_long": 0.2}
+    assert default.untuned_weights("translation_oov-stoplist500") == {
+        **untuned, "log_paraphrase_similarity": 0.2}
+    variants = default.oov_report_variants()
+    assert [name for name, v in variants.items() if v["stoplist_candidate"]] == [
+        "", "stoplist500", "stoplist8000"]
+    assert variants["unigrams"]["max_length"] == 1
+    assert variants["stoplist8000"]["stoplist_threshold"] == 8000
+    assert variants["split"]["settings"] == "feature_split 2"
+    assert variants[""]["settings"] == "oov_paraphrase"
 
 
 @pytest.mark.parametrize(("changes", "problem"), [

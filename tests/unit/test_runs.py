@@ -40,32 +40,41 @@ def test_a_plain_run_takes_the_config_metric_and_its_own_seed_and_reads_no_extra
         "grammar": "results/default/grammar/filtered/tune.parquet",
         "lm": "lm.binary", "weights": "results/default/weights/untuned-translation.txt"}
     assert "conditions" not in run.tuning and "replicates" not in run.tuning
-    assert not run.oov_paraphrased
+    assert run.oov_variant is None
 
 
 def test_with_oov_paraphrases_translating_a_run_tunes_on_the_augmented_grammar():
     config = default_config(oov_paraphrase={"translate": True})
     for name in ("1H", "1H+2P", "1H+1T"):
         run = resolve_run(name, 0, config)
-        assert run.oov_paraphrased
+        assert run.oov_variant == ""
         assert run.inputs("x", "lm")["grammar"] == (
             "results/x/grammar/oov_paraphrased/tune.parquet")
 
 
 def test_an_oov_run_tunes_on_the_augmented_grammar_from_its_own_start_weights():
     run = resolve_run("4H_oov", 2, default_config())
-    assert run.oov_paraphrased and run.name == "4H_oov.rep2"
+    assert run.oov_variant == "" and run.name == "4H_oov.rep2"
     assert run.inputs("x", "lm")["grammar"] == "results/x/grammar/oov_paraphrased/tune.parquet"
     assert run.inputs("x", "lm")["weights"] == "results/x/weights/untuned-translation_oov.txt"
     assert run.seed != resolve_run("4H", 2, default_config()).seed
+    variant = resolve_run("4H_oov-split", 2, default_config())
+    assert variant.oov_variant == "split"
+    assert variant.inputs("x", "lm")["grammar"] == (
+        "results/x/grammar/oov_paraphrased-split/tune.parquet")
+    assert variant.inputs("x", "lm")["weights"] == (
+        "results/x/weights/untuned-translation_oov-split.txt")
+    assert variant.seed not in (run.seed, resolve_run("4H", 2, default_config()).seed)
 
 
-@pytest.mark.parametrize(("weights", "augmented"), [
-    ("4H_oov.rep0", True), ("1H_oov_ter.rep3", True), ("untuned-translation_oov", True),
-    ("4H.rep0", False), ("untuned-translation", False), ("paraphraser-bias0", False),
-    ("1H+1P.rep2", False)])
-def test_the_weights_of_oov_runs_decode_with_the_augmented_grammar(weights, augmented):
-    assert augmented_weights(weights) is augmented
+@pytest.mark.parametrize(("weights", "variant"), [
+    ("4H_oov.rep0", ""), ("1H_oov_ter.rep3", ""), ("untuned-translation_oov", ""),
+    ("4H_oov-split.rep1", "split"), ("4H_oov-stoplist500_ter.rep0", "stoplist500"),
+    ("untuned-translation_oov-unigrams", "unigrams"),
+    ("4H.rep0", None), ("untuned-translation", None), ("paraphraser-bias0", None),
+    ("1H+1P.rep2", None), ("untuned-translation_oov-", None), ("untuned-translation_oovx", None)])
+def test_the_weights_of_oov_runs_decode_with_their_variants_augmented_grammar(weights, variant):
+    assert augmented_weights(weights) == variant
 
 
 def test_the_condition_metric_overrides_the_config_one():

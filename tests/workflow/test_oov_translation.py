@@ -106,9 +106,10 @@ def test_the_oov_run_set_tunes_the_baseline_and_its_augmented_twin_and_reports_b
     assert list(summary["condition"]) == ["1H", "1H_oov"]
     assert summary.set_index("condition").loc["1H_oov", "baseline_condition"] == "1H"
     page = (results / "report/oov_translation.md").read_text()
-    row = next(line for line in page.splitlines() if line.startswith("| test |"))
+    row = next(line for line in page.splitlines()
+               if line.startswith("| augmented (oov_paraphrase) | test |"))
     cells = [cell.strip() for cell in row.strip("|").split("|")]
-    before, after = (int(cells[i].split()[0].replace(",", "")) for i in (2, 3))
+    before, after = (int(cells[i].split()[0].replace(",", "")) for i in (3, 4))
     assert 0 < after < before
     sample = page[page.index("source: "):]
     verse = next(block for block in sample.split("- source: ")
@@ -117,6 +118,34 @@ def test_the_oov_run_set_tunes_the_baseline_and_its_augmented_twin_and_reports_b
     assert OOV in next(line for line in lines if "- 1H:" in line).split()
     assert "second" in next(line for line in lines if "- 1H_oov:" in line).split()
     assert (results / "report/oov_translation.csv").read_text().startswith("condition,grammar")
+
+
+def test_each_oov_variant_is_searched_augmented_and_tuned_with_its_own_files(tmp_path):
+    """oov_paraphrase.variants (dry run): 1H_oov-<variant> beside 1H_oov, each variant with
+    its own paraphrase search, augmented grammars and untuned weights; a variant that only
+    changes the features shares nothing with the base variant but the filtered grammars; the
+    page reads every augmented run's tuning log for the tune scores."""
+    changes = {"oov_paraphrase.max_phrase_length": 1, "oov_paraphrase.tuning_conditions": ["1H"],
+               "oov_paraphrase.variants": {"split": {"max_phrase_length": 2, "feature_split": 1},
+                                           "stoplist50": {"stoplist_threshold": 50}}}
+    plan = snakemake("-n", "--configfile", str(tiny_config(tmp_path, **changes)),
+                     "--directory", str(tmp_path), "oov_translation")
+    assert plan.returncode == 0, plan.stdout + plan.stderr
+    jobs = re.split(r"^(?=(?:local)?rule \w+:$)", plan.stdout, flags=re.M)
+    outputs = {re.search(r"output: (\S+)", job)[1]: job for job in jobs
+               if re.match(r"rule (oov_paraphrases|augment_grammar):", job)}
+    for tag in ("", "-split", "-stoplist50"):
+        for evalset in ("tune", "test"):
+            assert f"results/tiny/oov/paraphrases{tag}/{evalset}.parquet" in outputs
+            assert f"results/tiny/grammar/oov_paraphrased{tag}/{evalset}.parquet" in outputs
+    tunes = {re.search(r"condition=(\S+), replicate=0", job)[1]: re.search(r"input: (.*)", job)[1]
+             for job in jobs if job.startswith("rule tune_translation:")}
+    assert sorted(tunes) == ["1H", "1H_oov", "1H_oov-split", "1H_oov-stoplist50"]
+    assert "grammar/oov_paraphrased-split/tune.parquet" in tunes["1H_oov-split"]
+    assert "weights/untuned-translation_oov-split.txt" in tunes["1H_oov-split"]
+    [report] = [job for job in jobs if job.startswith("rule report_oov_translation:")]
+    assert all(f"results/tiny/tune/{c}.rep0.parquet" in report
+               for c in ("1H_oov", "1H_oov-split", "1H_oov-stoplist50"))
 
 
 def test_a_training_sample_leaves_its_other_verses_to_the_oov_paraphrases(tmp_path):

@@ -15,6 +15,7 @@ from circle.corpus.prepare import EVAL_SETS, UNUSED_TRAINING
 from circle.experiments.conditions import (
     CONDITION_PATTERN,
     EXTRA_PATTERN,
+    OOV_VARIANT_TAG_PATTERN,
     REFERENCE_TAG_PATTERN,
     tagged_reference,
 )
@@ -46,6 +47,7 @@ from circle.pipeline.runs import (
     GRID_ROW,
     LATTICE_REFERENCES,
     LM_BINARY,
+    OOV_PARAPHRASE_TABLE,
     OOV_PARAPHRASED_GRAMMAR,
     PARAPHRASE_GRAMMAR,
     PARAPHRASER_LM_BINARY,
@@ -102,11 +104,11 @@ def one_of(systems):
 
 
 ALIGNED_SYSTEM = one_of([EXPERIMENT, *PIVOT_PAIR_SYSTEMS])
+"""Wildcard constraint of the eflomal alignment: the experiment's bitext and the pivot
+bitexts other than it."""
 MT_SYSTEM = one_of(PLAN.mt_systems)
 """Wildcard constraint of the rules only the systems that translate have: the experiment's and
 its held-out one (the OOV paraphrases and augmented grammars they may decode with)."""
-"""Wildcard constraint of the eflomal alignment: the experiment's bitext and the pivot
-bitexts other than it."""
 
 
 wildcard_constraints:
@@ -124,7 +126,8 @@ wildcard_constraints:
     reference=REFERENCE_TAG_PATTERN,
     run_set="(?:" + "|".join(re.escape(run_set) for run_set in RUN_SETS if run_set) + ")?",
     extra=EXTRA_PATTERN,
-    model="translation|translation_oov|paraphrase",
+    model=f"translation(?:_oov{OOV_VARIANT_TAG_PATTERN})?|paraphrase",
+    oov_variant=OOV_VARIANT_TAG_PATTERN,
     weights=r"[A-Za-z0-9_.+-]+",
     grammar_table=r"grammar/bilingual|paraphrase/bias(?:0|0?\.\d+)",
 
@@ -248,8 +251,12 @@ def grid_decoder_settings():
     return {**PLAN.decoder_settings(), "k": config["grid_search"]["nbest"]}
 
 
-def oov_paraphrase_settings():
-    return PLAN.oov_paraphrase_settings()
+def oov_paraphrase_settings(wildcards):
+    return PLAN.oov_paraphrase_settings(wildcards.oov_variant[1:])
+
+
+def oov_feature_split(wildcards):
+    return PLAN.oov_feature_split(wildcards.oov_variant[1:])
 
 
 def oov_monolingual(wildcards):

@@ -104,19 +104,20 @@ rule filter_grammar:
 rule oov_paraphrases:
     """Distributional paraphrases of an evaluation set's OOV phrases (Marton, Callison-Burch &
     Resnik 2009 §3-4) from the source side of every split, and of the training segments
-    corpus.train_segments leaves out of the bitext, as monolingual text."""
+    corpus.train_segments leaves out of the bitext, as monolingual text; with oov_paraphrase's
+    search settings or ({oov_variant}) a variant's."""
     input:
         grammar=FILTERED_GRAMMAR,
         evalset=EVALSET_TABLE,
         monolingual=oov_monolingual,
     output:
-        paraphrases="results/{experiment}/oov/paraphrases/{evalset}.parquet",
+        paraphrases=OOV_PARAPHRASE_TABLE,
     log:
-        "logs/{experiment}/oov_paraphrases/{evalset}.log",
+        "logs/{experiment}/oov_paraphrases{oov_variant}/{evalset}.log",
     benchmark:
-        "benchmarks/{experiment}/oov_paraphrases/{evalset}.tsv"
+        "benchmarks/{experiment}/oov_paraphrases{oov_variant}/{evalset}.tsv"
     params:
-        settings=oov_paraphrase_settings(),
+        settings=oov_paraphrase_settings,
     wildcard_constraints:
         experiment=MT_SYSTEM,
     resources:
@@ -134,13 +135,15 @@ rule augment_grammar:
     input:
         grammar=FILTERED_GRAMMAR,
         bilingual=BILINGUAL_GRAMMAR,
-        paraphrases="results/{experiment}/oov/paraphrases/{evalset}.parquet",
+        paraphrases=OOV_PARAPHRASE_TABLE,
     output:
         grammar=OOV_PARAPHRASED_GRAMMAR,
     log:
-        "logs/{experiment}/augment_grammar/{evalset}.log",
+        "logs/{experiment}/augment_grammar{oov_variant}/{evalset}.log",
     benchmark:
-        "benchmarks/{experiment}/augment_grammar/{evalset}.tsv"
+        "benchmarks/{experiment}/augment_grammar{oov_variant}/{evalset}.tsv"
+    params:
+        feature_split=oov_feature_split,
     wildcard_constraints:
         experiment=MT_SYSTEM,
     resources:
@@ -321,4 +324,5 @@ rule oov_paraphrased_grammars:
     borrowed from distributional paraphrases (Marton et al. 2009), and the paraphrases."""
     input:
         EFFECTIVE_CONFIG,
-        expand(OOV_PARAPHRASED_GRAMMAR, experiment=EXPERIMENT, evalset=["tune", "test"]),
+        expand(OOV_PARAPHRASED_GRAMMAR, experiment=EXPERIMENT, evalset=["tune", "test"],
+               oov_variant=""),

@@ -5,8 +5,9 @@
 
 rule report_oov_translation:
     """The OOV run set's page: test BLEU, TER and chrF of each kH of
-    oov_paraphrase.tuning_conditions and its kH_oov with significance, the tune and test sets'
-    OOV rates before and after the borrowed rules, and sample test verses."""
+    oov_paraphrase.tuning_conditions, its kH_oov and each kH_oov-<variant> with significance and
+    tune scores, the stoplist threshold the tune set chooses, the tune and test sets' OOV rates
+    before and after the borrowed rules of each variant, and sample test verses."""
     input:
         unpack(oov_report_inputs),
     output:
@@ -20,7 +21,7 @@ rule report_oov_translation:
     log:
         "logs/{experiment}/report_oov_translation.log",
     params:
-        max_length=config["oov_paraphrase"]["max_phrase_length"],
+        variants=PLAN.oov_report_variants(),
         samples=[run.condition.name for run in PLAN.oov_sample_runs()],
     wildcard_constraints:
         experiment=MAIN_SYSTEM,
@@ -33,9 +34,10 @@ rule report_oov_translation:
 
 
 rule oov_translation:
-    """Named target: the OOV run set, every kH of oov_paraphrase.tuning_conditions and its
-    kH_oov with tuning.replicates replicates, evaluated as evaluation/oov/ (kH_oov against kH),
-    and its page. Not part of the default target."""
+    """Named target: the OOV run set, every kH of oov_paraphrase.tuning_conditions, its kH_oov
+    and its kH_oov-<variant> for each of oov_paraphrase.variants, with tuning.replicates
+    replicates, evaluated as evaluation/oov/ (each against kH), and its page. Not part of the
+    default target."""
     input:
         EFFECTIVE_CONFIG,
         f"results/{EXPERIMENT}/report/oov_translation.md",

@@ -3,4 +3,4 @@ from circle.grammar.oov_paraphrase import augment_grammar
 
 provenance = start_job(snakemake)
 augment_grammar(snakemake.input.grammar, snakemake.input.bilingual, snakemake.input.paraphrases,
-                snakemake.output.grammar, provenance)
+                snakemake.output.grammar, provenance, snakemake.params.feature_split)

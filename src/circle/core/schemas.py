@@ -247,6 +247,24 @@ GRAMMAR_OOV_PARAPHRASED = _schema(
     features=GRAMMAR.features + ("log_paraphrase_similarity",),
 )
 
+GRAMMAR_OOV_PARAPHRASED_BY_LENGTH = _schema(
+    "grammar_oov_paraphrased_by_length",
+    1,
+    GRAMMAR.description + " Augmented for OOV phrases as grammar_oov_paraphrased, with the "
+    "paraphrase feature split by the OOV phrase's length (Marton et al. 2009's '1-2 + 3-4grams' "
+    "variant): `log_paraphrase_similarity_short` is ln h(e, f) for a borrowed rule whose f has "
+    "at most oov_paraphrase.feature_split words, `log_paraphrase_similarity_long` for a longer "
+    "f; each is 0 elsewhere.",
+    [
+        *GRAMMAR.arrow,
+        pa.field("log_paraphrase_similarity_short", pa.float64(), nullable=False),
+        pa.field("log_paraphrase_similarity_long", pa.float64(), nullable=False),
+        pa.field("paraphrase_of", pa.string()),
+    ],
+    features=GRAMMAR.features + ("log_paraphrase_similarity_short",
+                                 "log_paraphrase_similarity_long"),
+)
+
 _PARAPHRASE_FIELDS = [
     pa.field("lhs", pa.string(), nullable=False),
     pa.field("source", pa.string(), nullable=False),
@@ -893,6 +911,7 @@ ALL_SCHEMAS: dict[str, TableSchema] = {
     s.name: s for s in (VERSES, FOREIGN_BIBLES, BITEXT, EVALSET, ALIGNMENT, ALIGNED_BITEXT, LEXICAL,
                         RULE_COUNTS, LABELLED_RULE_COUNTS, GRAMMAR, LABELLED_GRAMMAR,
                         OOV_PARAPHRASES, GRAMMAR_OOV_PARAPHRASED,
+                        GRAMMAR_OOV_PARAPHRASED_BY_LENGTH,
                         *PARAPHRASE_GRAMMARS, LABELLED_PARAPHRASE_GRAMMAR, SELF_PARAPHRASE,
                         PIVOT_RULES, LABELLED_PIVOT_RULES, PIVOT_SOURCES,
                         PIVOT_LOOKUP, TUNING_LOG, TUNING_CHECKPOINT,

@@ -8,7 +8,9 @@ paraphrases of it by the tuned paraphraser (§4.3.2), ``1H+kT`` targeted paraphr
 ``1H+1X_<extra>`` one fixed extra reference of known quality per segment
 (:mod:`circle.experiments.dose_response`, beyond the thesis), ``kH+mL`` the first k human
 references plus m new sentences drawn from their word lattice (Pang, Knight & Marcu 2003;
-:mod:`circle.lattice.references`, beyond the thesis). A leaf: parsing a name loads
+:mod:`circle.lattice.references`, beyond the thesis), ``kH_oov`` and ``kH_oov-<variant>`` kH on
+the grammars augmented for OOV phrases (Marton et al. 2009; :mod:`circle.grammar.oov_paraphrase`,
+:mod:`circle.experiments.oov_translation`). A leaf: parsing a name loads
 neither the decoder nor the tuner, so the workflow's DAG build and the config checks use it.
 """
 
@@ -34,11 +36,17 @@ human reference with p % of its words replaced by random tune-set words, ``shuff
 in a random order."""
 
 
+
+OOV_VARIANT_PATTERN = r"[a-z0-9]+"
+"""Names of the variants of oov_paraphrase.variants (``kH_oov-<variant>``): lowercase letters
+and digits, so that a run name's ``.rep<n>`` and a file name stay unambiguous."""
+
 _CONDITION = re.compile(
     rf"^(?:(?P<human>\d+)H(?:\+(?P<lattice>\d+)L)?|1H\+(?P<paraphrases>\d+)(?P<kind>[PT])"
     rf"|1H\+1X_(?P<extra>{EXTRA_PATTERN}))"
     rf"(?:_b(?P<bias>{_NUMBER})(?:_w(?P<weight>-{_NUMBER}))?)?(?:_ref(?P<reference>\d+))?"
-    r"(?:_t(?P<tuning_set>\d+))?(?P<oov>_oov)?(?:_(?P<metric>bleu|ter|terbleu))?$")
+    rf"(?:_t(?P<tuning_set>\d+))?(?P<oov>_oov(?:-(?P<oov_variant>{OOV_VARIANT_PATTERN}))?)?"
+    r"(?:_(?P<metric>bleu|ter|terbleu))?$")
 
 
 CONDITION_PATTERN = re.sub(r"\(\?P<\w+>", "(?:", _CONDITION.pattern)[1:-1]
@@ -51,6 +59,8 @@ paraphraser's self-paraphrase bias (1H+kP, Fig. 5.14) or, with ``_w<weight>``, a
 targeted paraphraser (Fig. 5.4); ``_ref<n>`` the tune set's n-th reference set as every segment's
 single reference (1H, 1H+kP; Fig. 4.10); ``_t<n>`` the tuning set T<n> of a held-out system's
 tune set, its base set and first n held-out training blocks (1H, 1H+kP; Fig. 4.11/4.12);
+``_oov`` or ``_oov-<variant>`` kH on the grammars augmented for OOV phrases, with the search
+and feature settings of oov_paraphrase or of its variant (:data:`OOV_VARIANT_PATTERN`);
 ``_<metric>`` the tuning metric (Fig. 4.8/4.9)."""
 
 
@@ -87,6 +97,9 @@ class Condition:
     """``kH_oov``: the MT system decodes and tunes with the grammars augmented with rules
     borrowed for OOV phrases from their distributional paraphrases (Marton et al. 2009);
     False: the filtered grammars (unless oov_paraphrase.translate augments every run)."""
+    oov_variant: str = ""
+    """``kH_oov-<variant>``: the variant of oov_paraphrase.variants whose settings the augmented
+    grammars are made with (Marton et al.'s Table 4 rows); "": the section's own settings."""
 
     def __post_init__(self) -> None:
         problem = None
@@ -103,6 +116,9 @@ class Condition:
                            or self.reference is not None or self.tuning_set is not None):
             problem = ("_oov decodes kH with the grammars augmented for OOV phrases (only a "
                        "_<metric> suffix)")
+        elif self.oov_variant and (not self.oov or not re.fullmatch(OOV_VARIANT_PATTERN,
+                                                                     self.oov_variant)):
+            problem = "an OOV variant names oov_paraphrase.variants' settings of _oov-<variant>"
         elif self.paraphrases and self.human != 1:
             problem = "paraphrases are added to a single human reference (1H+k)"
         elif self.targeted and not self.paraphrases:
@@ -151,7 +167,7 @@ class Condition:
         if self.tuning_set is not None:
             name += f"_t{self.tuning_set}"
         if self.oov:
-            name += OOV_SUFFIX
+            name += OOV_SUFFIX + (f"-{self.oov_variant}" if self.oov_variant else "")
         return name + (f"_{self.metric}" if self.metric is not None else "")
 
     @classmethod
@@ -163,7 +179,8 @@ class Condition:
             raise ValueError(f"unknown tuning condition '{name}': use kH (k >= 1), 1H+kP, "
                              "1H+kT, 1H+1X_<extra> or kH+mL (k >= 2), optionally followed by "
                              "_b<bias> (1H+kP), "
-                             "_b<bias>_w<weight> (1H+kT), _ref<n>, _t<n>, _oov (kH) and _bleu, "
+                             "_b<bias>_w<weight> (1H+kT), _ref<n>, _t<n>, _oov or "
+                             "_oov-<variant> (kH) and _bleu, "
                              "_ter or _terbleu")
         parts = match.groupdict()
         targeted = parts["kind"] == "T"
@@ -180,7 +197,7 @@ class Condition:
             reference=None if parts["reference"] is None else int(parts["reference"]),
             tuning_set=None if parts["tuning_set"] is None else int(parts["tuning_set"]),
             metric=parts["metric"], extra=parts["extra"], lattice=int(parts["lattice"] or 0),
-            oov=parts["oov"] is not None)
+            oov=parts["oov"] is not None, oov_variant=parts["oov_variant"] or "")
         if condition.name != name:
             raise ValueError(f"tuning condition '{name}' is spelt '{condition.name}'")
         return condition
@@ -205,7 +222,7 @@ class Condition:
         kH_oov condition is compared with kH: what the borrowed rules add (Marton et al. 2009,
         Table 4's baseline)."""
         if self.oov:
-            return replace(self, oov=False)
+            return replace(self, oov=False, oov_variant="")
         if self.lattice:
             return Condition(self.human, metric=self.metric)
         single = Condition(1, reference=self.reference, tuning_set=self.tuning_set,
@@ -296,7 +313,9 @@ class TuningRun:
         weights have been tuned with just the original human reference")."""
         if self.condition.targeted:
             return TuningRun(Condition(1), self.replicate).name
-        return UNTUNED_TRANSLATION_OOV if self.condition.oov else UNTUNED_TRANSLATION
+        if self.condition.oov:
+            return untuned_oov_weights(self.condition.oov_variant)
+        return UNTUNED_TRANSLATION
 
 
 UNTUNED = "untuned"
@@ -314,6 +333,23 @@ kH_oov runs start: the untuned weights and one for the paraphrase feature
 
 OOV_SUFFIX = "_oov"
 """The part of a condition name that decodes it with the augmented grammars (``kH_oov``)."""
+
+
+OOV_VARIANT_TAG_PATTERN = rf"(?:-{OOV_VARIANT_PATTERN})?"
+"""File-name part naming an OOV variant (Snakemake wildcard constraint): empty for
+oov_paraphrase's own settings, ``-<variant>`` for a variant's (:func:`oov_variant_tag`)."""
+
+
+def oov_variant_tag(variant: str) -> str:
+    """The file-name part of an OOV variant (:data:`OOV_VARIANT_TAG_PATTERN`)."""
+    return f"-{variant}" if variant else ""
+
+
+def untuned_oov_weights(variant: str) -> str:
+    """The weights file where kH_oov (``variant`` "") or kH_oov-<variant> runs start:
+    :data:`UNTUNED_TRANSLATION_OOV`, or ``untuned-translation_oov-<variant>`` (its grammars may
+    have other paraphrase features)."""
+    return UNTUNED_TRANSLATION_OOV + oov_variant_tag(variant)
 
 
 RUN_KEYS: tuple[str, ...] = ("conditions", "replicates", "fan_out")

@@ -1,7 +1,9 @@
 """The page of the OOV run set (target ``oov_translation``,
 :mod:`circle.experiments.oov_translation`): Marton, Callison-Burch & Resnik (2009)'s Table 4 on
-one bitext size — test BLEU, TER and chrF of kH and kH_oov with significance, the OOV rate of the
-tune and test sets before and after the borrowed rules, and test verses whose output changed."""
+one bitext size — test BLEU, TER and chrF of kH, kH_oov and each kH_oov-<variant> with
+significance and their tune scores, the stoplist threshold chosen by the tune set, the OOV rate
+of the tune and test sets before and after the borrowed rules, and test verses whose output
+changed."""
 
 from __future__ import annotations
 
@@ -14,9 +16,15 @@ import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
 from circle.core.pages import csv_text, p_value_text, write_page, write_text_atomically
-from circle.core.schemas import CONDITION_SUMMARY, EVALSET, GRAMMAR_OOV_PARAPHRASED
+from circle.core.schemas import (
+    CONDITION_SUMMARY,
+    EVALSET,
+    GRAMMAR_OOV_PARAPHRASED,
+    GRAMMAR_OOV_PARAPHRASED_BY_LENGTH,
+    TUNING_LOG,
+)
 from circle.core.tables import read_table
-from circle.experiments.conditions import Condition
+from circle.experiments.conditions import Condition, TuningRun
 from circle.grammar.io import grammar_schema
 from circle.grammar.oov_paraphrase import Coverage, coverage, read_known_words
 
@@ -30,10 +38,12 @@ passes through."""
 
 @dataclass(frozen=True)
 class SetCoverage:
-    """The OOV words of one evaluation set's input before and after the borrowed rules, and
-    the borrowed rules of its augmented grammar."""
+    """The OOV words of one evaluation set's input before and after the borrowed rules of one
+    variant ("" oov_paraphrase's own settings), and the borrowed rules of its augmented
+    grammar."""
 
     evalset: str
+    variant: str
     coverage: Coverage
     borrowed_rules: int
     borrowed_phrases: int
@@ -42,15 +52,16 @@ class SetCoverage:
 def borrowed_sources(augmented_path: str | os.PathLike) -> tuple[set[str], int]:
     """The source sides of an augmented grammar's borrowed rules and how many rules they are
     (read as Arrow: the grammar's own rules stay unread strings)."""
-    grammar_schema(augmented_path, (GRAMMAR_OOV_PARAPHRASED,))
+    grammar_schema(augmented_path, (GRAMMAR_OOV_PARAPHRASED, GRAMMAR_OOV_PARAPHRASED_BY_LENGTH))
     table = pq.read_table(augmented_path, columns=["source", "paraphrase_of"],
                           page_checksum_verification=True)
     borrowed = pc.filter(table["source"], pc.is_valid(table["paraphrase_of"]))
     return set(pc.unique(borrowed).to_pylist()), len(borrowed)
 
 
-def set_coverage(evalset: str, set_path: str | os.PathLike, filtered_path: str | os.PathLike,
-                 augmented_path: str | os.PathLike, max_length: int) -> SetCoverage:
+def set_coverage(evalset: str, variant: str, set_path: str | os.PathLike,
+                 filtered_path: str | os.PathLike, augmented_path: str | os.PathLike,
+                 max_length: int) -> SetCoverage:
     """:class:`SetCoverage` of a set: OOV = no one-word phrase rule of its filtered grammar
     (the decoder passes the word through), and after augmentation a token covered by an
     n-gram that is a borrowed rule's source side
@@ -58,21 +69,45 @@ def set_coverage(evalset: str, set_path: str | os.PathLike, filtered_path: str |
     sources = read_table(set_path, EVALSET, columns=["source"])["source"]
     sides, rules = borrowed_sources(augmented_path)
     found = coverage(sources, read_known_words(filtered_path), sides, max_length)
-    return SetCoverage(evalset, found, rules, len(sides))
+    return SetCoverage(evalset, variant, found, rules, len(sides))
 
 
-def score_table(conditions: pd.DataFrame) -> pd.DataFrame:
-    """One row per condition of the run set, kH before its kH_oov: scores over replicates and,
-    for kH_oov, the test against kH (the evaluation also tests kH against 1H, a question of
-    reference counts this page does not ask)."""
+def tune_scores(log_paths: Sequence[str | os.PathLike]) -> dict[str, list[float]]:
+    """Per condition, its runs' tune scores (× 100): the tuning metric of the returned
+    weights' decode of the tune set (:data:`~circle.core.schemas.TUNING_LOG`), the score MERT
+    maximised, in replicate order."""
+    scores: dict[str, dict[int, float]] = {}
+    for path in log_paths:
+        log = read_table(path, TUNING_LOG)
+        run = TuningRun.parse(os.path.basename(os.fspath(path)).removesuffix(".parquet"))
+        returned = log.loc[log["returned"], "decode_score"]
+        if len(returned) != 1:
+            raise ValueError(f"{path}: {len(returned)} iterations are marked as returned")
+        scores.setdefault(run.condition.name, {})[run.replicate] = 100 * float(returned.iloc[0])
+    return {name: [runs[r] for r in sorted(runs)] for name, runs in scores.items()}
+
+
+def score_table(conditions: pd.DataFrame, tune: Mapping[str, Sequence[float]],
+                variants: Mapping[str, str]) -> pd.DataFrame:
+    """One row per condition of the run set, kH before its kH_oov and its kH_oov-<variant> in
+    the order of ``variants`` (variant -> what its settings are): scores over replicates, the
+    tune score (``tune``: :func:`tune_scores`) and, for the augmented conditions, the test
+    against kH (the evaluation also tests kH against 1H, a question of reference counts this
+    page does not ask)."""
+    order = list(variants)
     rows = []
     for row in conditions.to_dict("records"):
         condition = Condition.parse(row["condition"])
+        scores = pd.Series(tune.get(row["condition"], []), dtype=float)
         rows.append({
             "condition": row["condition"],
             "grammar": "augmented" if condition.oov else "filtered",
-            "order": (condition.human, condition.metric or "", condition.oov),
+            "settings": variants[condition.oov_variant] if condition.oov else "",
+            "order": (condition.human, condition.metric or "", condition.oov,
+                      order.index(condition.oov_variant)),
             "replicates": row["replicates"],
+            "tune_mean": scores.mean() if len(scores) else float("nan"),
+            "tune_sd": scores.std() if len(scores) > 1 else float("nan"),
             **{f"{metric}_{stat}": row[f"{metric}_{stat}"]
                for metric in ("bleu", "ter", "chrf", "matched_bleu") for stat in ("mean", "sd")},
             "length_ratio": row["length_ratio_mean"],
@@ -99,12 +134,14 @@ def _difference(row: Mapping, metric: str) -> str:
 
 def scores_markdown(table: pd.DataFrame, level: float, shuffles: int) -> list[str]:
     """The score table and the line on its test."""
-    lines = ["| condition | grammar | BLEU | TER | chrF | length | BLEU at common length "
-             "| Δ BLEU (p) | Δ TER (p) | Δ BLEU at common length (p) |",
-             "|:---|:---|---:|---:|---:|---:|---:|---:|---:|---:|"]
+    lines = ["| condition | grammar | tune BLEU | BLEU | TER | chrF | length "
+             "| BLEU at common length | Δ BLEU (p) | Δ TER (p) | Δ BLEU at common length (p) |",
+             "|:---|:---|---:|---:|---:|---:|---:|---:|---:|---:|---:|"]
     for row in table.to_dict("records"):
+        grammar = row["grammar"] + (f" ({row['settings']})" if row["settings"] else "")
         lines.append("| " + " | ".join([
-            row["condition"], row["grammar"], _cell(row["bleu_mean"], row["bleu_sd"]),
+            row["condition"], grammar, _cell(row["tune_mean"], row["tune_sd"]),
+            _cell(row["bleu_mean"], row["bleu_sd"]),
             _cell(row["ter_mean"], row["ter_sd"]), _cell(row["chrf_mean"], row["chrf_sd"]),
             f"{row['length_ratio']:.3f}",
             _cell(row["matched_bleu_mean"], row["matched_bleu_sd"]),
@@ -112,7 +149,9 @@ def scores_markdown(table: pd.DataFrame, level: float, shuffles: int) -> list[st
             _difference(row, "matched_bleu")]) + " |")
     replicates = sorted(set(table["replicates"]))
     lines += ["", f"Test set; mean ± sd over {'/'.join(map(str, replicates))} tuning replicates "
-              "per condition, each with its own MERT run. Δ: kH_oov minus kH on the replicates' "
+              "per condition, each with its own MERT run; tune BLEU: the tune set's score at "
+              "each run's returned weights (what MERT maximised, on the condition's own "
+              "grammar). Δ: an augmented condition minus kH on the replicates' "
               "pooled output, the statistic of the test (TER: lower is better), approximate "
               "randomisation over all replicates (Clark et al. 2011), "
               f"{shuffles:,} shuffles; * p < {level:g}. Length: output length over the effective "
@@ -122,13 +161,40 @@ def scores_markdown(table: pd.DataFrame, level: float, shuffles: int) -> list[st
     return lines
 
 
-def coverage_markdown(sets: Sequence[SetCoverage]) -> list[str]:
-    """The OOV-rate table: per set, OOV tokens and types before and after."""
-    lines = ["| set | words | OOV tokens before | after | OOV types before | after "
-             "| borrowed rules (phrases) |", "|:---|---:|---:|---:|---:|---:|---:|"]
+def stoplist_markdown(table: pd.DataFrame, candidates: Mapping[str, int]) -> list[str]:
+    """The stoplist threshold the seed leaves open, chosen by the tune set: per candidate
+    (``candidates``: variant -> threshold, "" oov_paraphrase's own), the mean tune score of
+    each kH's augmented runs; the best is chosen. Empty with one candidate."""
+    if len(candidates) < 2:
+        return []
+    lines = ["| condition | stoplist threshold | tune BLEU | test BLEU |",
+             "|:---|---:|---:|---:|"]
+    chosen = []
+    augmented = table[table["grammar"] == "augmented"]
+    for row in augmented.to_dict("records"):
+        variant = Condition.parse(row["condition"]).oov_variant
+        if variant in candidates:
+            lines.append(f"| {row['condition']} | {candidates[variant]:,} "
+                         f"| {_cell(row['tune_mean'], row['tune_sd'])} "
+                         f"| {_cell(row['bleu_mean'], row['bleu_sd'])} |")
+            chosen.append((row["tune_mean"], row["condition"], candidates[variant]))
+    best = max((c for c in chosen if not pd.isna(c[0])), default=None)
+    verdict = ("" if best is None else
+               f" Chosen: {best[2]:,} ({best[1]}, the highest mean tune BLEU); the test column "
+               "is shown, not used.")
+    return ["StoplistThreshold is not given by the seed: each candidate's runs are tuned, and "
+            "the threshold is the one whose runs score best on the tune set." + verdict, "",
+            *lines]
+
+
+def coverage_markdown(sets: Sequence[SetCoverage], variants: Mapping[str, str]) -> list[str]:
+    """The OOV-rate table: per variant and set, OOV tokens and types before and after."""
+    lines = ["| grammar | set | words | OOV tokens before | after | OOV types before | after "
+             "| borrowed rules (phrases) |", "|:---|:---|---:|---:|---:|---:|---:|---:|"]
     for found in sets:
         c = found.coverage
         lines.append(
+            f"| augmented ({variants[found.variant]}) "
             f"| {found.evalset} | {c.words:,} | {c.tokens:,} ({100 * c.tokens / c.words:.2f} %) "
             f"| {c.tokens_after:,} ({100 * c.tokens_after / c.words:.2f} %) | {c.types:,} "
             f"| {c.types_after:,} | {found.borrowed_rules:,} ({found.borrowed_phrases:,}) |")
@@ -171,23 +237,45 @@ def samples_markdown(test_path: str | os.PathLike, baseline_path: str | os.PathL
             *lines]
 
 
+@dataclass(frozen=True)
+class VariantFiles:
+    """What the page shows of one OOV variant ("" oov_paraphrase's own settings): its settings
+    in words, its longest OOV phrase, its stoplist threshold, and per set its augmented
+    grammar."""
+
+    settings: str
+    max_length: int
+    stoplist_threshold: int
+    augmented: Mapping[str, str]
+    stoplist_candidate: bool
+
+
 def write_oov_translation_report(conditions_path: str | os.PathLike,
                                  sets: Mapping[str, Mapping[str, str]],
-                                 outputs: Mapping[str, str], max_length: int,
+                                 variants: Mapping[str, VariantFiles],
+                                 tuning_logs: Sequence[str | os.PathLike],
+                                 outputs: Mapping[str, str],
                                  markdown_path: str | os.PathLike,
                                  html_path: str | os.PathLike,
                                  csv_path: str | os.PathLike) -> pd.DataFrame:
     """The page: the score table of the run set's
-    :data:`~circle.core.schemas.CONDITION_SUMMARY` (``conditions_path``), the OOV rates of each
-    set (``sets``: per set name, its ``set``, ``filtered`` and ``augmented`` tables) and sample
-    test verses (``outputs``: the ``baseline`` and ``augmented`` conditions' replicate-0
-    1-best files, keys ``<condition>``). Returns the score table (also written as CSV)."""
+    :data:`~circle.core.schemas.CONDITION_SUMMARY` (``conditions_path``) with the tune scores
+    of its augmented runs' ``tuning_logs``, the stoplist threshold they choose, the OOV rates
+    of each set (``sets``: per set name, its ``set`` and ``filtered`` tables) under each
+    variant's augmented grammars (``variants``), and sample test verses (``outputs``: the
+    ``baseline`` and ``augmented`` conditions' replicate-0 1-best files, keys
+    ``<condition>``). Returns the score table (also written as CSV)."""
     summary = read_table(conditions_path, CONDITION_SUMMARY)
-    table = score_table(summary)
+    table = score_table(summary, tune_scores(tuning_logs),
+                        {name: files.settings for name, files in variants.items()})
     level = float(summary["significance_level"].iloc[0])
     shuffles = int(summary["shuffles"].iloc[0])
-    found = [set_coverage(name, paths["set"], paths["filtered"], paths["augmented"], max_length)
-             for name, paths in sets.items()]
+    found = [set_coverage(name, variant, paths["set"], paths["filtered"],
+                          files.augmented[name], files.max_length)
+             for variant, files in variants.items() for name, paths in sets.items()]
+    candidates = {name: files.stoplist_threshold for name, files in variants.items()
+                  if files.stoplist_candidate}
+    stoplist = stoplist_markdown(table, candidates)
     test = sets["test"]
     baseline, augmented = list(outputs)
     text = [f"# {PAGE_TITLE}", "",
@@ -195,8 +283,11 @@ def write_oov_translation_report(conditions_path: str | os.PathLike,
             "the same grammars augmented with phrase rules that OOV phrases borrow from their "
             "distributional paraphrases in the monolingual source text (kH_oov; "
             "circle.grammar.oov_paraphrase).", "",
-            *scores_markdown(table, level, shuffles), "", "## OOV rate", "",
-            *coverage_markdown(found), "", "## Sample translations", "",
+            *scores_markdown(table, level, shuffles), "",
+            *(["## The stoplist threshold", "", *stoplist, ""] if stoplist else []),
+            "## OOV rate", "", *coverage_markdown(found, {n: f.settings
+                                                          for n, f in variants.items()}),
+            "", "## Sample translations", "",
             *samples_markdown(test["set"], outputs[baseline], outputs[augmented], baseline,
                               augmented, read_known_words(test["filtered"])), ""]
     write_page("\n".join(text), markdown_path, html_path, PAGE_TITLE)

@@ -15,6 +15,11 @@ aggregate does not depend on), and the other features of the rule of the f′_i 
 psim (ties: the alphabetically first f′). The grammar's own rules get h = 1. The decoder feature
 is ln h, so that its weight acts as MCR's log-linear weight on h; with no OOV paraphrase the
 feature is 0 everywhere and the grammar decodes as before.
+
+MCR's variants (§5, Table 4): one feature for every phrase length (the default), paraphrases of
+unigrams only (``max_phrase_length`` 1, :mod:`circle.distributional`), and one feature for short
+and another for long phrases (``feature_split`` n: f of at most n words, "1-2 + 3-4grams" with
+n = 2; :data:`~circle.core.schemas.GRAMMAR_OOV_PARAPHRASED_BY_LENGTH`).
 """
 
 from __future__ import annotations
@@ -31,13 +36,36 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
-from circle.core.schemas import BITEXT, EVALSET, GRAMMAR, GRAMMAR_OOV_PARAPHRASED, OOV_PARAPHRASES
+from circle.core.schemas import (
+    BITEXT,
+    EVALSET,
+    GRAMMAR,
+    GRAMMAR_OOV_PARAPHRASED,
+    GRAMMAR_OOV_PARAPHRASED_BY_LENGTH,
+    OOV_PARAPHRASES,
+    TableSchema,
+)
 from circle.core.tables import read_metadata, read_table, schema_by_name, write_table
 from circle.distributional import DistributionalSettings, MonolingualCorpus, oov_phrases
 from circle.grammar.io import carried_metadata, grammar_schema
 
 FEATURE = "log_paraphrase_similarity"
 """The paraphrase feature's column: ln h(e, f)."""
+
+SHORT_FEATURE, LONG_FEATURE = GRAMMAR_OOV_PARAPHRASED_BY_LENGTH.features[-2:]
+"""The two paraphrase features of ``feature_split``: ln h(e, f) for an f of at most that many
+words, and for a longer one."""
+
+
+def augmented_schema(feature_split: int | None) -> TableSchema:
+    """The augmented grammar's schema: one paraphrase feature, or two by phrase length."""
+    return GRAMMAR_OOV_PARAPHRASED if feature_split is None else GRAMMAR_OOV_PARAPHRASED_BY_LENGTH
+
+
+def paraphrase_features(feature_split: int | None) -> tuple[str, ...]:
+    """The decoder features the augmentation adds (their untuned weights are
+    oov_paraphrase.untuned_weight)."""
+    return tuple(f for f in augmented_schema(feature_split).features if f not in GRAMMAR.features)
 
 logger = logging.getLogger(__name__)
 
@@ -70,13 +98,16 @@ def one_word_sources(sources: pa.Array | pa.ChunkedArray) -> set[str]:
     return set(pc.unique(pc.filter(sources, one_word)).to_pylist())
 
 
-def borrowed_rules(paraphrases: pd.DataFrame, rules: pd.DataFrame) -> pd.DataFrame:
+def borrowed_rules(paraphrases: pd.DataFrame, rules: pd.DataFrame,
+                   feature_split: int | None = None) -> pd.DataFrame:
     """One rule f → e per OOV phrase f (``paraphrases.phrase``) and English side e of a phrase
     rule of one of its paraphrases f′ (``paraphrases.paraphrase``, ``similarity``), with
-    h = asim and the features of the most similar f′'s rule; in the augmented schema."""
+    h = asim and the features of the most similar f′'s rule; in the augmented schema
+    (:func:`augmented_schema`: with ``feature_split``, ln h in the short or the long feature by
+    the length of f, 0 in the other)."""
     joined = paraphrases[["phrase", "paraphrase", "similarity"]].merge(
         phrase_rules(rules), left_on="paraphrase", right_on="source")
-    columns = list(GRAMMAR_OOV_PARAPHRASED.arrow.names)
+    columns = list(augmented_schema(feature_split).arrow.names)
     joined = joined[joined["similarity"] > 0]  # h = 0 would be no evidence, and ln h = -inf
     keys = ["phrase", "target"]
     miss = (1.0 - joined["similarity"].clip(upper=1.0)).groupby(
@@ -85,17 +116,22 @@ def borrowed_rules(paraphrases: pd.DataFrame, rules: pd.DataFrame) -> pd.DataFra
     best = joined.sort_values(["similarity", "paraphrase"], ascending=[False, True],
                               kind="stable").drop_duplicates(keys)
     best = best.assign(source=best["phrase"], paraphrase_of=best["paraphrase"])
+    if feature_split is not None:
+        short = best["source"].str.count(" ") < feature_split
+        best = best.assign(**{SHORT_FEATURE: best[FEATURE].where(short, 0.0),
+                              LONG_FEATURE: best[FEATURE].where(~short, 0.0)})
     return best[columns].sort_values(["source", "target"]).reset_index(drop=True)
 
 
-def augment(grammar: pd.DataFrame, paraphrases: pd.DataFrame,
-            rules: pd.DataFrame) -> pd.DataFrame:
+def augment(grammar: pd.DataFrame, paraphrases: pd.DataFrame, rules: pd.DataFrame,
+            feature_split: int | None = None) -> pd.DataFrame:
     """The grammar (h = 1) with the rules :func:`borrowed_rules` makes of ``rules`` for
     ``paraphrases``, except for phrases the grammar already has rules for (not OOV)."""
-    own = grammar.assign(**{FEATURE: 0.0, "paraphrase_of": None})
-    borrowed = borrowed_rules(paraphrases, rules)
+    own = grammar.assign(**dict.fromkeys(paraphrase_features(feature_split), 0.0),
+                         paraphrase_of=None)
+    borrowed = borrowed_rules(paraphrases, rules, feature_split)
     borrowed = borrowed[~borrowed["source"].isin(set(grammar["source"]))]
-    columns = list(GRAMMAR_OOV_PARAPHRASED.arrow.names)
+    columns = list(augmented_schema(feature_split).arrow.names)
     if borrowed.empty:
         return own[columns]
     return pd.concat([own[columns], borrowed], ignore_index=True)
@@ -111,20 +147,22 @@ def read_phrase_rules(path: str | os.PathLike, sources: set[str]) -> pd.DataFram
 
 def augment_grammar(grammar_path: str | os.PathLike, bilingual_path: str | os.PathLike,
                     paraphrases_path: str | os.PathLike, out_path: str | os.PathLike,
-                    provenance: Mapping[str, str] | None = None) -> dict[str, int]:
+                    provenance: Mapping[str, str] | None = None,
+                    feature_split: int | None = None) -> dict[str, int]:
     """Write a set's filtered grammar augmented with the borrowed rules of its OOV phrases'
-    paraphrases, whose rules are looked up in the whole bilingual grammar; returns counts."""
+    paraphrases, whose rules are looked up in the whole bilingual grammar (one paraphrase
+    feature, or two with ``feature_split``); returns counts."""
     grammar = read_table(grammar_path, GRAMMAR)
     paraphrases = read_table(paraphrases_path, OOV_PARAPHRASES)
     rules = read_phrase_rules(bilingual_path, set(paraphrases["paraphrase"]))
-    augmented = augment(grammar, paraphrases, rules)
+    augmented = augment(grammar, paraphrases, rules, feature_split)
     added = augmented["paraphrase_of"].notna()
     counts = {"rules": len(grammar), "borrowed_rules": int(added.sum()),
               "phrases": int(augmented.loc[added, "source"].nunique())}
     logger.info("%d rules; %d borrowed for %d OOV phrases", counts["rules"],
                 counts["borrowed_rules"], counts["phrases"])
     metadata = carried_metadata(grammar_path)
-    write_table(augmented, out_path, GRAMMAR_OOV_PARAPHRASED, provenance,
+    write_table(augmented, out_path, augmented_schema(feature_split), provenance,
                 {**metadata, **{f"oov_{k}": str(v) for k, v in counts.items()}})
     return counts
 

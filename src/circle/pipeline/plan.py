@@ -25,19 +25,25 @@ from circle.corpus.pivots import (
 )
 from circle.corpus.prepare import EVAL_SETS, PER_DOCUMENT, UNUSED_TRAINING, reference_names
 from circle.decoder.model import SEARCH_SETTINGS
-from circle.distributional import DistributionalSettings
 from circle.experiments.conditions import (
-    UNTUNED_TRANSLATION_OOV,
     Condition,
     TuningRun,
+    oov_variant_tag,
     run_seed,
     tuning_params,
 )
 from circle.experiments.dose_response import dose_conditions, dose_controls, dose_extras, dose_runs
 from circle.experiments.lattice_tuning import lattice_conditions, lattice_counts, lattice_runs
-from circle.experiments.oov_translation import oov_conditions, oov_runs
+from circle.experiments.oov_translation import (
+    oov_conditions,
+    oov_runs,
+    stoplist_candidates,
+    variant_description,
+    variant_feature_split,
+    variant_search_settings,
+)
 from circle.experiments.paper_runs import PaperFigure, figure_runs, focus_runs, paper_figures
-from circle.grammar.oov_paraphrase import FEATURE as PARAPHRASE_FEATURE
+from circle.grammar.oov_paraphrase import paraphrase_features
 from circle.paraphrase.config import ParaphraserConfig, bias_name
 from circle.pipeline.config import ConfigError, frozen_alignment_problems
 from circle.pipeline.runs import (
@@ -56,6 +62,7 @@ from circle.pipeline.runs import (
     PARAPHRASER_LM_BINARY,
     TARGETED_CACHE_DIR,
     TOKENIZED_TABLE,
+    TUNING_LOG,
     WEIGHTS,
     ResolvedRun,
     augmented_weights,
@@ -85,6 +92,9 @@ class Plan:
         self.oov_paraphrased = oov_paraphrased(config)
         """oov_paraphrase.translate: the MT systems decode and tune with the grammars augmented
         for OOV phrases (:meth:`translation_grammar`)."""
+        self.oov_variants = ["", *config["oov_paraphrase"]["variants"]]
+        """The OOV variants whose augmented grammars the OOV run set uses: "" oov_paraphrase's
+        own settings, then oov_paraphrase.variants."""
         self.conditions = [Condition.parse(name) for name in config["tuning"]["conditions"]]
         self.replicates: int = config["tuning"]["replicates"]
         self.pivot_languages = pivot_languages(pivot_bitexts(config))
@@ -159,7 +169,8 @@ class Plan:
     def oov_tuning_runs(self) -> list[TuningRun]:
         """The OOV page's runs: each kH of oov_paraphrase.tuning_conditions and its kH_oov
         (:mod:`circle.experiments.oov_translation`)."""
-        return oov_runs(oov_conditions(self.config), self.replicates)
+        return oov_runs(oov_conditions(self.config), self.replicates,
+                        list(self.config["oov_paraphrase"]["variants"]))
 
     def lattice_tuning_runs(self) -> list[TuningRun]:
         """The lattice page's runs: 1H .. nH and every kH+mL of lattice.tuning_conditions."""
@@ -204,14 +215,19 @@ class Plan:
         :meth:`circle.decoder.model.DecoderSettings.from_config`."""
         return {key: self.config["decoder"][key] for key in SEARCH_SETTINGS}
 
-    def oov_paraphrase_settings(self) -> dict[str, Any]:
+    def oov_paraphrase_settings(self, variant: str) -> dict[str, Any]:
         """The distributional paraphrase search's settings
-        (:class:`circle.distributional.DistributionalSettings`): the oov_paraphrase section's
-        search keys (:meth:`~circle.distributional.DistributionalSettings.search_keys`; the
-        others only say which runs decode with the augmented grammars, so that changing them
-        does not search again), and the config seed that draws its samples."""
-        settings = DistributionalSettings.search_keys(self.config["oov_paraphrase"])
-        return {**settings, "seed": self.config["seed"]}
+        (:class:`circle.distributional.DistributionalSettings`) of oov_paraphrase ("") or one
+        of its variants: the search keys
+        (:meth:`~circle.distributional.DistributionalSettings.search_keys`; the others only
+        say which runs decode with the augmented grammars, so that changing them does not
+        search again), and the config seed that draws its samples."""
+        return variant_search_settings(self.config, variant)
+
+    def oov_feature_split(self, variant: str) -> int | None:
+        """The augmented grammars' paraphrase features of oov_paraphrase ("") or a variant
+        (:func:`circle.experiments.oov_translation.variant_feature_split`)."""
+        return variant_feature_split(self.config, variant)
 
     def paraphraser_tuning_settings(self) -> dict[str, Any]:
         """The paraphraser's tuning job's settings (:func:`tuning_params`)."""
@@ -299,17 +315,23 @@ class Plan:
         for the weights of a kH_oov run (``weights``: a weights file's name,
         :func:`circle.pipeline.runs.augmented_weights`), the filtered grammar augmented for the
         set's OOV phrases (:func:`circle.pipeline.runs.translation_grammar`)."""
-        augmented = self.oov_paraphrased or (weights is not None and augmented_weights(weights))
-        return translation_grammar(system, evalset, augmented)
+        variant = None if weights is None else augmented_weights(weights)
+        if variant is None and self.oov_paraphrased:
+            variant = ""
+        return translation_grammar(system, evalset, variant)
 
     def untuned_weights(self, model: str) -> dict[str, float]:
         """The untuned weights of ``model``: the config's translation or paraphrase weights,
-        or for ``translation_oov`` (:data:`UNTUNED_TRANSLATION_OOV`, where kH_oov runs start)
-        the translation weights and oov_paraphrase.untuned_weight for the paraphrase
-        feature."""
-        if f"untuned-{model}" == UNTUNED_TRANSLATION_OOV:
+        or for ``translation_oov`` or ``translation_oov-<variant>``
+        (``untuned-translation_oov[-<variant>]``, where kH_oov and kH_oov-<variant> runs start) the
+        translation weights and oov_paraphrase.untuned_weight for each paraphrase feature of
+        the variant's grammars."""
+        variant = augmented_weights(f"untuned-{model}")
+        if variant is not None:
+            weight = float(self.config["oov_paraphrase"]["untuned_weight"])
+            features = paraphrase_features(self.oov_feature_split(variant))
             return {**self.config["decoder"]["translation_weights"],
-                    PARAPHRASE_FEATURE: float(self.config["oov_paraphrase"]["untuned_weight"])}
+                    **dict.fromkeys(features, weight)}
         return self.config["decoder"][f"{model}_weights"]
 
     def decoding_lm(self, system: str) -> str:
@@ -445,12 +467,26 @@ class Plan:
         inputs = {"conditions": EVALUATION_CONDITIONS.format(experiment=system, run_set="oov/")}
         for evalset in ("tune", "test"):
             inputs[f"{evalset}_set"] = EVALSET_TABLE.format(experiment=system, evalset=evalset)
-            inputs[f"{evalset}_filtered"] = translation_grammar(system, evalset, False)
-            inputs[f"{evalset}_augmented"] = translation_grammar(system, evalset, True)
+            inputs[f"{evalset}_filtered"] = translation_grammar(system, evalset, None)
+            for variant in self.oov_variants:
+                inputs[f"{evalset}_augmented{oov_variant_tag(variant)}"] = translation_grammar(
+                    system, evalset, variant)
+        inputs["tuning_logs"] = [TUNING_LOG.format(experiment=system, run=run.name)
+                                 for run in self.oov_tuning_runs() if run.condition.oov]
         for key, run in zip(("baseline", "augmented"), self.oov_sample_runs(), strict=True):
             inputs[key] = DECODE_ONEBEST.format(experiment=system, weights=run.name,
                                                 evalset="test")
         return inputs
+
+    def oov_report_variants(self) -> dict[str, dict[str, Any]]:
+        """What the OOV page needs of each variant besides its grammars
+        (:class:`circle.figures.oov_translation.VariantFiles` without ``augmented``)."""
+        candidates = stoplist_candidates(self.config)
+        return {variant: {
+            "settings": variant_description(self.config, variant),
+            "max_length": self.oov_paraphrase_settings(variant)["max_phrase_length"],
+            "stoplist_threshold": self.oov_paraphrase_settings(variant)["stoplist_threshold"],
+            "stoplist_candidate": variant in candidates} for variant in self.oov_variants}
 
     def oov_sample_runs(self) -> tuple[TuningRun, TuningRun]:
         """The runs whose test output the OOV page compares verse by verse: replicate 0 of

@@ -17,17 +17,21 @@ below: each is defined here once, and the rule that writes it names it in its ou
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
 from circle.experiments.conditions import (
+    OOV_VARIANT_PATTERN,
     UNTUNED_TRANSLATION_OOV,
     Condition,
     TuningRun,
+    oov_variant_tag,
     reference_tag,
     run_seed,
     tuning_params,
+    untuned_oov_weights,
 )
 from circle.paraphrase.config import ParaphraserConfig, bias_name
 
@@ -65,9 +69,15 @@ EVALSET_TABLE = "results/{experiment}/sets/{evalset}.parquet"
 FILTERED_GRAMMAR = "results/{experiment}/grammar/filtered/{evalset}.parquet"
 """The translation grammar filtered to an evaluation set (rule filter_grammar)."""
 
-OOV_PARAPHRASED_GRAMMAR = "results/{experiment}/grammar/oov_paraphrased/{evalset}.parquet"
+OOV_PARAPHRASED_GRAMMAR = (
+    "results/{experiment}/grammar/oov_paraphrased{oov_variant}/{evalset}.parquet")
 """The filtered grammar with the rules the set's OOV phrases borrow from their distributional
-paraphrases (rule augment_grammar, Marton et al. 2009)."""
+paraphrases (rule augment_grammar, Marton et al. 2009), made with oov_paraphrase's settings or
+a variant's (``{oov_variant}``: :func:`~circle.experiments.conditions.oov_variant_tag`)."""
+
+OOV_PARAPHRASE_TABLE = "results/{experiment}/oov/paraphrases{oov_variant}/{evalset}.parquet"
+"""The distributional paraphrases of a set's OOV phrases (rule oov_paraphrases), with
+oov_paraphrase's search settings or a variant's."""
 
 WEIGHTS = "results/{experiment}/weights/{weights}.txt"
 """A weights file: a tuning run's returned weights (``<run>``), the untuned ones
@@ -134,9 +144,10 @@ class ResolvedRun:
     """1H+kT: its targeted paraphraser's configuration, the condition's ``_b<bias>_w<weight>``
     or ``grid_search.point``; None for the other conditions and where the grid search chooses
     (:attr:`grid_choice`)."""
-    oov_paraphrased: bool = False
-    """Whether the run decodes with the grammars augmented for OOV phrases (a ``kH_oov``
-    condition, or every run with ``oov_paraphrase.translate``; :func:`translation_grammar`)."""
+    oov_variant: str | None = None
+    """The OOV variant whose augmented grammars the run decodes with ("" oov_paraphrase's own
+    settings: a ``kH_oov`` condition, or every run with ``oov_paraphrase.translate``; a name:
+    ``kH_oov-<name>``; :func:`translation_grammar`); None: the filtered grammars."""
 
     @property
     def condition(self) -> Condition:
@@ -169,7 +180,7 @@ class ResolvedRun:
         table of 1H+1X, the lattice table of kH+mL)."""
         inputs = {
             "evalset": EVALSET_TABLE.format(experiment=experiment, evalset="tune"),
-            "grammar": translation_grammar(experiment, "tune", self.oov_paraphrased),
+            "grammar": translation_grammar(experiment, "tune", self.oov_variant),
             "lm": lm,
             "weights": WEIGHTS.format(experiment=experiment, weights=self.start),
         }
@@ -215,13 +226,15 @@ class ResolvedRun:
         }
 
 
-def translation_grammar(experiment: str, evalset: str, oov_paraphrased: bool) -> str:
+def translation_grammar(experiment: str, evalset: str, oov_variant: str | None) -> str:
     """The grammar the MT system decodes (and tunes on) an evaluation set with: the filtered
-    grammar, or with ``oov_paraphrased`` (``oov_paraphrase.translate``) the filtered grammar
-    augmented with the rules its OOV phrases borrow, whose extra feature
-    ``log_paraphrase_similarity`` the untuned weights name and MERT tunes like any other."""
-    template = OOV_PARAPHRASED_GRAMMAR if oov_paraphrased else FILTERED_GRAMMAR
-    return template.format(experiment=experiment, evalset=evalset)
+    grammar (``oov_variant`` None), or the filtered grammar augmented with the rules its OOV
+    phrases borrow under oov_paraphrase's settings ("") or a variant's, whose extra paraphrase
+    features the untuned weights name and MERT tunes like any other."""
+    if oov_variant is None:
+        return FILTERED_GRAMMAR.format(experiment=experiment, evalset=evalset)
+    return OOV_PARAPHRASED_GRAMMAR.format(experiment=experiment, evalset=evalset,
+                                          oov_variant=oov_variant_tag(oov_variant))
 
 
 def untargeted_paraphrases(experiment: str, bias: float, reference: int | None = None) -> str:
@@ -231,16 +244,20 @@ def untargeted_paraphrases(experiment: str, bias: float, reference: int | None =
                                          reference=reference_tag(reference))
 
 
-def augmented_weights(weights: str) -> bool:
-    """Whether the weights file ``weights`` (a name under ``weights/``) belongs to the grammars
-    augmented for OOV phrases whatever the config: a kH_oov run's, or the untuned weights
-    they start from."""
+def augmented_weights(weights: str) -> str | None:
+    """The OOV variant ("" oov_paraphrase's own settings) whose augmented grammars the weights
+    file ``weights`` (a name under ``weights/``) belongs to whatever the config: a kH_oov or
+    kH_oov-<variant> run's, or the untuned weights they start from; None for any other."""
     if weights == UNTUNED_TRANSLATION_OOV:
-        return True
+        return ""
+    prefix = untuned_oov_weights("") + "-"
+    if weights.startswith(prefix) and re.fullmatch(OOV_VARIANT_PATTERN, weights[len(prefix):]):
+        return weights[len(prefix):]
     try:
-        return TuningRun.parse(weights).condition.oov
+        condition = TuningRun.parse(weights).condition
     except ValueError:
-        return False
+        return None
+    return condition.oov_variant if condition.oov else None
 
 
 def oov_paraphrased(config: Mapping[str, Any]) -> bool:
@@ -264,5 +281,6 @@ def resolve_run(condition: str | Condition, replicate: int | str,
     point = config["grid_search"]["point"]
     if condition.targeted and paraphraser is None and point is not None:
         paraphraser = ParaphraserConfig(float(point["bias"]), float(point["weight"]))
+    variant = condition.oov_variant if condition.oov else ("" if oov_paraphrased(config) else None)
     return ResolvedRun(run, tuning_params(tuning, condition), run_seed(config["seed"], run.name),
-                       bias, paraphraser, oov_paraphrased(config) or condition.oov)
+                       bias, paraphraser, variant)
