@@ -175,6 +175,19 @@ def test_the_default_corpus_params_omit_the_default_single_reference_rule(defaul
     assert default.corpus_files() == [default.config["corpus"]["bible"]["table"]]
 
 
+def test_the_pivot_and_eflomal_params_leave_out_keys_their_jobs_do_not_read(default):
+    """Keys added since a run keep its pivot and alignment jobs' params: the foreign Bibles'
+    table is the pivot bitexts' input, frozen_pivots says what is replayed; the settings that
+    change a pivot or an alignment stay in."""
+    assert "foreign_bibles" not in default.pivot_options()
+    assert "identity_feature" not in default.pivot_options()
+    assert default.pivot_options()["min_count"] == 1
+    frozen = Plan(config("ladder-es-english"))
+    assert frozen.alignment_options() == default.alignment_options()
+    assert "frozen_pivots" not in default.alignment_options()
+    assert default.alignment_options()["model"] == 3
+
+
 def test_only_a_training_sample_adds_its_left_out_verses_to_the_oov_monolingual_text(default):
     """Without corpus.train_segments prepare_corpus keeps its params and the OOV paraphrases
     read the splits they always read; with it (config/oov-10k.yaml) they also read the verses

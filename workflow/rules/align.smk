@@ -13,7 +13,7 @@ rule align_corpus:
     benchmark:
         "benchmarks/{experiment}/align_corpus.tsv"
     params:
-        options=config["alignment"],
+        options=PLAN.alignment_options(),
     wildcard_constraints:
         experiment=ALIGNED_SYSTEM,
     threads: 2

@@ -160,7 +160,7 @@ rule pivot_bitext:
     foreign Bibles' table beside it, tokenised as the MT bitext is."""
     input:
         table=lambda wildcards: config["corpus"]["bible"]["table"],
-        foreign=lambda wildcards: config["corpus"]["bible"]["foreign_bibles"],
+        foreign=config["paraphrase"]["foreign_bibles"],
     output:
         bitext=TOKENIZED_TABLE.format(experiment="{experiment}", split="train"),
     log:

@@ -120,7 +120,7 @@ def pivot_bitext_rows(verses: pd.DataFrame, bitext: PivotBitext,
     if bitext.source in FOREIGN_BIBLE_COLUMNS:
         if foreign is None:
             raise CorpusError([f"{KEY}: {bitext.name} needs the foreign Bibles' table "
-                               "(corpus.bible.foreign_bibles)"])
+                               "(paraphrase.foreign_bibles)"])
         shifted = foreign["segment_id"][foreign[f"shift_{bitext.source}"]]
         verses = verses[~verses["segment_id"].isin(shifted)].merge(
             foreign[["segment_id", bitext.source]], on="segment_id", how="left")

@@ -262,9 +262,17 @@ class Plan:
     def pivot_options(self) -> dict[str, Any]:
         """The config's paraphrase section as the pivoting jobs see it: without
         identity_feature, which only biasing reads, so that turning φ_ident on or off does not
-        pivot again."""
+        pivot again, and without foreign_bibles, a table the pivot bitexts' jobs read as
+        input."""
         return {key: value for key, value in self.config["paraphrase"].items()
-                if key != "identity_feature"}
+                if key not in ("identity_feature", "foreign_bibles")}
+
+    def alignment_options(self) -> dict[str, Any]:
+        """The config's alignment section as eflomal's jobs see it: without frozen_pivots,
+        which says which pivot alignments are replayed, not how eflomal aligns (so that
+        freezing one does not align the others again)."""
+        return {key: value for key, value in self.config["alignment"].items()
+                if key != "frozen_pivots"}
 
     def corpus_params(self) -> dict[str, Any]:
         """The corpus section as prepare_corpus's params, without corpus.single_reference when
