@@ -9,8 +9,8 @@ experiment's own significance test.
 The pivot's cost is the wall time summed over the jobs that only the paraphraser needs (the
 pivot bitexts' tokenisation and alignment, each pivot language's extraction, the pivot's
 preparation and pairing, the bias, the paraphraser's own LMs) from Snakemake's benchmark
-files, and the largest peak resident memory among them. A job run beside others on shared cores takes longer: the times
-are upper bounds.
+files, and the largest peak resident memory among them. A job run beside others on shared
+cores takes longer: the times are upper bounds.
 
 Usage: python bench/paraphraser_ladder.py results/default results/ladder-es-english ...
 """
