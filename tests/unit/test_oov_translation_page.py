@@ -50,6 +50,8 @@ def test_the_score_table_puts_each_baseline_before_its_augmented_twin():
     assert list(table["grammar"]) == ["filtered", "augmented"] * 2 + ["augmented"] * 2
     assert list(table["settings"])[3:] == ["oov_paraphrase", "max_phrase_length 1",
                                            "feature_split 2"]
+    assert pd.isna(table["variant"].iloc[2])  # 4H: no variant
+    assert list(table["variant"])[3:] == ["", "unigrams", "split"]
     assert table["tune_mean"].iloc[3] == 41.0 and table["tune_sd"].iloc[3] == 1.0
     assert table["tune_mean"].iloc[5] == 39.0 and pd.isna(table["tune_sd"].iloc[5])
     assert table["tune_mean"].iloc[:3].isna().all()
@@ -60,6 +62,7 @@ def test_the_stoplist_threshold_is_the_candidate_whose_runs_tune_best():
         "condition": ["4H", "4H_oov", "4H_oov-stoplist500", "4H_oov-stoplist8000",
                       "4H_oov-split"],
         "grammar": ["filtered"] + ["augmented"] * 4,
+        "variant": [None, "", "stoplist500", "stoplist8000", "split"],
         "tune_mean": [float("nan"), 40.1, 40.4, 39.9, 45.0],
         "tune_sd": [float("nan"), 0.1, 0.2, 0.3, 0.1],
         "bleu_mean": [41.0, 40.0, 39.5, 40.2, 40.0], "bleu_sd": [0.1] * 5})

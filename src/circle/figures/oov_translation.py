@@ -102,6 +102,7 @@ def score_table(conditions: pd.DataFrame, tune: Mapping[str, Sequence[float]],
         rows.append({
             "condition": row["condition"],
             "grammar": "augmented" if condition.oov else "filtered",
+            "variant": condition.oov_variant if condition.oov else None,
             "settings": variants[condition.oov_variant] if condition.oov else "",
             "order": (condition.human, condition.metric or "", condition.oov,
                       order.index(condition.oov_variant)),
@@ -172,7 +173,7 @@ def stoplist_markdown(table: pd.DataFrame, candidates: Mapping[str, int]) -> lis
     chosen = []
     augmented = table[table["grammar"] == "augmented"]
     for row in augmented.to_dict("records"):
-        variant = Condition.parse(row["condition"]).oov_variant
+        variant = row["variant"]
         if variant in candidates:
             lines.append(f"| {row['condition']} | {candidates[variant]:,} "
                          f"| {_cell(row['tune_mean'], row['tune_sd'])} "
