@@ -78,14 +78,52 @@ def test_the_ladder_rung_pivots_through_five_english_versions_with_its_own_lms(t
         ("es", "kjv"), ("es", "web"), ("es", "dar"), ("es", "ylt"), ("es", "bbe")]
     assert config["paraphrase"]["language_models"] == "pivots"
     assert config["lm"]["leaked_lines"] == "drop"
-    assert {k: config[k] for k in ("corpus", "alignment", "sets", "decoder")} == {
-        k: default[k] for k in ("corpus", "alignment", "sets", "decoder")}
+    assert {k: config[k] for k in ("corpus", "sets", "decoder")} == {
+        k: default[k] for k in ("corpus", "sets", "decoder")}
+    # the same alignment settings, and the four new pairs' frozen alignments replayed
+    frozen = config["alignment"].pop("frozen_pivots")
+    assert default["alignment"].pop("frozen_pivots") == {}
+    assert config["alignment"] == default["alignment"]
+    assert frozen == {f"es-{v}": f"resources/alignment/bible-es-{v}.parquet"
+                      for v in ("web", "dar", "ylt", "bbe")}
     plan = snakemake("-n", "--configfile", str(ROOT / "config" / "config.yaml"), str(ladder),
                      "--directory", str(tmp_path), "--", "reference_quality")
     assert plan.returncode == 0, plan.stdout + plan.stderr
-    aligned = re.findall(r"output: results/ladder-es-english/pivots/(es-\w+)/align/", plan.stdout)
-    assert sorted(set(aligned)) == ["es-bbe", "es-dar", "es-web", "es-ylt"]
+    # the four new pairs are tokenised and their frozen alignments replayed, not aligned again
+    tokenised = re.findall(r"output: results/ladder-es-english/pivots/(es-\w+)/tokenized/",
+                           plan.stdout)
+    assert sorted(set(tokenised)) == ["es-bbe", "es-dar", "es-web", "es-ylt"]
+    assert "rule align_corpus:" not in plan.stdout
+    [joined] = [job for job in re.split(r"^(?=rule \w+:$)", plan.stdout, flags=re.M)
+                if job.startswith("rule pivot_language:")]
+    assert all(path in joined for path in frozen.values())
     assert "rule estimate_paraphraser_lm:" in plan.stdout
+
+
+def test_the_languages_rung_pivots_five_languages_with_the_kjv(tmp_path):
+    """config/ladder-languages-kjv.yaml: Spanish (the MT grammar) and the four foreign Bibles,
+    each with the KJV; the paraphraser shares the MT system's LMs; the plan tokenises each
+    foreign Bible from the foreign Bibles' table, aligns it and extracts its own grammar."""
+    rung = ROOT / "config" / "ladder-languages-kjv.yaml"
+    config = effective_config(tmp_path, "ladder-languages-kjv", ROOT / "config" / "config.yaml",
+                              rung)
+    assert [(p["source"], p["target"]) for p in config["paraphrase"]["pivots"]] == [
+        (language, "kjv") for language in ("es", "fr", "it", "de", "ru")]
+    assert config["paraphrase"].get("language_models", "shared") == "shared"
+    plan = snakemake("-n", "--configfile", str(ROOT / "config" / "config.yaml"), str(rung),
+                     "--directory", str(tmp_path), "--", "reference_quality")
+    assert plan.returncode == 0, plan.stdout + plan.stderr
+    jobs = re.split(r"^(?=(?:local)?rule \w+:$)", plan.stdout, flags=re.M)
+    bitexts = [job for job in jobs if re.match(r"(?:local)?rule pivot_bitext:", job)]
+    assert len(bitexts) == 4
+    assert all("resources/bible/foreign_bibles.parquet" in job for job in bitexts)
+    aligned = re.findall(r"output: results/ladder-languages-kjv/pivots/(\w+)-kjv/align/",
+                         plan.stdout)
+    assert sorted(set(aligned)) == ["de", "fr", "it", "ru"]
+    extracted = re.findall(r"output: results/ladder-languages-kjv/pivot/(\w+)/grammar/"
+                           r"bilingual.parquet", plan.stdout)
+    assert sorted(set(extracted)) == ["de", "fr", "it", "ru"]  # es: the MT grammar
+    assert "rule estimate_paraphraser_lm:" not in plan.stdout
 
 
 def test_the_oov_paraphrase_system_decodes_and_tunes_on_the_augmented_grammars(tmp_path):
@@ -170,7 +208,7 @@ def test_every_shipped_config_is_covered():
     shipped = {p.relative_to(ROOT).as_posix() for p in
                [*(ROOT / "config").glob("*.yaml"), *(ROOT / "tests").rglob("config.yaml")]}
     assert shipped == {"config/config.yaml", "config/paper.yaml", "config/ladder-es-english.yaml",
-                       "config/oov-paraphrases.yaml", "config/oov-10k.yaml",
+                       "config/ladder-languages-kjv.yaml", "config/oov-paraphrases.yaml", "config/oov-10k.yaml",
                        "config/oov-20k.yaml", "tests/data/tiny/config.yaml"}
 
 
