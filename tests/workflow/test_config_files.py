@@ -208,8 +208,9 @@ def test_every_shipped_config_is_covered():
     shipped = {p.relative_to(ROOT).as_posix() for p in
                [*(ROOT / "config").glob("*.yaml"), *(ROOT / "tests").rglob("config.yaml")]}
     assert shipped == {"config/config.yaml", "config/paper.yaml", "config/ladder-es-english.yaml",
-                       "config/ladder-languages-kjv.yaml", "config/oov-paraphrases.yaml", "config/oov-10k.yaml",
-                       "config/oov-20k.yaml", "tests/data/tiny/config.yaml"}
+                       "config/ladder-languages-kjv.yaml", "config/oov-paraphrases.yaml",
+                       "config/oov-10k.yaml", "config/oov-20k.yaml",
+                       "tests/data/tiny/config.yaml"}
 
 
 def test_the_effective_config_is_rewritten_only_when_the_config_changes(tmp_path):
