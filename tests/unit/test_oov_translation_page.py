@@ -68,8 +68,16 @@ def test_the_stoplist_threshold_is_the_candidate_whose_runs_tune_best():
         "bleu_mean": [41.0, 40.0, 39.5, 40.2, 40.0], "bleu_sd": [0.1] * 5})
     candidates = {"": 2000, "stoplist500": 500, "stoplist8000": 8000}
     lines = stoplist_markdown(table, candidates)
-    assert "Chosen: 500 (4H_oov-stoplist500, the highest mean tune BLEU)" in lines[0]
+    # 40.4 beats 40.1 by 0.3, more than either's sd (0.2, 0.1), and 39.9 by 0.5 (sd 0.3)
+    assert lines[0].endswith("Chosen: 500 (4H_oov-stoplist500). The test column is shown, "
+                             "never used.")
     assert lines[-3:] == ["| 4H_oov | 2,000 | 40.10 ± 0.10 | 40.00 ± 0.10 |",
                           "| 4H_oov-stoplist500 | 500 | 40.40 ± 0.20 | 39.50 ± 0.10 |",
                           "| 4H_oov-stoplist8000 | 8,000 | 39.90 ± 0.30 | 40.20 ± 0.10 |"]
     assert stoplist_markdown(table, {"": 2000}) == []
+    # a margin inside the replicates' sd chooses nothing: the section's threshold stays
+    close = table.assign(tune_sd=[float("nan"), 0.1, 0.35, 0.6, 0.1])
+    verdict = stoplist_markdown(close, candidates)[0]
+    assert ("does not tell them apart: the best mean, 500 (4H_oov-stoplist500, 40.40), is "
+            "within the replicates' sd of 2,000 (40.10), 8,000 (39.90); no threshold is "
+            "chosen and oov_paraphrase's own, 2,000, stays.") in verdict

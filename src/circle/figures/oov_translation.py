@@ -164,28 +164,40 @@ def scores_markdown(table: pd.DataFrame, level: float, shuffles: int) -> list[st
 
 def stoplist_markdown(table: pd.DataFrame, candidates: Mapping[str, int]) -> list[str]:
     """The stoplist threshold the seed leaves open, chosen by the tune set: per candidate
-    (``candidates``: variant -> threshold, "" oov_paraphrase's own), the mean tune score of
-    each kH's augmented runs; the best is chosen. Empty with one candidate."""
+    (``candidates``: variant -> threshold, "" oov_paraphrase's own), the mean tune score of its
+    kH's augmented runs. The best is chosen only when its mean exceeds every other candidate's
+    by more than the larger of the two replicate sds; otherwise the tune set cannot tell them
+    apart and oov_paraphrase's own threshold stays. The test scores are shown, never used.
+    Empty with one candidate."""
     if len(candidates) < 2:
         return []
     lines = ["| condition | stoplist threshold | tune BLEU | test BLEU |",
              "|:---|---:|---:|---:|"]
-    chosen = []
-    augmented = table[table["grammar"] == "augmented"]
-    for row in augmented.to_dict("records"):
-        variant = row["variant"]
-        if variant in candidates:
-            lines.append(f"| {row['condition']} | {candidates[variant]:,} "
+    tuned = []
+    for row in table[table["grammar"] == "augmented"].to_dict("records"):
+        if row["variant"] in candidates:
+            lines.append(f"| {row['condition']} | {candidates[row['variant']]:,} "
                          f"| {_cell(row['tune_mean'], row['tune_sd'])} "
                          f"| {_cell(row['bleu_mean'], row['bleu_sd'])} |")
-            chosen.append((row["tune_mean"], row["condition"], candidates[variant]))
-    best = max((c for c in chosen if not pd.isna(c[0])), default=None)
-    verdict = ("" if best is None else
-               f" Chosen: {best[2]:,} ({best[1]}, the highest mean tune BLEU); the test column "
-               "is shown, not used.")
-    return ["StoplistThreshold is not given by the seed: each candidate's runs are tuned, and "
-            "the threshold is the one whose runs score best on the tune set." + verdict, "",
-            *lines]
+            if not pd.isna(row["tune_mean"]):
+                tuned.append((row["tune_mean"], 0.0 if pd.isna(row["tune_sd"]) else
+                              row["tune_sd"], row["condition"], candidates[row["variant"]]))
+    rule = ("StoplistThreshold is not given by the seed: each candidate's runs are tuned, and "
+            "the threshold is the one whose runs score best on the tune set, if the margin "
+            "over every other candidate exceeds the replicates' sd (the larger of the two).")
+    if len(tuned) < 2:
+        return [rule, "", *lines]
+    best, *others = sorted(tuned, reverse=True)
+    close = [other for other in others if best[0] - other[0] <= max(best[1], other[1])]
+    if close:
+        verdict = (f" The tune set does not tell them apart: the best mean, {best[3]:,} "
+                   f"({best[2]}, {best[0]:.2f}), is within the replicates' sd of "
+                   + ", ".join(f"{other[3]:,} ({other[0]:.2f})" for other in close)
+                   + f"; no threshold is chosen and oov_paraphrase's own, {candidates['']:,}, "
+                   "stays.")
+    else:
+        verdict = f" Chosen: {best[3]:,} ({best[2]})."
+    return [rule + verdict + " The test column is shown, never used.", "", *lines]
 
 
 def coverage_markdown(sets: Sequence[SetCoverage], variants: Mapping[str, str]) -> list[str]:
