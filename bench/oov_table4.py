@@ -43,7 +43,8 @@ def rows(results: Path) -> list[list[str]]:
 
     verses = len(read_table(path(TOKENIZED_TABLE, split="train"), BITEXT, columns=["source"]))
     summary = read_table(path(EVALUATION_CONDITIONS, run_set="oov/"), CONDITION_SUMMARY)
-    variants = {Condition.parse(name).oov_variant for name in summary["condition"]}
+    ran = {Condition.parse(name).oov_variant for name in summary["condition"]}
+    variants = [v for v in ("", *config["oov_paraphrase"].get("variants", {})) if v in ran]
     table = score_table(summary, {}, {v: variant_description(config, v) for v in variants})
     table = table.set_index("condition")
     found = []
