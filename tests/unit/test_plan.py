@@ -133,8 +133,8 @@ def test_the_ladder_replays_its_pivot_alignments_and_extracts_the_language_from_
 
 def test_the_languages_rung_pivots_each_language_and_replays_frozen_pivot_alignments():
     """Five languages with the KJV: Spanish's grammar is the MT grammar's; the four foreign
-    Bibles are aligned by eflomal, or replayed from alignment.frozen_pivots, which
-    refreeze_alignment then rewrites."""
+    Bibles' shipped alignments are replayed (alignment.frozen_pivots), which refreeze_alignment
+    rewrites; a pair without one is aligned by eflomal."""
     plan = Plan(config("ladder-languages-kjv"))
     systems = sorted(plan.pivot_pairs)
     assert systems == [f"ladder-languages-kjv/pivots/{lang}-kjv" for lang in ("de", "fr", "it",
@@ -142,15 +142,17 @@ def test_the_languages_rung_pivots_each_language_and_replays_frozen_pivot_alignm
     assert plan.pivot_grammars() == ["results/ladder-languages-kjv/grammar/bilingual.parquet",
                                      *(f"results/ladder-languages-kjv/pivot/{lang}/grammar/"
                                        "bilingual.parquet" for lang in ("fr", "it", "de", "ru"))]
-    eflomal = "results/ladder-languages-kjv/pivots/fr-kjv/align/eflomal.parquet"
-    assert plan.alignment_path("ladder-languages-kjv/pivots/fr-kjv") == eflomal
+    eflomal = "results/ladder-languages-kjv/pivots/{}-kjv/align/eflomal.parquet"
+    shipped = "resources/alignment/bible-{}-kjv.parquet"
+    assert plan.alignment_path("ladder-languages-kjv/pivots/fr-kjv") == shipped.format("fr")
     assert plan.refrozen_alignments() == {
-        "results/ladder-languages-kjv/align/eflomal.parquet": plan.config["alignment"]["frozen"]}
-    frozen = str(ROOT / "resources" / "alignment" / "bible-es-kjv.parquet")  # a real table
+        "results/ladder-languages-kjv/align/eflomal.parquet": plan.config["alignment"]["frozen"],
+        **{eflomal.format(lang): shipped.format(lang) for lang in ("fr", "it", "de", "ru")}}
+    frozen = str(ROOT / "resources" / "alignment" / "bible-es-kjv.parquet")  # another table
     replayed = Plan(config("ladder-languages-kjv", alignment={"frozen_pivots": {"fr-kjv": frozen}}))
     assert replayed.alignment_path("ladder-languages-kjv/pivots/fr-kjv") == frozen
-    assert replayed.alignment_path("ladder-languages-kjv/pivots/it-kjv").endswith("eflomal.parquet")
-    assert replayed.refrozen_alignments()[eflomal] == frozen
+    assert replayed.alignment_path("ladder-languages-kjv/pivots/it-kjv") == eflomal.format("it")
+    assert replayed.refrozen_alignments()[eflomal.format("fr")] == frozen
     with pytest.raises(ConfigError, match="frozen_pivots.fr-kjv: .*missing.parquet does not exist"):
         Plan(config("ladder-languages-kjv", alignment={"frozen_pivots": {
             "fr-kjv": "missing.parquet"}})).alignment_path("ladder-languages-kjv/pivots/fr-kjv")
