@@ -16,8 +16,10 @@ from circle.decoder.nbest import NBEST
 from circle.experiments.conditions import (
     Condition,
     TuningRun,
+    oov_variant_tag,
     reference_tag,
     run_seed,
+    tagged_oov_variant,
     tagged_reference,
 )
 from circle.experiments.evaluate import approximate_randomisation, corpus_bleu, corpus_chrf
@@ -136,6 +138,10 @@ def test_per_translator_conditions_take_one_reference_set_for_every_segment():
     with pytest.raises(ValueError, match="cannot take reference set 5"):
         single_references(evalset(), 5)
     assert [tagged_reference(reference_tag(n)) for n in (None, 1, 12)] == [None, 1, 12]
+    assert [tagged_oov_variant(oov_variant_tag(v)) for v in ("", "split", "min06")] == [
+        "", "split", "min06"]
+    with pytest.raises(ValueError, match="not an OOV variant tag"):
+        tagged_oov_variant("-")
 
 
 def test_human_conditions_follow_the_seeded_order():

@@ -17,6 +17,7 @@ from circle.experiments.conditions import (
     EXTRA_PATTERN,
     OOV_VARIANT_TAG_PATTERN,
     REFERENCE_TAG_PATTERN,
+    tagged_oov_variant,
     tagged_reference,
 )
 from circle.figures.summary import summary_inputs
@@ -252,11 +253,11 @@ def grid_decoder_settings():
 
 
 def oov_paraphrase_settings(wildcards):
-    return PLAN.oov_paraphrase_settings(wildcards.oov_variant[1:])
+    return PLAN.oov_paraphrase_settings(tagged_oov_variant(wildcards.oov_variant))
 
 
 def oov_feature_split(wildcards):
-    return PLAN.oov_feature_split(wildcards.oov_variant[1:])
+    return PLAN.oov_feature_split(tagged_oov_variant(wildcards.oov_variant))
 
 
 def oov_monolingual(wildcards):

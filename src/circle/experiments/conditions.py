@@ -36,7 +36,6 @@ human reference with p % of its words replaced by random tune-set words, ``shuff
 in a random order."""
 
 
-
 OOV_VARIANT_PATTERN = r"[a-z0-9]+"
 """Names of the variants of oov_paraphrase.variants (``kH_oov-<variant>``): lowercase letters
 and digits, so that a run name's ``.rep<n>`` and a file name stay unambiguous."""
@@ -167,7 +166,7 @@ class Condition:
         if self.tuning_set is not None:
             name += f"_t{self.tuning_set}"
         if self.oov:
-            name += OOV_SUFFIX + (f"-{self.oov_variant}" if self.oov_variant else "")
+            name += OOV_SUFFIX + oov_variant_tag(self.oov_variant)
         return name + (f"_{self.metric}" if self.metric is not None else "")
 
     @classmethod
@@ -343,6 +342,13 @@ oov_paraphrase's own settings, ``-<variant>`` for a variant's (:func:`oov_varian
 def oov_variant_tag(variant: str) -> str:
     """The file-name part of an OOV variant (:data:`OOV_VARIANT_TAG_PATTERN`)."""
     return f"-{variant}" if variant else ""
+
+
+def tagged_oov_variant(tag: str) -> str:
+    """The OOV variant an :func:`oov_variant_tag` names."""
+    if not re.fullmatch(OOV_VARIANT_TAG_PATTERN, tag):
+        raise ValueError(f"'{tag}' is not an OOV variant tag ('' or -<variant>)")
+    return tag[len("-"):]
 
 
 def untuned_oov_weights(variant: str) -> str:

@@ -279,8 +279,8 @@ def write_oov_translation_report(conditions_path: str | os.PathLike,
     ``baseline`` and ``augmented`` conditions' replicate-0 1-best files, keys
     ``<condition>``). Returns the score table (also written as CSV)."""
     summary = read_table(conditions_path, CONDITION_SUMMARY)
-    table = score_table(summary, tune_scores(tuning_logs),
-                        {name: files.settings for name, files in variants.items()})
+    settings = {name: files.settings for name, files in variants.items()}
+    table = score_table(summary, tune_scores(tuning_logs), settings)
     level = float(summary["significance_level"].iloc[0])
     shuffles = int(summary["shuffles"].iloc[0])
     found = [set_coverage(name, variant, paths["set"], paths["filtered"],
@@ -298,8 +298,7 @@ def write_oov_translation_report(conditions_path: str | os.PathLike,
             "circle.grammar.oov_paraphrase).", "",
             *scores_markdown(table, level, shuffles), "",
             *(["## The stoplist threshold", "", *stoplist, ""] if stoplist else []),
-            "## OOV rate", "", *coverage_markdown(found, {n: f.settings
-                                                          for n, f in variants.items()}),
+            "## OOV rate", "", *coverage_markdown(found, settings),
             "", "## Sample translations", "",
             *samples_markdown(test["set"], outputs[baseline], outputs[augmented], baseline,
                               augmented, read_known_words(test["filtered"])), ""]

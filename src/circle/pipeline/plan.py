@@ -169,8 +169,7 @@ class Plan:
     def oov_tuning_runs(self) -> list[TuningRun]:
         """The OOV page's runs: each kH of oov_paraphrase.tuning_conditions and its kH_oov
         (:mod:`circle.experiments.oov_translation`)."""
-        return oov_runs(oov_conditions(self.config), self.replicates,
-                        list(self.config["oov_paraphrase"]["variants"]))
+        return oov_runs(oov_conditions(self.config), self.replicates, self.oov_variants[1:])
 
     def lattice_tuning_runs(self) -> list[TuningRun]:
         """The lattice page's runs: 1H .. nH and every kH+mL of lattice.tuning_conditions."""
@@ -490,11 +489,14 @@ class Plan:
         """What the OOV page needs of each variant besides its grammars
         (:class:`circle.figures.oov_translation.VariantFiles` without ``augmented``)."""
         candidates = stoplist_candidates(self.config)
-        return {variant: {
-            "settings": variant_description(self.config, variant),
-            "max_length": self.oov_paraphrase_settings(variant)["max_phrase_length"],
-            "stoplist_threshold": self.oov_paraphrase_settings(variant)["stoplist_threshold"],
-            "stoplist_candidate": variant in candidates} for variant in self.oov_variants}
+        described = {}
+        for variant in self.oov_variants:
+            settings = self.oov_paraphrase_settings(variant)
+            described[variant] = {"settings": variant_description(self.config, variant),
+                                  "max_length": settings["max_phrase_length"],
+                                  "stoplist_threshold": settings["stoplist_threshold"],
+                                  "stoplist_candidate": variant in candidates}
+        return described
 
     def oov_sample_runs(self) -> tuple[TuningRun, TuningRun]:
         """The runs whose test output the OOV page compares verse by verse: replicate 0 of

@@ -17,21 +17,19 @@ below: each is defined here once, and the rule that writes it names it in its ou
 
 from __future__ import annotations
 
-import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
 from circle.experiments.conditions import (
-    OOV_VARIANT_PATTERN,
     UNTUNED_TRANSLATION_OOV,
     Condition,
     TuningRun,
     oov_variant_tag,
     reference_tag,
     run_seed,
+    tagged_oov_variant,
     tuning_params,
-    untuned_oov_weights,
 )
 from circle.paraphrase.config import ParaphraserConfig, bias_name
 
@@ -248,11 +246,11 @@ def augmented_weights(weights: str) -> str | None:
     """The OOV variant ("" oov_paraphrase's own settings) whose augmented grammars the weights
     file ``weights`` (a name under ``weights/``) belongs to whatever the config: a kH_oov or
     kH_oov-<variant> run's, or the untuned weights they start from; None for any other."""
-    if weights == UNTUNED_TRANSLATION_OOV:
-        return ""
-    prefix = untuned_oov_weights("") + "-"
-    if weights.startswith(prefix) and re.fullmatch(OOV_VARIANT_PATTERN, weights[len(prefix):]):
-        return weights[len(prefix):]
+    if weights.startswith(UNTUNED_TRANSLATION_OOV):
+        try:
+            return tagged_oov_variant(weights[len(UNTUNED_TRANSLATION_OOV):])
+        except ValueError:
+            return None
     try:
         condition = TuningRun.parse(weights).condition
     except ValueError:
