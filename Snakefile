@@ -44,6 +44,7 @@ include: "workflow/rules/dose.smk"
 include: "workflow/rules/summary.smk"
 include: "workflow/rules/lattice.smk"
 include: "workflow/rules/oov.smk"
+include: "workflow/rules/samt.smk"
 
 
 # Once, not in each cluster job: the jobs of the unreadable tables are forced (force_rebuild),

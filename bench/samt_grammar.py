@@ -14,7 +14,6 @@ import logging
 import math
 import tempfile
 import time
-from collections import Counter
 from pathlib import Path
 
 import duckdb
@@ -25,14 +24,13 @@ from grammar import PeakMemory  # bench/grammar.py
 from circle.core.schemas import (
     ALIGNMENT,
     BITEXT,
-    GRAMMAR,
-    LABELLED_GRAMMAR,
     LABELLED_PARAPHRASE_GRAMMAR,
     PARAPHRASE_GRAMMAR,
     VERSES,
 )
 from circle.core.tables import read_table, write_table
 from circle.corpus.preprocess import normalize
+from circle.figures.samt import label_counts, structural_examples
 from circle.grammar.extract import extract_grammar
 from circle.grammar.pivot import grammar_parts, pivot_grammar
 from circle.grammar.samt import Bracketing, unescape_label
@@ -67,49 +65,6 @@ def measured(name: str, work):
     print(f"{name}: {seconds:.1f} s, peak RSS {peak.peak / 2**20:.0f} MiB "
           f"(before {before / 2**20:.0f} MiB)")
     return result
-
-
-def labels_of(grammar: pd.DataFrame) -> Counter:
-    """Every label of a labelled grammar's rules, left-hand sides and nonterminals."""
-    counts = Counter(grammar["lhs"])
-    for side in grammar["target"]:
-        counts.update(word[1:-3] for word in side.split() if word.startswith("["))
-    return counts
-
-
-STRUCTURAL = {
-    "possessive": "(contains(source, ' ''s ') AND contains(target, ' of ')) OR "
-                  "(contains(target, ' ''s ') AND contains(source, ' of '))",
-    "dative shift": "(contains(source, ' to [') OR contains(target, ' to [')) AND reordered = 1",
-    "passive": "(contains(target, ' by [') AND NOT contains(source, ' by [')) OR "
-               "(contains(source, ' by [') AND NOT contains(target, ' by ['))",
-    "reordering": "reordered = 1",
-    "structural (two nonterminals)": "contains(source, ',2]')",
-}
-
-
-def examples(parts, count: int) -> list[tuple[str, pd.Series]]:
-    """Up to ``count`` labelled paraphrase rules with nonterminals, of the draft's kinds first,
-    each kind's most frequent (largest derived count) first, none twice."""
-    con = duckdb.connect()
-    rules = [f"'{part}'" for part in parts]
-    con.execute(f"""CREATE TABLE rules AS
-                    SELECT * FROM read_parquet([{', '.join(rules)}])
-                    WHERE identity = 0 AND contains(source, '[')""")
-    chosen: list[tuple[str, pd.Series]] = []
-    seen = set()
-    for kind, condition in STRUCTURAL.items():
-        frame = con.execute(f"""SELECT * FROM rules WHERE {condition}
-                                ORDER BY count DESC, log_p_e2_given_e1 DESC LIMIT 20""").df()
-        taken = 0
-        for _, rule in frame.iterrows():
-            key = (rule["lhs"], rule["source"], rule["target"])
-            if key in seen or len(chosen) >= count or taken >= 3:
-                continue
-            seen.add(key)
-            chosen.append((kind, rule))
-            taken += 1
-    return chosen
 
 
 def main() -> None:
@@ -150,16 +105,18 @@ def main() -> None:
         samt = measured("extract labelled", lambda: extract_grammar(
             bitext, alignment, out / "samt.parquet", memory_limit=args.memory_limit,
             parses=parses))
-        labelled = read_table(out / "samt.parquet", LABELLED_GRAMMAR)
-        hiero_rules = read_table(out / "hiero.parquet", GRAMMAR)
-        labels = labels_of(labelled)
+        con = duckdb.connect()
+        labels = label_counts(con, out / "samt.parquet")
+        fallback = labels.loc[labels["label"] == "X", "rules"].sum()
         print(f"bilingual rules: Hiero {hiero.rules}, labelled {samt.rules} "
               f"({samt.rules / hiero.rules:.2f}x; the same {hiero.rule_occurrences} "
-              f"occurrences); a Hiero rule has {samt.rules / len(hiero_rules):.2f} labellings")
-        print(f"labels: {labelled['lhs'].nunique()} left-hand sides, {len(labels)} labels in "
-              f"all; rules with lhs X (no SAMT category): {(labelled['lhs'] == 'X').mean():.1%}; "
-              "most frequent: " + ", ".join(f"{unescape_label(label)} {n}"
-                                            for label, n in labels.most_common(12)))
+              "occurrences)")
+        print(f"labels: {(labels['rules'] > 0).sum()} left-hand sides, {len(labels)} labels in "
+              f"all; rules with lhs X (no SAMT category): {fallback / samt.rules:.1%}; "
+              "most frequent: " + ", ".join(
+                  f"{unescape_label(row.label)} {row.rules + row.nonterminals}"
+                  for row in labels.assign(total=labels["rules"] + labels["nonterminals"])
+                  .sort_values("total", ascending=False).head(12).itertuples()))
 
         pruning = {"min_count": args.min_count, "min_probability": args.min_probability}
         runs = [("Hiero pivot, unpruned", out / "hiero.parquet", {}, PARAPHRASE_GRAMMAR),
@@ -183,7 +140,7 @@ def main() -> None:
             parts = grammar_parts(directory, 1)
         print(f"\n{args.examples} labelled paraphrase rules of the pruned grammar "
               "(lhs -> source | target; count = derived count, p = p(e2|e1)):")
-        for kind, rule in examples(parts, args.examples):
+        for kind, rule in structural_examples(con, parts, args.examples):
             print(f"  [{kind}] {rule['lhs']} -> {rule['source']} | {rule['target']}   "
                   f"count {rule['count']:.2f}, p {math.exp(rule['log_p_e2_given_e1']):.3f}, "
                   f"lex {rule['log_lex_e2_given_e1']:.2f}, bb_p_e|f "

@@ -24,6 +24,7 @@ from circle.grammar.pivot import pivot_grammar
 from circle.grammar.samt import (
     LABEL_ESCAPES,
     Bracketing,
+    Constituent,
     escape_label,
     nonterminal,
     unescape_label,
@@ -102,6 +103,37 @@ def test_moses_tokens_parse_into_trees_over_exactly_those_tokens(nlp):
     assert tags["moses"] == "NNP" and tags["aaron"] == "NNP"  # the cased text was parsed
     with pytest.raises(ValueError, match="not the tokens"):
         parse_tokens(lowered[:1], nlp, cased=[cased[1]])
+
+
+def test_a_bitext_english_side_is_parsed_over_its_tokens_and_read_back_as_bracketings(
+        nlp, tmp_path):
+    """parse_bitext: one tree per segment over the tokenised target's tokens, the parser
+    reading the raw text's case; read_bracketings gives SAMT its constituents by segment."""
+    from circle.core.schemas import BITEXT, PARSES
+    from circle.corpus.preprocess import normalize
+    from circle.lattice.parse import parse_bitext, read_bracketings
+
+    raw = pd.DataFrame({"segment_id": [7, 9], "document": ["Exod", "Exod"],
+                        "source": ["Y dijo Moisés a Aarón", "La palabra del SEÑOR"],
+                        "target": ["And Moses said unto Aaron, Take thy rod.",
+                                   "The LORD's word came to Jeremiah."]})
+    tokenized = raw.assign(target=[normalize(text, "en") for text in raw["target"]])
+    write_table(raw, tmp_path / "raw.parquet", BITEXT)
+    write_table(tokenized, tmp_path / "train.parquet", BITEXT)
+    parse_bitext(tmp_path / "raw.parquet", tmp_path / "train.parquet",
+                 tmp_path / "parses.parquet", {}, "en", lowercase=True)
+    table = read_table(tmp_path / "parses.parquet", PARSES)
+    assert list(table["segment_id"]) == [7, 9] and set(table["reference"]) == {"target"}
+    assert "spacy" in read_metadata(tmp_path / "parses.parquet")["parser"]
+    bracketings = read_bracketings(tmp_path / "parses.parquet")
+    for segment, line in zip(tokenized["segment_id"], tokenized["target"], strict=True):
+        assert bracketings[segment].words == tuple(line.split())
+    # "moses" tagged NNP: the parser read the cased text
+    assert Constituent(1, 2, "NNP") in bracketings[7].constituents
+    write_table(raw.iloc[::-1], tmp_path / "other.parquet", BITEXT)
+    with pytest.raises(ValueError, match="not those of"):
+        parse_bitext(tmp_path / "other.parquet", tmp_path / "train.parquet",
+                     tmp_path / "refused.parquet", {}, "en", lowercase=True)
 
 
 def _preterminals(tree):
@@ -373,3 +405,67 @@ def test_metadata_and_hiero_grammar_is_refused(labelled_pivot, tmp_path):
     with pytest.raises(SchemaError):
         pivot_grammar(tmp_path / "hiero.parquet", tmp_path / "p2", tmp_path / "s2.parquet",
                       labelled=True)
+
+
+def test_the_page_counts_labels_and_shows_the_possessive_rule(labelled_pivot, tmp_path):
+    """The labelled grammars' page on the hand-built grammar: sizes against a Hiero grammar,
+    the labels (left-hand sides and nonterminals) and the draft's possessive rule found by
+    its cues, with its counts and features."""
+    from circle.core.schemas import GRAMMAR
+    from circle.figures.samt import samt_page
+
+    # the possessive as the tokeniser writes it
+    rules = [(lhs, f, e.replace("'s", "&apos;s"), *rest) for lhs, f, e, *rest in LABELLED_RULES]
+    labelled_pivot(rules, keep_identity=True)
+    hiero = labelled_frame(rules).head(6).assign(lhs="X")
+    write_table(hiero, tmp_path / "hiero.parquet", GRAMMAR)
+    page = samt_page(tmp_path / "hiero.parquet", tmp_path / "labelled.parquet",
+                     tmp_path / "para" / "part0.parquet", examples=5)
+    assert "| Hiero bilingual | 6 |" in page
+    assert "| labelled bilingual | 8 | 1.33× Hiero; 3 left-hand-side labels, 4 labels in all; " \
+           "12.5% of the rules have the left-hand side X |" in page
+    assert "| `NN` | 4 | 3 |" in page and "| `NNP` | 0 | 3 |" in page
+    assert "6 identity rules (φ_ident = 1), 5 with nonterminals, 2 reordering them" in page
+    # the possessive and its mirror; p(e2|e1) = 2/3 and 1/3 (test above), one pivot
+    assert ("| possessive | `NP → the [NNP,1] &apos;s [NN,2] \\| the [NN,2] of the [NNP,1]` | "
+            "2.00 | 0.667 |") in page
+    assert ("| possessive | `NP → the [NN,1] of the [NNP,2] \\| the [NNP,2] &apos;s [NN,1]`"
+            in page)
+    assert "fractional count at least 0, " in page and "every paraphrase kept" in page
+    assert "Every phrase is pivoted." in page
+
+
+# -- collapsing the labels after pivoting ----------------------------------------------------
+
+def test_collapsed_grammar_marginalises_the_labels_by_their_shares(labelled_pivot, tmp_path):
+    """"house" is an NN 3.5 times and a VP once, so its NN labelling has share 7/9: the
+    collapsed p(home|house) is 7/9 of the NN rule's, its residual 1 - 7/9 (1 - r_NN); the
+    possessive keeps its one labelling's probabilities with X nonterminals. Biased, every
+    collapsed phrase's paraphrase distribution, identity included, sums to 1 (eq. 5.3-5.6)."""
+    from circle.core.schemas import PARAPHRASE_GRAMMAR
+    from circle.grammar.bias import bias_grammar
+    from circle.grammar.collapse import collapse_labels
+
+    rules = [*LABELLED_RULES, ("VP", "casa", "house", 1.0, 0.5, 0.5)]
+    labelled, phrases = labelled_pivot(rules)
+    out = tmp_path / "collapsed.parquet"
+    count = collapse_labels([tmp_path / "para" / "part0.parquet"], tmp_path / "self.parquet",
+                            tmp_path / "labelled.parquet", out, tmp_path / "xself.parquet")
+    collapsed = read_table(out, PARAPHRASE_GRAMMAR).set_index(["source", "target"])
+    assert count == len(collapsed) == 4 and set(collapsed["lhs"]) == {"X"}
+    nn = labelled.loc[("NN", "house", "home")]
+    rule = collapsed.loc[("house", "home")]
+    assert rule["log_p_e2_given_e1"] == pytest.approx(nn["log_p_e2_given_e1"] + math.log(7 / 9))
+    assert rule["log_p_e1_given_e2"] == pytest.approx(nn["log_p_e1_given_e2"])  # home: NN only
+    assert rule["log_p_e1_e2"] == pytest.approx(rule["log_p_e2_given_e1"]
+                                                + math.log(4.5 / 16.5))
+    possessive = collapsed.loc[("the [X,1] 's [X,2]", "the [X,2] of the [X,1]")]
+    assert math.exp(possessive["log_p_e2_given_e1"]) == pytest.approx(2 / 3)
+    residuals = read_table(tmp_path / "xself.parquet", SELF_PARAPHRASE).set_index("phrase")
+    r_nn = phrases.set_index(["lhs", "phrase"]).loc[("NN", "house"), "residual"]
+    assert residuals.loc["house", "residual"] == pytest.approx(1 - 7 / 9 * (1 - r_nn))
+    assert read_metadata(out)["collapsed_labels"] == "true"
+    bias_grammar([out], tmp_path / "xself.parquet", tmp_path / "biased.parquet", 0.5)
+    biased = read_table(tmp_path / "biased.parquet", PARAPHRASE_GRAMMAR)
+    totals = biased.assign(p=biased["log_p_e2_given_e1"].map(math.exp)).groupby("source")["p"]
+    assert totals.sum().to_numpy() == pytest.approx(1.0)

@@ -38,6 +38,8 @@ from circle.core.schemas import (
     GRID_POINTS,
     GRID_SAMPLE,
     ITERATION_SCORES,
+    LABELLED_GRAMMAR,
+    LABELLED_PARAPHRASE_GRAMMAR,
     LATTICE_REFERENCES,
     PARAPHRASE_GRAMMAR,
     PARSES,
@@ -51,6 +53,7 @@ from circle.core.tables import read_metadata, read_table
 from circle.corpus.preprocess import detokenize
 from circle.decoder import read_weights
 from circle.decoder.nbest import NBEST
+from circle.lattice.parse import read_bracketings
 
 ROOT = Path(__file__).resolve().parents[2]
 TINY = ROOT / "tests" / "data" / "tiny"
@@ -213,7 +216,8 @@ def test_tiny_config_dry_run(tmp_path):
 @pytest.mark.parametrize("target", [
     "aligned_corpus", "language_models", "grammars", "thrax_grammars", "untuned_translations",
     "reference_sparsity", "grid_search", "targeted_tuning", "fig5_4", "fig4_12", "paper_tables",
-    "dose_response", "lattice_parses", "lattice_tuning", "oov_paraphrased_grammars"])
+    "dose_response", "lattice_parses", "lattice_tuning", "oov_paraphrased_grammars",
+    "samt_grammars"])
 def test_every_named_target_writes_the_effective_config(tmp_path, target):
     result = snakemake("-n", "--configfile", str(tiny_config(tmp_path)), "--directory",
                        str(tmp_path), target)
@@ -311,6 +315,62 @@ def test_tiny_lattice_parses_and_one_verse_drawn(tiny_default_run, tmp_path):
     assert "Word lattices" in report
     caption = (ROOT / "workflow/report/lattice.rst").read_text().split()
     assert " ".join(caption[:4]) in report
+
+
+def test_tiny_samt_grammars_end_to_end(tiny_default_run, tmp_path):
+    """snakemake samt_grammars on the tiny corpus, after its default target: the training
+    bitext's English side parsed over its tokens, the labelled grammar (the Hiero grammar's
+    phrase pairs with SAMT labels), its labelled pivot with φ_ident, and the page; the default
+    target plans none of it."""
+    tiny_default_run.copy_to(tmp_path)
+    config = tiny_config(tmp_path)
+    result = snakemake("--cores", "2", "--configfile", str(config), "--directory",
+                       str(tmp_path), "samt_grammars")
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert "rule extract_grammar:" not in result.stdout + result.stderr  # Hiero's is reused
+    results = tmp_path / "results" / "tiny"
+    bitext = read_table(results / "tokenized/train.parquet", BITEXT)
+    parses = read_table(results / "samt/train.parses.parquet", PARSES)
+    assert list(parses["segment_id"]) == list(bitext["segment_id"])
+    bracketings = read_bracketings(results / "samt/train.parses.parquet")
+    assert [list(bracketings[segment].words) for segment in bitext["segment_id"]] == [
+        line.split() for line in bitext["target"]]  # SAMT's spans index the grammar's words
+    hiero = read_table(results / "grammar/bilingual.parquet", GRAMMAR)
+    labelled = read_table(results / "samt/bilingual.parquet", LABELLED_GRAMMAR)
+    assert len(labelled) > len(hiero)
+    assert {"NP", "PP", "X"} <= set(labelled["lhs"])
+    unlabelled = labelled["source"].str.replace(r"\[[^ ]+,([12])\]", r"[X,\1]", regex=True)
+    assert set(unlabelled) == set(hiero["source"])
+    paraphrases = read_table(results / "samt/paraphrase/part0.parquet",
+                             LABELLED_PARAPHRASE_GRAMMAR)
+    assert len(paraphrases) and paraphrases["identity"].isin([0.0, 1.0]).all()
+    assert (paraphrases["identity"] == (paraphrases["source"] == paraphrases["target"])).all()
+    assert paraphrases.groupby(["lhs", "source"]).size().max() <= 20  # samt.top_paraphrases
+    collapsed = read_table(results / "samt/collapsed/part0.parquet", PARAPHRASE_GRAMMAR)
+    assert len(collapsed) and set(collapsed["lhs"]) == {"X"}
+    assert not collapsed["source"].str.contains(r"\[(?!X,)").any()
+    page = (results / "report/samt.md").read_text()
+    assert page.startswith("# Labelled paraphrase grammars")
+    assert f"| Hiero bilingual | {len(hiero):,} |" in page
+    default = snakemake("-n", "--configfile", str(config), "--directory", str(tmp_path))
+    assert "samt/" not in default.stdout
+
+
+def test_tiny_samt_paraphraser_biases_the_collapsed_labelled_grammar(tmp_path):
+    """samt.paraphraser: the biased grammars, and so the paraphraser, come from the labelled
+    grammar collapsed to X; without it they come from the Hiero pivot's parts."""
+    config = tiny_config(tmp_path, **{"samt.paraphraser": True})
+    result = snakemake("-n", "--configfile", str(config), "--directory", str(tmp_path),
+                       "grammars")
+    assert result.returncode == 0, result.stdout + result.stderr
+    biasing = result.stdout[result.stdout.index("rule bias_grammar:"):]
+    assert biasing.split("\n")[1].strip() == (
+        "input: results/tiny/samt/collapsed/part0.parquet, "
+        "results/tiny/samt/collapsed/self_paraphrase.parquet")
+    assert "rule pivot_part:" not in result.stdout
+    hiero = snakemake("-n", "--configfile", str(tiny_config(tmp_path)), "--directory",
+                      str(tmp_path), "grammars")
+    assert "rule pivot_part:" in hiero.stdout and "samt/" not in hiero.stdout
 
 
 def test_tiny_lattice_tuning_dry_run_plans_its_runs_outside_the_default_target(tmp_path):

@@ -35,6 +35,8 @@ from circle.pipeline.resources import MEMORY, input_mb, runtime_model
 from circle.pipeline.runs import (
     ALIGNMENT_LINKS,
     BILINGUAL_GRAMMAR,
+    COLLAPSED_PARAPHRASE_GRAMMAR,
+    COLLAPSED_SELF_PARAPHRASE,
     DECODE_NBEST,
     DECODE_ONEBEST,
     EFFECTIVE_CONFIG_FILE,
@@ -46,6 +48,8 @@ from circle.pipeline.runs import (
     FILTERED_GRAMMAR,
     GRID_CHOICE,
     GRID_ROW,
+    LABELLED_BILINGUAL_GRAMMAR,
+    LABELLED_PARAPHRASE_GRAMMAR_FILE,
     LATTICE_REFERENCES,
     LM_BINARY,
     OOV_PARAPHRASE_TABLE,
@@ -53,6 +57,7 @@ from circle.pipeline.runs import (
     PARAPHRASE_GRAMMAR,
     PARAPHRASER_LM_BINARY,
     TOKENIZED_TABLE,
+    TRAINING_PARSES,
     TUNING_ITERATION,
     TUNING_ITERATIONS,
     TUNING_LOG,
@@ -237,6 +242,14 @@ def decoding_lm(wildcards):
 
 def pivot_options():
     return PLAN.pivot_options()
+
+
+def unbiased_paraphrase_grammar(wildcards):
+    return PLAN.unbiased_paraphrase_grammar()
+
+
+def labelled_pivot_options():
+    return PLAN.labelled_pivot_options()
 
 
 def paraphrase_grammars():

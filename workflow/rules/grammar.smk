@@ -260,14 +260,11 @@ rule pivot_part:
 
 rule bias_grammar:
     """The paraphrase grammar with self-paraphrase bias b (eq. 5.3-5.10), sorted, from the
-    pairing jobs' parts; b = 0 is unbiased. With paraphrase.identity_feature, every rule also
+    pairing jobs' parts (with samt.paraphraser, the labelled grammar collapsed to X); b = 0 is
+    unbiased. With paraphrase.identity_feature, every rule also
     gets φ_ident (Ganitkevitch & Callison-Burch, draft §4.1)."""
     input:
-        parts=expand(
-            "results/{{experiment}}/paraphrase/pivoted/part{job}.parquet",
-            job=range(config["paraphrase"]["pivot_jobs"]),
-        ),
-        self_paraphrase="results/{experiment}/paraphrase/self_paraphrase.parquet",
+        unpack(unbiased_paraphrase_grammar),
     output:
         grammar=PARAPHRASE_GRAMMAR,
     log:

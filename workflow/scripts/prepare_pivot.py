@@ -1,16 +1,10 @@
 from circle.core.jobs import start_job
-from circle.core.schemas import EVALSET
-from circle.core.tables import read_table
-from circle.grammar.pivot import PivotOptions, PivotWork, prepare_pivot
+from circle.grammar.pivot import PivotOptions, PivotWork, prepare_pivot, reference_sentences
 from circle.pipeline.resources import duckdb_limit
 
 provenance = start_job(snakemake)
 options = snakemake.params.options
-sentences = None
-if options["phrases_from"]:
-    sentences = sorted({reference for path in snakemake.input.evalsets
-                        for references in read_table(path, EVALSET, columns=["references"])
-                        ["references"] for reference in references})
+sentences = reference_sentences(snakemake.input.evalsets) if options["phrases_from"] else None
 prepare_pivot(snakemake.input.grammar,
               PivotWork(snakemake.output.rules, snakemake.output.sources, snakemake.output.lookup),
               snakemake.output.self_paraphrase,

@@ -869,7 +869,8 @@ ITERATION_SCORES = _schema(
 PARSES = _schema(
     "parses",
     2,
-    "Phrase-structure parses of the references of an evaluation set (circle.lattice.parse, the "
+    "Phrase-structure parses of the references of an evaluation set, or of the English side of "
+    "a training bitext (reference `target`; SAMT's constituents) (circle.lattice.parse, the "
     "parser stage of Pang, Knight & Marcu 2003): one row per (segment, reference), `tree` a "
     "Penn bracket string whose leaves are the parser's tokens in their order and original case "
     "(brackets escaped as -LRB-/-RRB-; version 1 trees could move the words of a non-projective "

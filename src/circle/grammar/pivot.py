@@ -158,6 +158,7 @@ import pyarrow.parquet as pq
 
 from circle.core.progress import progress
 from circle.core.schemas import (
+    EVALSET,
     GRAMMAR,
     LABELLED_GRAMMAR,
     LABELLED_PARAPHRASE_GRAMMAR,
@@ -340,6 +341,15 @@ class PivotStats:
     """(e1, f, e2) triples joined before summing over f."""
     paraphrase_rules: int
     phrases: int
+
+
+def reference_sentences(evalset_paths: Iterable[str | os.PathLike]) -> list[str]:
+    """Every reference of the evaluation sets (``EVALSET`` tables, tokenised), each once, in
+    sort order: the sentences whose phrases a pivot with ``paraphrase.phrases_from``
+    paraphrases."""
+    return sorted({reference for path in evalset_paths
+                   for references in read_table(path, EVALSET, columns=["references"])
+                   ["references"] for reference in references})
 
 
 def grammar_parts(directory: str | os.PathLike, jobs: int) -> list[Path]:

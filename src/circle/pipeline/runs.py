@@ -61,6 +61,21 @@ PARAPHRASE_GRAMMAR = "results/{experiment}/paraphrase/bias{bias}.parquet"
 """The paraphrase grammar with self-paraphrase bias ``{bias}`` (:func:`bias_name`; rule
 bias_grammar)."""
 
+TRAINING_PARSES = "results/{experiment}/samt/train.parses.parquet"
+"""The parses of the English side of the training bitext (rule parse_training)."""
+
+LABELLED_BILINGUAL_GRAMMAR = "results/{experiment}/samt/bilingual.parquet"
+"""The bilingual grammar with SAMT labels (rule extract_labelled_grammar)."""
+
+LABELLED_PARAPHRASE_GRAMMAR_FILE = "results/{experiment}/samt/paraphrase/part0.parquet"
+"""The labelled paraphrase grammar, pivoted in one part (rule pivot_labelled_grammar)."""
+
+COLLAPSED_PARAPHRASE_GRAMMAR = "results/{experiment}/samt/collapsed/part0.parquet"
+"""The labelled paraphrase grammar collapsed to X (rule collapse_labelled_grammar)."""
+
+COLLAPSED_SELF_PARAPHRASE = "results/{experiment}/samt/collapsed/self_paraphrase.parquet"
+"""The collapsed grammar's residuals (eq. 5.2) for the bias (rule collapse_labelled_grammar)."""
+
 EVALSET_TABLE = "results/{experiment}/sets/{evalset}.parquet"
 """An evaluation set's selected segments (rule select_evalset)."""
 
