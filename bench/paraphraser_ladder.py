@@ -27,7 +27,11 @@ from circle.core.schemas import CONDITION_SUMMARY
 from circle.core.tables import read_table
 from circle.paraphrase.config import bias_name
 from circle.pipeline.plan import Plan
-from circle.pipeline.runs import EVALUATION_CONDITIONS, PARAPHRASE_GRAMMAR
+from circle.pipeline.runs import (
+    EVALUATION_CONDITIONS,
+    LABELLED_BILINGUAL_GRAMMAR,
+    PARAPHRASE_GRAMMAR,
+)
 
 SCHEMA = Path(__file__).resolve().parents[1] / "workflow" / "schemas" / "config.schema.yaml"
 
@@ -39,11 +43,17 @@ PARAPHRASER_RULES = ("prepare_pivot", "pivot_part", "bias_grammar", "estimate_pa
 """The experiment's own rules that only the paraphraser needs (the MT system extracts its
 grammar whether or not anything is pivoted)."""
 
+LABELLED_PARAPHRASER_RULES = ("parse_training", "extract_labelled_grammar",
+                              "pivot_labelled_grammar", "collapse_labelled_grammar",
+                              "bias_grammar")
+"""Those rules of a labelled paraphraser (samt.paraphraser)."""
 
-def pivot_cost(root: Path, experiment: str) -> tuple[float, float]:
+
+def pivot_cost(root: Path, experiment: str, labelled: bool) -> tuple[float, float]:
     """Summed wall seconds and largest peak RSS (MB) of the paraphrase grammar's jobs."""
     benchmarks = root / "benchmarks" / experiment
-    files = [path for name in PARAPHRASER_RULES for path in
+    rules = LABELLED_PARAPHRASER_RULES if labelled else PARAPHRASER_RULES
+    files = [path for name in rules for path in
              [*benchmarks.glob(f"{name}.tsv"), *benchmarks.glob(f"{name}/*.tsv")]]
     for systems in ("pivots", "pivot"):  # the pivot bitexts', the pivot languages'
         files += [path for path in (benchmarks / systems).glob("*/**/*.tsv")
@@ -60,12 +70,14 @@ def row(results: Path) -> dict[str, str]:
     validate(config, str(SCHEMA))  # fills in the keys added since the run
     plan = Plan(config)
     pivots = config["paraphrase"].get("pivots") or []
-    bilingual = sum(pq.ParquetFile(root / path).metadata.num_rows
-                    for path in plan.pivot_grammars())
+    labelled = config["samt"]["paraphraser"]
+    grammars = ([LABELLED_BILINGUAL_GRAMMAR.format(experiment=experiment)] if labelled
+                else plan.pivot_grammars())
+    bilingual = sum(pq.ParquetFile(root / path).metadata.num_rows for path in grammars)
     bias = bias_name(float(config["tuning"]["paraphraser_bias"]))
     paraphrase = pq.ParquetFile(root / PARAPHRASE_GRAMMAR.format(
         experiment=experiment, bias=bias)).metadata.num_rows
-    seconds, rss = pivot_cost(root, experiment)
+    seconds, rss = pivot_cost(root, experiment, labelled)
     quality = pd.read_csv(results / "report" / "reference_quality.csv")
     first = quality[quality["candidate"] == "P1"].iloc[0]
     second = quality[quality["candidate"] == "P2"]
@@ -83,7 +95,8 @@ def row(results: Path) -> dict[str, str]:
 
     return {
         "experiment": experiment,
-        "pivots": ", ".join(f"{p['source']}-{p['target']}" for p in pivots) or "training bitext",
+        "pivots": (", ".join(f"{p['source']}-{p['target']}" for p in pivots) or "training bitext")
+        + (", SAMT-labelled, collapsed to X" if labelled else ""),
         "paraphraser LMs": config["paraphrase"].get("language_models", "shared"),
         "bilingual rules (M)": f"{bilingual / 1e6:.1f}",
         "paraphrase rules (M)": f"{paraphrase / 1e6:.2f}",

@@ -1,4 +1,6 @@
-"""The parser stage of Pang, Knight & Marcu (2003)'s alignment (Fig. 4 line 3, ``parseTree(s)``).
+"""The parser stage of Pang, Knight & Marcu (2003)'s alignment (Fig. 4 line 3, ``parseTree(s)``),
+and the project's one parser: it also parses the training bitext's English side for the SAMT
+labels of Ganitkevitch & Callison-Burch's labelled grammars (:func:`parse_bitext`).
 
 The seed parses with Charniak (2000); no English constituency parser with its model installs
 offline from PyPI or Debian. This stage uses spaCy 3.8 with ``en_core_web_sm`` (the PyPI wheel
