@@ -128,6 +128,28 @@ def test_the_languages_rung_pivots_five_languages_with_the_kjv(tmp_path):
     assert "rule estimate_paraphraser_lm:" not in plan.stdout
 
 
+def test_the_samt_paraphraser_biases_the_collapsed_labelled_grammar(tmp_path):
+    """config/samt-paraphraser.yaml overlays the default experiment under its own name: the
+    labelled stages built from its own training bitext, the paraphrase grammar biased from the
+    labelled grammar collapsed to X, no Hiero pivot, 1H beside 1H+1P and 1H+3P."""
+    overlay = ROOT / "config" / "samt-paraphraser.yaml"
+    config = effective_config(tmp_path, "samt-paraphraser", ROOT / "config" / "config.yaml",
+                              overlay)
+    assert config["samt"]["paraphraser"] is True
+    assert config["tuning"]["conditions"] == ["1H", "1H+1P", "1H+3P"]
+    plan = snakemake("-n", "--configfile", str(ROOT / "config" / "config.yaml"), str(overlay),
+                     "--directory", str(tmp_path), "--", "samt_grammars", "reference_sparsity")
+    assert plan.returncode == 0, plan.stdout + plan.stderr
+    jobs = re.split(r"^(?=(?:local)?rule \w+:$)", plan.stdout, flags=re.M)
+    [biasing] = [job for job in jobs if re.match(r"(?:local)?rule bias_grammar:", job)]
+    assert "input: results/samt-paraphraser/samt/collapsed/part0.parquet, " \
+           "results/samt-paraphraser/samt/collapsed/self_paraphrase.parquet" in biasing
+    for stage in ("parse_training", "extract_labelled_grammar", "pivot_labelled_grammar",
+                  "collapse_labelled_grammar"):
+        assert f"rule {stage}:" in plan.stdout
+    assert "rule prepare_pivot:" not in plan.stdout and "rule pivot_part:" not in plan.stdout
+
+
 def test_the_oov_paraphrase_system_decodes_and_tunes_on_the_augmented_grammars(tmp_path):
     """config/oov-paraphrases.yaml overlays the default experiment under its own name: the
     default's corpus, alignment and sets, 1H and 4H, the augmented grammars in every decode
@@ -212,7 +234,7 @@ def test_every_shipped_config_is_covered():
     assert shipped == {"config/config.yaml", "config/paper.yaml", "config/ladder-es-english.yaml",
                        "config/ladder-languages-kjv.yaml", "config/oov-paraphrases.yaml",
                        "config/oov-10k.yaml", "config/oov-20k.yaml",
-                       "tests/data/tiny/config.yaml"}
+                       "config/samt-paraphraser.yaml", "tests/data/tiny/config.yaml"}
 
 
 def test_the_effective_config_is_rewritten_only_when_the_config_changes(tmp_path):

@@ -354,6 +354,32 @@ def test_tiny_samt_grammars_end_to_end(tiny_default_run, tmp_path):
     assert f"| Hiero bilingual | {len(hiero):,} |" in page
     default = snakemake("-n", "--configfile", str(config), "--directory", str(tmp_path))
     assert "samt/" not in default.stdout
+    built = snakemake("--configfile", str(config), "--directory", str(tmp_path), "--report",
+                      "report.zip", "samt_grammars")
+    assert built.returncode == 0, built.stdout + built.stderr
+    assert "(ERROR/" not in built.stdout + built.stderr  # the caption is valid reST
+    with zipfile.ZipFile(tmp_path / "report.zip") as archive:
+        names = {Path(name).name: name for name in archive.namelist()}
+        assert "samt.html" in names
+        report = archive.read(names["report.html"]).decode()
+    assert "Labelled paraphrase grammars" in report
+    caption = (ROOT / "workflow/report/samt.rst").read_text().split()
+    assert " ".join(caption[:4]) in report
+    # the paraphraser decodes with the collapsed grammar (samt.paraphraser): its tuning and the
+    # untargeted paraphrases of the tune set's single reference, every rule from that grammar
+    labelled = tiny_config(tmp_path, **{"samt.paraphraser": True})
+    paraphrases = "results/tiny/paraphrase/untargeted-bias0/tune.nbest.parquet"
+    decoded = snakemake("--cores", "2", "--configfile", str(labelled), "--directory",
+                        str(tmp_path), paraphrases)
+    assert decoded.returncode == 0, decoded.stdout + decoded.stderr
+    assert "rule tune_paraphraser:" in decoded.stdout + decoded.stderr
+    grammar = read_table(results / "paraphrase/bias0.parquet", PARAPHRASE_GRAMMAR)
+    assert set(zip(grammar["source"], grammar["target"], strict=True)) == set(
+        zip(collapsed["source"], collapsed["target"], strict=True))
+    nbest = read_table(tmp_path / paraphrases, NBEST)
+    tune = read_table(results / "sets/tune.parquet", EVALSET)
+    assert set(nbest["segment_id"]) == set(tune["segment_id"])
+    assert (nbest["hypothesis"].str.len() > 0).all()
 
 
 def test_tiny_samt_paraphraser_biases_the_collapsed_labelled_grammar(tmp_path):
@@ -703,9 +729,9 @@ def check_report(directory: Path, config: Path) -> None:
                      "Thesis figures", "Reference quality"):
         assert category in report
     for rst in sorted((ROOT / "workflow/report").glob("*.rst")):
-        if rst.stem.startswith(("dose_response", "lattice", "oov_translation")):
+        if rst.stem.startswith(("dose_response", "lattice", "oov_translation", "samt")):
             continue  # their own targets (test_tiny_dose_response_end_to_end, test_tiny_lattice…,
-            # tests/workflow/test_oov_translation.py)
+            # tests/workflow/test_oov_translation.py, test_tiny_samt_grammars_end_to_end)
         first_words = " ".join(rst.read_text().split()[:4])
         assert first_words in report, rst.name  # every caption is in the report
     assert "Fig. 5.8): D = |" in report  # the pipes of |Δd_mt − Δd_ref| survive reST
