@@ -286,6 +286,24 @@ def test_tiny_dose_response_end_to_end(tiny_default_run, tmp_path):
     assert (results / "references/noise50.parquet").read_bytes() == before  # seeded
 
 
+def check_target_report(directory: Path, config: Path, target: str, page: str,
+                        category: str) -> None:
+    """``snakemake --report`` of a named target run in ``directory``: it builds without reST
+    errors, holds the page ``report/<page>.html`` under ``category`` and the page's caption
+    (``workflow/report/<page>.rst``)."""
+    built = snakemake("--configfile", str(config), "--directory", str(directory), "--report",
+                      "report.zip", target)
+    assert built.returncode == 0, built.stdout + built.stderr
+    assert "(ERROR/" not in built.stdout + built.stderr  # the caption is valid reST
+    with zipfile.ZipFile(directory / "report.zip") as archive:
+        names = {Path(name).name: name for name in archive.namelist()}
+        assert f"{page}.html" in names
+        report = archive.read(names["report.html"]).decode()
+    assert category in report
+    caption = (ROOT / f"workflow/report/{page}.rst").read_text().split()
+    assert " ".join(caption[:4]) in report
+
+
 def test_tiny_lattice_parses_and_one_verse_drawn(tiny_default_run, tmp_path):
     """snakemake lattice_parses on the tiny corpus, after its default target: every reference
     of the tune and test sets parsed, and the page of one verse's lattice with its drawing."""
@@ -304,17 +322,7 @@ def test_tiny_lattice_parses_and_one_verse_drawn(tiny_default_run, tmp_path):
     assert page.startswith("# A word lattice of one verse (Pang, Knight & Marcu 2003)")
     assert (results / "report/lattice.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
     assert (results / "report/lattice.dot").read_text().startswith("digraph")
-    built = snakemake("--configfile", str(config), "--directory", str(tmp_path), "--report",
-                      "report.zip", "lattice_parses")
-    assert built.returncode == 0, built.stdout + built.stderr
-    assert "(ERROR/" not in built.stdout + built.stderr  # the caption is valid reST
-    with zipfile.ZipFile(tmp_path / "report.zip") as archive:
-        names = {Path(name).name: name for name in archive.namelist()}
-        assert "lattice.html" in names
-        report = archive.read(names["report.html"]).decode()
-    assert "Word lattices" in report
-    caption = (ROOT / "workflow/report/lattice.rst").read_text().split()
-    assert " ".join(caption[:4]) in report
+    check_target_report(tmp_path, config, "lattice_parses", "lattice", "Word lattices")
 
 
 def test_tiny_samt_grammars_end_to_end(tiny_default_run, tmp_path):
@@ -354,17 +362,7 @@ def test_tiny_samt_grammars_end_to_end(tiny_default_run, tmp_path):
     assert f"| Hiero bilingual | {len(hiero):,} |" in page
     default = snakemake("-n", "--configfile", str(config), "--directory", str(tmp_path))
     assert "samt/" not in default.stdout
-    built = snakemake("--configfile", str(config), "--directory", str(tmp_path), "--report",
-                      "report.zip", "samt_grammars")
-    assert built.returncode == 0, built.stdout + built.stderr
-    assert "(ERROR/" not in built.stdout + built.stderr  # the caption is valid reST
-    with zipfile.ZipFile(tmp_path / "report.zip") as archive:
-        names = {Path(name).name: name for name in archive.namelist()}
-        assert "samt.html" in names
-        report = archive.read(names["report.html"]).decode()
-    assert "Labelled paraphrase grammars" in report
-    caption = (ROOT / "workflow/report/samt.rst").read_text().split()
-    assert " ".join(caption[:4]) in report
+    check_target_report(tmp_path, config, "samt_grammars", "samt", "Labelled paraphrase grammars")
     # the paraphraser decodes with the collapsed grammar (samt.paraphraser): its tuning and the
     # untargeted paraphrases of the tune set's single reference, every rule from that grammar
     labelled = tiny_config(tmp_path, **{"samt.paraphraser": True})
