@@ -143,6 +143,9 @@ def test_bitexts_group_by_foreign_language_and_the_key_is_checked():
     bitexts = pivot_bitexts(config)
     assert pivot_languages(bitexts) == {"es": bitexts}
     assert pivot_problems(config) == ["paraphrase.pivots: es-web is given twice"]
+    labelled = {**config, "samt": {"paraphraser": True}}
+    assert "samt.paraphraser paraphrases with the labelled grammar" in pivot_problems(
+        labelled)[1]
     config["corpus"]["kind"] = "files"
     assert "corpus.kind: bible" in pivot_problems(config)[0]
     assert pivot_bitexts({"paraphrase": {}}) == [] and pivot_problems(

@@ -87,8 +87,10 @@ def pivot_languages(bitexts: Sequence[PivotBitext]) -> dict[str, list[PivotBitex
 
 def pivot_problems(config: Mapping[str, Any]) -> list[str]:
     """``paraphrase.pivots`` (its columns checked by the schema) needs the Bible corpus and
-    names each (foreign, English) pair once; ``paraphrase.language_models: pivots`` needs it;
-    ``alignment.frozen_pivots`` names only its bitexts other than the MT training bitext."""
+    names each (foreign, English) pair once, and is not used with ``samt.paraphraser`` (the
+    labelled grammar pivots the MT training bitext alone); ``paraphrase.language_models:
+    pivots`` needs it; ``alignment.frozen_pivots`` names only its bitexts other than the MT
+    training bitext."""
     bitexts = pivot_bitexts(config)
     if bitexts and config["corpus"]["kind"] != "bible":
         return [f"{KEY}: pivot bitexts are columns of the Bible table (corpus.kind: bible); "
@@ -104,6 +106,10 @@ def pivot_problems(config: Mapping[str, Any]) -> list[str]:
     if training is not None and training.name in frozen:
         problems.append(f"alignment.frozen_pivots: {training.name} is the MT training bitext, "
                         "aligned as alignment.frozen says")
+    if bitexts and config.get("samt", {}).get("paraphraser"):
+        problems.append(f"{KEY}: samt.paraphraser paraphrases with the labelled grammar of the "
+                        f"MT training bitext, which pivots through no other bitext; leave {KEY} "
+                        "out, or samt.paraphraser")
     if config["paraphrase"].get("language_models", "shared") == "pivots" and not bitexts:
         problems.append(f"{LANGUAGE_MODELS_KEY}: pivots estimates the paraphraser's LMs on the "
                         f"English of {KEY}, which names no bitext; name them, or leave "
