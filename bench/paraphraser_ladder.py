@@ -4,7 +4,7 @@ what it pivots through, its grammars' sizes, what its pivot cost, the quality of
 untargeted paraphrase of the tune set's single reference against the verse's held-out human
 references (beside the MT system's own output, the first check of the ladder), the diversity of
 its k-best, and the test gain of 1H+1P and 1H+3P over 1H, raw and at a common length, with the
-experiment's own significance test.
+experiment's own significance test (* significantly better, † significantly worse).
 
 The pivot's cost is the wall time summed over the jobs that only the paraphraser needs (the
 pivot bitexts' tokenisation and alignment, each pivot language's extraction, the pivot's
@@ -89,8 +89,9 @@ def row(results: Path) -> dict[str, str]:
         if condition not in summary.index:
             return "–"
         found = summary.loc[condition]
-        mark = "*" if found[f"{metric}_significant"] else ""
-        return (f"{found[f'{metric}_difference']:+.2f}{mark} "
+        difference = found[f"{metric}_difference"]
+        mark = ("*" if difference > 0 else "†") if found[f"{metric}_significant"] else ""
+        return (f"{difference:+.2f}{mark} "
                 f"(p = {found[f'{metric}_p_value']:.2g})")
 
     return {
