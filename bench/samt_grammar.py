@@ -33,7 +33,7 @@ from circle.corpus.preprocess import normalize
 from circle.figures.samt import label_counts, structural_examples
 from circle.grammar.extract import extract_grammar
 from circle.grammar.pivot import grammar_parts, pivot_grammar
-from circle.grammar.samt import Bracketing, unescape_label
+from circle.grammar.samt import FALLBACK, Bracketing, unescape_label
 from circle.lattice.parse import load_parser, parse_tokens
 
 
@@ -107,7 +107,7 @@ def main() -> None:
             parses=parses))
         con = duckdb.connect()
         labels = label_counts(con, out / "samt.parquet")
-        fallback = labels.loc[labels["label"] == "X", "rules"].sum()
+        fallback = labels.loc[labels["label"] == FALLBACK, "rules"].sum()
         print(f"bilingual rules: Hiero {hiero.rules}, labelled {samt.rules} "
               f"({samt.rules / hiero.rules:.2f}x; the same {hiero.rule_occurrences} "
               "occurrences)")

@@ -213,7 +213,7 @@ rule prepare_pivot:
         rules=temp("results/{experiment}/paraphrase/pivoting/rules.parquet"),
         sources=temp("results/{experiment}/paraphrase/pivoting/sources.parquet"),
         lookup=temp("results/{experiment}/paraphrase/pivoting/lookup.parquet"),
-        self_paraphrase="results/{experiment}/paraphrase/self_paraphrase.parquet",
+        self_paraphrase=PIVOT_SELF_PARAPHRASE,
     log:
         "logs/{experiment}/prepare_pivot.log",
     benchmark:
@@ -238,9 +238,9 @@ rule pivot_part:
         rules="results/{experiment}/paraphrase/pivoting/rules.parquet",
         sources="results/{experiment}/paraphrase/pivoting/sources.parquet",
         lookup="results/{experiment}/paraphrase/pivoting/lookup.parquet",
-        self_paraphrase="results/{experiment}/paraphrase/self_paraphrase.parquet",
+        self_paraphrase=PIVOT_SELF_PARAPHRASE,
     output:
-        part="results/{experiment}/paraphrase/pivoted/part{job}.parquet",
+        part=PIVOTED_PART,
     log:
         "logs/{experiment}/pivot_part/part{job}.log",
     benchmark:

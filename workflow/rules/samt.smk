@@ -67,7 +67,7 @@ rule pivot_labelled_grammar:
         ),
     output:
         grammar=LABELLED_PARAPHRASE_GRAMMAR_FILE,
-        self_paraphrase="results/{experiment}/samt/paraphrase/self_paraphrase.parquet",
+        self_paraphrase=LABELLED_SELF_PARAPHRASE,
     log:
         "logs/{experiment}/pivot_labelled_grammar.log",
     benchmark:
@@ -94,7 +94,7 @@ rule collapse_labelled_grammar:
     reads with samt.paraphraser."""
     input:
         grammar=LABELLED_PARAPHRASE_GRAMMAR_FILE,
-        self_paraphrase="results/{experiment}/samt/paraphrase/self_paraphrase.parquet",
+        self_paraphrase=LABELLED_SELF_PARAPHRASE,
         bilingual=LABELLED_BILINGUAL_GRAMMAR,
     output:
         grammar=COLLAPSED_PARAPHRASE_GRAMMAR,

@@ -24,7 +24,7 @@ import pandas as pd
 
 from circle.core.schemas import LABELLED_GRAMMAR, LABELLED_PARAPHRASE_GRAMMAR
 from circle.core.tables import parquet_rows, read_metadata
-from circle.grammar.io import checked_parquet
+from circle.grammar.io import checked_parquet, grammar_schema
 from circle.grammar.samt import FALLBACK, unescape_label
 
 STRUCTURAL = {
@@ -110,6 +110,8 @@ def samt_page(hiero_path: str | os.PathLike, labelled_path: str | os.PathLike,
     """The page (Markdown): sizes of the Hiero and labelled bilingual grammars and of the
     labelled paraphrase grammar with its pruning, the most frequent labels, and
     :func:`structural_examples`."""
+    grammar_schema(labelled_path, (LABELLED_GRAMMAR,))
+    grammar_schema(paraphrase_path, (LABELLED_PARAPHRASE_GRAMMAR,))
     con = duckdb.connect()
     hiero, labelled = parquet_rows(hiero_path), parquet_rows(labelled_path)
     labels = label_counts(con, labelled_path)
@@ -121,12 +123,6 @@ def samt_page(hiero_path: str | os.PathLike, labelled_path: str | os.PathLike,
                count(*) FILTER (WHERE reordered = 1) AS reordered
         FROM {checked_parquet([paraphrase_path])}""").df().iloc[0]
     pivot = read_metadata(paraphrase_path)
-    bilingual_schema = read_metadata(labelled_path).get("schema")
-    if bilingual_schema != LABELLED_GRAMMAR.name:
-        raise ValueError(f"{labelled_path}: a '{bilingual_schema}' table, not a labelled grammar")
-    if pivot.get("schema") != LABELLED_PARAPHRASE_GRAMMAR.name:
-        raise ValueError(f"{paraphrase_path}: a '{pivot.get('schema')}' table, not a labelled "
-                         "paraphrase grammar")
     lines = [
         "# Labelled paraphrase grammars (Ganitkevitch & Callison-Burch, draft)",
         "",

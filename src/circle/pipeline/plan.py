@@ -62,6 +62,8 @@ from circle.pipeline.runs import (
     LM_BINARY,
     PARAPHRASE_GRAMMAR,
     PARAPHRASER_LM_BINARY,
+    PIVOT_SELF_PARAPHRASE,
+    PIVOTED_PART,
     TARGETED_CACHE_DIR,
     TOKENIZED_TABLE,
     TUNING_LOG,
@@ -366,10 +368,9 @@ class Plan:
             return {"parts": [COLLAPSED_PARAPHRASE_GRAMMAR.format(experiment=self.experiment)],
                     "self_paraphrase": COLLAPSED_SELF_PARAPHRASE.format(
                         experiment=self.experiment)}
-        directory = f"results/{self.experiment}/paraphrase"
-        return {"parts": [f"{directory}/pivoted/part{job}.parquet"
+        return {"parts": [PIVOTED_PART.format(experiment=self.experiment, job=job)
                           for job in range(self.config["paraphrase"]["pivot_jobs"])],
-                "self_paraphrase": f"{directory}/self_paraphrase.parquet"}
+                "self_paraphrase": PIVOT_SELF_PARAPHRASE.format(experiment=self.experiment)}
 
     def paraphrase_grammars(self) -> list[str]:
         """The biased paraphrase grammar of every bias of the config (the experiment's: the

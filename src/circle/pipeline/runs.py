@@ -57,6 +57,13 @@ PARAPHRASER_LM_BINARY = "results/{experiment}/paraphrase/lm/{order}gram.binary"
 BILINGUAL_GRAMMAR = "results/{experiment}/grammar/bilingual.parquet"
 """A system's bilingual Hiero grammar (rule extract_grammar)."""
 
+PIVOTED_PART = "results/{experiment}/paraphrase/pivoted/part{job}.parquet"
+"""One pairing job's part of the unbiased paraphrase grammar of the Hiero pivot (rule
+pivot_part)."""
+
+PIVOT_SELF_PARAPHRASE = "results/{experiment}/paraphrase/self_paraphrase.parquet"
+"""The Hiero pivot's residuals (eq. 5.2) for the bias (rule prepare_pivot)."""
+
 PARAPHRASE_GRAMMAR = "results/{experiment}/paraphrase/bias{bias}.parquet"
 """The paraphrase grammar with self-paraphrase bias ``{bias}`` (:func:`bias_name`; rule
 bias_grammar)."""
@@ -69,6 +76,9 @@ LABELLED_BILINGUAL_GRAMMAR = "results/{experiment}/samt/bilingual.parquet"
 
 LABELLED_PARAPHRASE_GRAMMAR_FILE = "results/{experiment}/samt/paraphrase/part0.parquet"
 """The labelled paraphrase grammar, pivoted in one part (rule pivot_labelled_grammar)."""
+
+LABELLED_SELF_PARAPHRASE = "results/{experiment}/samt/paraphrase/self_paraphrase.parquet"
+"""The labelled pivot's residuals per labelled phrase (rule pivot_labelled_grammar)."""
 
 COLLAPSED_PARAPHRASE_GRAMMAR = "results/{experiment}/samt/collapsed/part0.parquet"
 """The labelled paraphrase grammar collapsed to X (rule collapse_labelled_grammar)."""
