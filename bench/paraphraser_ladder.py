@@ -1,9 +1,12 @@
 """The ladder of paraphrasers (issue 37): one row per experiment that ran `reference_quality`
-and `reference_sparsity` (the default experiment and the rungs of config/ladder-*.yaml), with
-what it pivots through, its grammars' sizes, what its pivot cost, the quality of its 1-best
-untargeted paraphrase of the tune set's single reference against the verse's held-out human
-references (beside the MT system's own output, the first check of the ladder), the diversity of
-its k-best, and the test gain of 1H+1P and 1H+3P over 1H, raw and at a common length, with the
+and `reference_sparsity` (the default experiment, the rungs of config/ladder-*.yaml, the
+labelled paraphraser, the paraphrasers tuned on a biased grammar with and without φ_ident), with
+what it pivots through, the bias its paraphraser was tuned on and φ_ident's tuned weight, its
+grammars' sizes, what its pivot cost, the quality of its 1-best untargeted paraphrase of the
+tune set's single reference against the verse's held-out human references (beside the MT
+system's own output, the first check of the ladder), how much of R it keeps (BLEU against R,
+ppBLEU), the diversity of its k-best, the grid search's choice where it ran, and the test gain
+of 1H+1P, 1H+3P, 1H+1T and 1H+3T over 1H (raw, and for 1H+kP at a common length), with the
 experiment's own significance test (* significantly better, † significantly worse).
 
 The pivot's cost is the wall time summed over the jobs that only the paraphraser needs (the
@@ -23,14 +26,18 @@ import pyarrow.parquet as pq
 import yaml
 from snakemake.utils import validate
 
+from circle.core import schemas
 from circle.core.schemas import CONDITION_SUMMARY
 from circle.core.tables import read_table
+from circle.decoder.model import read_weights
 from circle.paraphrase.config import bias_name
 from circle.pipeline.plan import Plan
 from circle.pipeline.runs import (
     EVALUATION_CONDITIONS,
+    GRID_CHOICE,
     LABELLED_BILINGUAL_GRAMMAR,
     PARAPHRASE_GRAMMAR,
+    WEIGHTS,
 )
 
 SCHEMA = Path(__file__).resolve().parents[1] / "workflow" / "schemas" / "config.schema.yaml"
@@ -78,6 +85,15 @@ def row(results: Path) -> dict[str, str]:
     paraphrase = pq.ParquetFile(root / PARAPHRASE_GRAMMAR.format(
         experiment=experiment, bias=bias)).metadata.num_rows
     seconds, rss = pivot_cost(root, experiment, labelled)
+    tuned = read_weights(root / WEIGHTS.format(experiment=experiment,
+                                               weights=f"paraphraser-bias{bias}"))
+    choice_path = root / GRID_CHOICE.format(experiment=experiment)
+    if choice_path.exists():
+        choice = read_table(choice_path, schemas.GRID_CHOICE).iloc[0]
+        grid = (f"{100 * choice['bias']:g} %, {choice['targeting_weight']:g}: "
+                f"D {choice['balance']:.1f} [{choice['delta_ref']:.1f}, {choice['delta_mt']:.1f}]")
+    else:
+        grid = "–"
     quality = pd.read_csv(results / "report" / "reference_quality.csv")
     first = quality[quality["candidate"] == "P1"].iloc[0]
     second = quality[quality["candidate"] == "P2"]
@@ -99,12 +115,16 @@ def row(results: Path) -> dict[str, str]:
         "pivots": (", ".join(f"{p['source']}-{p['target']}" for p in pivots) or "training bitext")
         + (", SAMT-labelled, collapsed to X" if labelled else ""),
         "paraphraser LMs": config["paraphrase"].get("language_models", "shared"),
+        "tuned on bias, φ_ident weight": (
+            f"{100 * float(bias):g} %, " + (f"{tuned['identity']:.3f}" if "identity" in tuned
+                                            else "–")),
         "bilingual rules (M)": f"{bilingual / 1e6:.1f}",
         "paraphrase rules (M)": f"{paraphrase / 1e6:.2f}",
         "pivot cost (s, peak GB)": f"{seconds:,.0f} s, {rss / 1024:.1f} GB",
         "P1 BLEU / chrF / TER": f"{first['bleu']:.1f} / {first['chrf']:.1f} / {first['ter']:.1f}",
         "MT untuned BLEU": f"{untuned['bleu']:.1f}",
         "P1 length / R": f"{first['length_ratio']:.3f}",
+        "P1 BLEU vs R, ppBLEU": f"{first['input_bleu']:.1f}, {first['pp_bleu']:.1f}",
         "P1 added valid / wrong reachable %": (f"{100 * first['valid_share']:.1f} / "
                                                f"{100 * first['reachable_wrong_share']:.1f}"),
         "P2 BLEU vs P1, new 4-grams %": (
@@ -114,6 +134,9 @@ def row(results: Path) -> dict[str, str]:
         "at common length": gain("1H+1P", "matched_bleu"),
         "1H+3P − 1H BLEU": gain("1H+3P", "bleu"),
         "1H+3P at common length": gain("1H+3P", "matched_bleu"),
+        "grid choice: bias, weight: D [Δd_ref, Δd_mt]": grid,
+        "1H+1T − 1H BLEU": gain("1H+1T", "bleu"),
+        "1H+3T − 1H BLEU": gain("1H+3T", "bleu"),
     }
 
 

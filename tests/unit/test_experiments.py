@@ -371,14 +371,19 @@ def test_evaluate_runs_refuses_a_run_worse_than_its_start_before_scoring(tmp_pat
     assert not out.exists()
 
 
-def test_paraphraser_report_shows_the_curve_and_seeded_samples(tmp_path):
+def test_paraphraser_report_shows_the_curve_weights_identity_rate_and_seeded_samples(tmp_path):
     table = evalset()
     write_table(table, tmp_path / "tune.parquet", EVALSET)
+    singles = dict(zip(table["segment_id"], single_references(table), strict=True))
+    best = {1: "p1", 2: singles[2], 3: "p3", 4: "p4", 5: "p5"}  # segment 2 copies its reference
     nbest = pd.DataFrame({"segment_id": [1, 1, 2, 3, 4, 5], "target": [None] * 6,
                           "rank": [0, 1, 0, 0, 0, 0],
-                          "hypothesis": ["p1", "p1b", "p2", "p3", "p4", "p5"],
+                          "hypothesis": [best[1], "p1b", best[2], best[3], best[4], best[5]],
                           "score": [0.0] * 6, "features": [[0.0]] * 6})
     write_table(nbest, tmp_path / "nbest.parquet", NBEST, metadata={"feature_names": '["f"]'})
+    (tmp_path / "untuned.txt").write_text("lm 0.5\nword_penalty -0.5\n", encoding="utf-8")
+    (tmp_path / "tuned.txt").write_text("lm 0.25\nword_penalty -0.125\nidentity 0.0625\n",
+                                        encoding="utf-8")
 
     def log(scores, returned):
         return pd.DataFrame({"iteration": np.arange(1, len(scores) + 1, dtype=np.int32),
@@ -388,27 +393,30 @@ def test_paraphraser_report_shows_the_curve_and_seeded_samples(tmp_path):
                              "returned": [i == returned for i in range(len(scores))],
                              "stop_reason": [None] * len(scores)})
 
+    def page(log_name, name, **options):
+        return paraphraser_report(tmp_path / log_name, tmp_path / "nbest.parquet",
+                                  tmp_path / "tune.parquet", tmp_path / "untuned.txt",
+                                  tmp_path / "tuned.txt", tmp_path / f"{name}.md",
+                                  tmp_path / f"{name}.html", **options)
+
     write_table(log([0.137, 0.12, 0.151], 2), tmp_path / "log.parquet", TUNING_LOG)
-    text = paraphraser_report(tmp_path / "log.parquet", tmp_path / "nbest.parquet",
-                              tmp_path / "tune.parquet", tmp_path / "out.md", tmp_path / "out.html",
-                              samples=3, seed=1)
+    text = page("log.parquet", "out", samples=3, seed=1)
     assert "13.70, 12.00, 15.10" in text and "iteration 3 (15.10 against 13.70" in text
     assert "Warning" not in text
-    rows = [line for line in text.splitlines() if line.startswith("| ") and "segment" not in line]
+    # the weights untuned and tuned; identity, absent from the untuned file, starts at 0
+    assert ("| lm | 0.5 | 0.25 |\n| word_penalty | -0.5 | -0.125 |\n"
+            "| identity | 0 | 0.0625 |") in text
+    assert "Identity rate: 1 of 5 tune-set references (20.0 %)" in text
+    samples = text.split("| segment | single reference | 1-best paraphrase |\n|---|---|---|\n")[1]
+    rows = samples.splitlines()
     assert len(rows) == 3
     for row in rows:  # each sample: the segment's single reference and its 1-best paraphrase
         segment = int(row.split("|")[1])
-        single = table.set_index("segment_id").loc[segment]
-        assert f"| r{single['ref_order'][0]}-{segment} | p{segment} |" in row
+        assert f"| {singles[segment]} | {best[segment]} |" in row
     assert (tmp_path / "out.md").read_text(encoding="utf-8") == text
-    again = paraphraser_report(tmp_path / "log.parquet", tmp_path / "nbest.parquet",
-                               tmp_path / "tune.parquet", tmp_path / "out.md",
-                               tmp_path / "out.html", samples=3, seed=1)
-    assert again == text
+    assert page("log.parquet", "out", samples=3, seed=1) == text
     write_table(log([0.137, 0.12], 0), tmp_path / "flat.parquet", TUNING_LOG)
-    assert "Warning: tuning did not improve" in paraphraser_report(
-        tmp_path / "flat.parquet", tmp_path / "nbest.parquet", tmp_path / "tune.parquet",
-        tmp_path / "flat.md", tmp_path / "flat.html")
+    assert "Warning: tuning did not improve" in page("flat.parquet", "flat")
 
 
 @pytest.mark.parametrize("name", ["1H.rep0", "1H+3P.rep2", "4H.rep10"])

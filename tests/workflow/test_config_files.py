@@ -150,6 +150,32 @@ def test_the_samt_paraphraser_biases_the_collapsed_labelled_grammar(tmp_path):
     assert "rule prepare_pivot:" not in plan.stdout and "rule pivot_part:" not in plan.stdout
 
 
+@pytest.mark.parametrize(("experiment", "identity"), [("identity-feature", True),
+                                                    ("paraphraser-bias05", False)])
+def test_the_identity_feature_pair_tunes_the_paraphraser_on_the_5_percent_bias(
+        tmp_path, experiment, identity):
+    """config/identity-feature.yaml and its control config/paraphraser-bias05.yaml overlay the
+    default experiment under their own names: the paraphraser tuned on the 5 % bias's grammar,
+    with φ_ident or without it, and that paraphraser making the untargeted references."""
+    overlay = ROOT / "config" / f"{experiment}.yaml"
+    config = effective_config(tmp_path, experiment, ROOT / "config" / "config.yaml", overlay)
+    assert config["paraphrase"]["identity_feature"] is identity
+    assert config["tuning"]["paraphraser_bias"] == 0.05
+    assert config["tuning"]["conditions"] == ["1H", "1H+1P", "1H+3P", "1H+1T", "1H+3T"]
+    assert config["sets"]["max_segments"] == LAPTOP_SUBSETS
+    plan = snakemake("-n", "--configfile", str(ROOT / "config" / "config.yaml"), str(overlay),
+                     "--directory", str(tmp_path))
+    assert plan.returncode == 0, plan.stdout + plan.stderr
+    jobs = re.split(r"^(?=(?:local)?rule \w+:$)", plan.stdout, flags=re.M)
+    [tuning] = [job for job in jobs if re.match(r"(?:local)?rule tune_paraphraser:", job)]
+    assert f"results/{experiment}/paraphrase/bias0.05.parquet" in tuning
+    assert f"output: results/{experiment}/weights/paraphraser-bias0.05.txt" in tuning
+    [references] = [job for job in jobs if re.match(r"(?:local)?rule paraphrase_references:", job)]
+    assert f"results/{experiment}/weights/paraphraser-bias0.05.txt" in references
+    assert f"output: results/{experiment}/paraphrase/untargeted-bias0.05/tune.nbest.parquet" \
+        in references
+
+
 def test_the_oov_paraphrase_system_decodes_and_tunes_on_the_augmented_grammars(tmp_path):
     """config/oov-paraphrases.yaml overlays the default experiment under its own name: the
     default's corpus, alignment and sets, 1H and 4H, the augmented grammars in every decode
@@ -234,7 +260,8 @@ def test_every_shipped_config_is_covered():
     assert shipped == {"config/config.yaml", "config/paper.yaml", "config/ladder-es-english.yaml",
                        "config/ladder-languages-kjv.yaml", "config/oov-paraphrases.yaml",
                        "config/oov-10k.yaml", "config/oov-20k.yaml",
-                       "config/samt-paraphraser.yaml", "tests/data/tiny/config.yaml"}
+                       "config/samt-paraphraser.yaml", "config/identity-feature.yaml",
+                       "config/paraphraser-bias05.yaml", "tests/data/tiny/config.yaml"}
 
 
 def test_the_effective_config_is_rewritten_only_when_the_config_changes(tmp_path):

@@ -312,9 +312,12 @@ rule report_targeted:
 
 
 rule report_paraphraser:
-    """The tuned paraphraser's tune score per iteration and 10 sample paraphrases (§3.2.3)."""
+    """The tuned paraphraser's tune score per iteration, its weights, its identity rate and 10
+    sample paraphrases (§3.2.3)."""
     input:
         log=TUNING_LOG.format(experiment="{experiment}", run="paraphraser-bias{bias}"),
+        untuned=WEIGHTS.format(experiment="{experiment}", weights="untuned-paraphrase"),
+        weights=WEIGHTS.format(experiment="{experiment}", weights="paraphraser-bias{bias}"),
         nbest=UNTARGETED_PARAPHRASES.format(experiment="{experiment}", bias="{bias}", reference=""),
         evalset=EVALSET_TABLE.format(experiment="{experiment}", evalset="tune"),
     output:
