@@ -32,6 +32,7 @@ from circle.experiments.dose_response import (
 from circle.experiments.mt_tuning import condition_references
 from circle.pipeline.config import config_problems
 from circle.tune.loop import ordered_references, single_references
+from circle.tune.metrics import get_metric
 
 ROOT = Path(__file__).resolve().parents[2]
 TINY = ROOT / "tests" / "data" / "tiny"
@@ -57,6 +58,7 @@ def bible_tune() -> pd.DataFrame:
 
 
 @pytest.mark.parametrize("name, extra", [("1H+1X_kjv", "kjv"), ("1H+1X_mt", "mt"),
+                                         ("1H+1X_copy", "copy"),
                                          ("1H+1X_noise30", "noise30"),
                                          ("1H+1X_shuffle_ter", "shuffle")])
 def test_extra_conditions_parse_and_have_1H_as_baseline(name, extra):
@@ -141,6 +143,29 @@ def test_written_extra_reference_tables_keep_schema_and_provenance(tmp_path, bib
     out = tmp_path / "kjv.parquet"
     write_extra_references("kjv", tune_path, out, 13, verses_path=BIBLE)
     assert read_table(out, EXTRA_REFERENCE)["changed"].isna().all()
+    out = tmp_path / "copy.parquet"
+    write_extra_references("copy", tune_path, out, 13)
+    copied = read_table(out, EXTRA_REFERENCE)
+    assert copied["reference"].tolist() == single_references(bible_tune)
+    assert copied["changed"].isna().all() and read_metadata(out)["extra"] == "copy"
+
+
+def test_the_copy_extra_reference_is_R_and_leaves_every_tuning_statistic_as_1H(bible_tune):
+    """1H+1X_copy adds R to itself: the per-sentence BLEU and TER statistics MERT optimises
+    (clipped n-gram counts, closest reference length, edits to the closest reference) are 1H's
+    on real hypotheses, so the condition is 1H tuned from other seeds."""
+    frame = pd.DataFrame({"segment_id": bible_tune["segment_id"],
+                          "document": bible_tune["document"],
+                          "reference": single_references(bible_tune), "changed": None})
+    references = condition_references(bible_tune, Condition.parse("1H+1X_copy"), None, frame)
+    singles = single_references(bible_tune)
+    assert references == [[r, r] for r in singles]
+    # hypotheses: other human translations of the verses, so every statistic is non-trivial
+    hypotheses = [refs[-1] for refs in ordered_references(bible_tune, 2)]
+    for metric in ("bleu", "ter"):
+        alone = get_metric(metric).stats(hypotheses, [[r] for r in singles])
+        assert np.array_equal(get_metric(metric).stats(hypotheses, references), alone)
+        assert alone.any()
 
 
 def test_a_1H_plus_X_condition_tunes_with_exactly_R_and_X(bible_tune):

@@ -14,6 +14,9 @@ that reference's adequacy (a dose-response):
   trained on (the KJV is the training target of the default experiment; a tune verse is in the
   tune split, never in the training bitext: :func:`circle.corpus.prepare.bible_tables`);
 * ``mt``, the untuned system's own 1-best on the tune set;
+* ``copy``, R itself: BLEU against R twice is BLEU against R (clipping takes the larger count of
+  the two, the brevity penalty the closer length), so 1H+1X_copy optimises 1H's objective from
+  other seeds, a control for MERT's draw, not a reference of another quality;
 * ``noise<p>``, H2 with p % of its words (rounded, at least one) each replaced by a word drawn
   uniformly from the tune references' vocabulary (never the word itself), and ``shuffle``, H2's
   words in a random order: adequacy set on purpose, from H2 down.
@@ -74,7 +77,8 @@ the dose-response reuses their runs."""
 PAGE_TITLE = "Tuning on one extra reference of known quality (dose-response)"
 
 LABELS = {"H2": "second human reference (2H)", "P1": "1-best untargeted paraphrase (1H+1P)",
-          "kjv": "KJV verse", "mt": "untuned MT 1-best", "shuffle": "H2 shuffled"}
+          "kjv": "KJV verse", "mt": "untuned MT 1-best", "copy": "R again (1H, other seeds)",
+          "shuffle": "H2 shuffled"}
 
 
 def dose_extras(config: Mapping) -> list[str]:
@@ -250,7 +254,7 @@ def write_extra_references(extra: str, tune_path: str | os.PathLike, out_path: s
                            provenance: Mapping[str, str] | None = None) -> pd.DataFrame:
     """Write the extra reference table of ``1H+1X_<extra>`` (:data:`~circle.core.schemas.
     EXTRA_REFERENCE`): ``kjv`` from ``verses_path``, ``mt`` from the untuned tune-set n-best
-    table ``untuned_path``, degraded references from the tune set and ``seed``."""
+    table ``untuned_path``, ``copy`` and degraded references from the tune set and ``seed``."""
     check_extra(extra)
     table = read_table(tune_path, EVALSET)
     if extra == "kjv":
@@ -263,6 +267,12 @@ def write_extra_references(extra: str, tune_path: str | os.PathLike, out_path: s
             raise ValueError("the mt extra reference needs the untuned tune-set n-best table")
         frame = mt_references(table, read_table(untuned_path, NBEST))
         made_from = "the untuned system's 1-best"
+    elif extra == "copy":
+        frame = pd.DataFrame({"segment_id": table["segment_id"].to_numpy(),
+                              "document": table["document"].to_numpy(),
+                              "reference": single_references(table),
+                              "changed": [None] * len(table)})
+        made_from = "R, the single reference itself"
     else:
         frame = degraded_references(table, extra, seed)
         made_from = "H2, the second reference of the seeded order"
