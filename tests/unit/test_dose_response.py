@@ -24,6 +24,7 @@ from circle.experiments.dose_response import (
     dose_conditions,
     dose_extras,
     dose_markdown,
+    dose_reading,
     dose_table,
     kjv_references,
     mt_references,
@@ -237,6 +238,19 @@ def test_the_dose_table_pairs_replicates_with_1H_and_keeps_the_test():
     page = dose_markdown(table)
     assert "32.25 ± 0.35*" in page and "significantly better than 1H: H2" in page
     assert "-1.50 ± 0.71†" in page
+    assert "R again" not in page
+
+
+def test_the_copy_control_is_on_the_page_but_not_in_the_correlation():
+    table = pd.DataFrame({"extra": ["H2", "copy", "P1", "mt"],
+                          "adequacy_bleu": [47.0, 41.0, 40.0, 30.0],
+                          "gain_mean": [2.0, 0.2, 0.7, -1.0]})
+    for metric in ("bleu", "matched_bleu"):
+        table[f"{metric}_significant"] = False
+        table[f"{metric}_difference"] = table["gain_mean"]
+    doses = table[table["extra"] != "copy"]
+    expected = np.corrcoef(doses["adequacy_bleu"], doses["gain_mean"])[0, 1]
+    assert f"{expected:+.2f} over 3 references" in dose_reading(table)
 
 
 def test_dose_conditions_and_extras_follow_the_corpus():

@@ -74,6 +74,10 @@ CONTROLS: tuple[tuple[str, str], ...] = (("2H", "H2"), ("1H+1P", "P1"))
 """The conditions of the figures that already add one reference, and their extra reference:
 the dose-response reuses their runs."""
 
+NOT_A_DOSE = ("copy",)
+"""Extra references that do not change the tuning objective (R again): the page shows them as
+the noise of MERT's draw and leaves them out of the gain's correlation with adequacy."""
+
 PAGE_TITLE = "Tuning on one extra reference of known quality (dose-response)"
 
 LABELS = {"H2": "second human reference (2H)", "P1": "1-best untargeted paraphrase (1H+1P)",
@@ -379,7 +383,7 @@ def _with_sd(mean: float, sd: float, decimals: int = 2, signed: bool = False) ->
 
 def dose_reading(table: pd.DataFrame, single: Mapping[str, float] | None = None) -> str:
     """One line: which extra references help or hurt significantly, and how the gain follows
-    adequacy."""
+    adequacy (over the references that are doses, not :data:`NOT_A_DOSE`)."""
     def named(metric: str, sign: int) -> str:
         chosen = (table[f"{metric}_significant"].astype("boolean").fillna(False).astype(bool)
                   & (sign * table[f"{metric}_difference"] > 0))
@@ -389,7 +393,7 @@ def dose_reading(table: pd.DataFrame, single: Mapping[str, float] | None = None)
              f"significantly worse: {named('bleu', -1)}",
              f"at a common length better: {named('matched_bleu', 1)}, worse: "
              f"{named('matched_bleu', -1)}"]
-    scored = table.dropna(subset=["adequacy_bleu"])
+    scored = table[~table["extra"].isin(NOT_A_DOSE)].dropna(subset=["adequacy_bleu"])
     if len(scored) >= 3 and scored["adequacy_bleu"].nunique() > 1:
         correlation = float(np.corrcoef(scored["adequacy_bleu"], scored["gain_mean"])[0, 1])
         parts.append(f"Pearson r of the gain with the extra reference's adequacy BLEU "
@@ -439,6 +443,10 @@ def dose_markdown(table: pd.DataFrame, single: Mapping[str, float] | None = None
         "so tuning keeps the start (on the default experiment all three runs returned the untuned "
         "weights): the row is the untuned system, a control, not a dose. Beyond the thesis, which "
         "never varies the quality of an added reference (§4.3.2, §6.3, §6.6).")
+    if table["extra"].isin(NOT_A_DOSE).any():
+        caption += (" R again (1H+1X_copy): R added to itself leaves every tuning statistic as "
+                    "1H's, so the row is 1H tuned from other seeds, the spread of MERT's draw, "
+                    "not a dose (left out of the correlation).")
     return "\n".join([f"# {PAGE_TITLE}", "", *lines, "", caption, "",
                       f"Reading: {dose_reading(table, single)}", ""])
 
