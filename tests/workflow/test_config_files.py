@@ -176,6 +176,26 @@ def test_the_identity_feature_pair_tunes_the_paraphraser_on_the_5_percent_bias(
         in references
 
 
+def test_the_labelled_identity_paraphraser_tunes_phi_ident_on_the_collapsed_5_percent_grammar(
+        tmp_path):
+    """config/samt-identity.yaml: the collapsed labelled grammar biased at 5 % with φ_ident,
+    the paraphraser tuned on it, 1H beside 1H+1P and 1H+3P."""
+    overlay = ROOT / "config" / "samt-identity.yaml"
+    config = effective_config(tmp_path, "samt-identity", ROOT / "config" / "config.yaml", overlay)
+    assert config["samt"]["paraphraser"] is True and config["paraphrase"]["identity_feature"]
+    assert config["tuning"]["paraphraser_bias"] == 0.05
+    assert config["tuning"]["conditions"] == ["1H", "1H+1P", "1H+3P"]
+    plan = snakemake("-n", "--configfile", str(ROOT / "config" / "config.yaml"), str(overlay),
+                     "--directory", str(tmp_path), "--", "samt_grammars", "reference_sparsity")
+    assert plan.returncode == 0, plan.stdout + plan.stderr
+    jobs = re.split(r"^(?=(?:local)?rule \w+:$)", plan.stdout, flags=re.M)
+    [biasing] = [job for job in jobs if re.match(r"(?:local)?rule bias_grammar:", job)]
+    assert "input: results/samt-identity/samt/collapsed/part0.parquet" in biasing
+    assert "output: results/samt-identity/paraphrase/bias0.05.parquet" in biasing
+    [tuning] = [job for job in jobs if re.match(r"(?:local)?rule tune_paraphraser:", job)]
+    assert "results/samt-identity/paraphrase/bias0.05.parquet" in tuning
+
+
 def test_the_oov_paraphrase_system_decodes_and_tunes_on_the_augmented_grammars(tmp_path):
     """config/oov-paraphrases.yaml overlays the default experiment under its own name: the
     default's corpus, alignment and sets, 1H and 4H, the augmented grammars in every decode
@@ -261,7 +281,8 @@ def test_every_shipped_config_is_covered():
                        "config/ladder-languages-kjv.yaml", "config/oov-paraphrases.yaml",
                        "config/oov-10k.yaml", "config/oov-20k.yaml",
                        "config/samt-paraphraser.yaml", "config/identity-feature.yaml",
-                       "config/paraphraser-bias05.yaml", "tests/data/tiny/config.yaml"}
+                       "config/paraphraser-bias05.yaml", "config/samt-identity.yaml",
+                       "tests/data/tiny/config.yaml"}
 
 
 def test_the_effective_config_is_rewritten_only_when_the_config_changes(tmp_path):
