@@ -128,22 +128,29 @@ def test_the_languages_rung_pivots_five_languages_with_the_kjv(tmp_path):
     assert "rule estimate_paraphraser_lm:" not in plan.stdout
 
 
-def test_the_samt_paraphraser_biases_the_collapsed_labelled_grammar(tmp_path):
-    """config/samt-paraphraser.yaml overlays the default experiment under its own name: the
-    labelled stages built from its own training bitext, the paraphrase grammar biased from the
-    labelled grammar collapsed to X, no Hiero pivot, 1H beside 1H+1P and 1H+3P."""
-    overlay = ROOT / "config" / "samt-paraphraser.yaml"
-    config = effective_config(tmp_path, "samt-paraphraser", ROOT / "config" / "config.yaml",
-                              overlay)
+@pytest.mark.parametrize(("experiment", "bias", "identity"),
+                         [("samt-paraphraser", 0, False), ("samt-identity", 0.05, True)])
+def test_the_samt_paraphrasers_bias_the_collapsed_labelled_grammar(tmp_path, experiment, bias,
+                                                                   identity):
+    """config/samt-paraphraser.yaml and config/samt-identity.yaml overlay the default experiment
+    under their own names: the labelled stages built from its own training bitext, the
+    paraphrase grammar biased from the labelled grammar collapsed to X (at 5 % with φ_ident in
+    samt-identity) and the paraphraser tuned on it, no Hiero pivot, 1H beside 1H+1P and 1H+3P."""
+    overlay = ROOT / "config" / f"{experiment}.yaml"
+    config = effective_config(tmp_path, experiment, ROOT / "config" / "config.yaml", overlay)
     assert config["samt"]["paraphraser"] is True
+    assert config["paraphrase"]["identity_feature"] is identity
+    assert config["tuning"]["paraphraser_bias"] == bias
     assert config["tuning"]["conditions"] == ["1H", "1H+1P", "1H+3P"]
     plan = snakemake("-n", "--configfile", str(ROOT / "config" / "config.yaml"), str(overlay),
                      "--directory", str(tmp_path), "--", "samt_grammars", "reference_sparsity")
     assert plan.returncode == 0, plan.stdout + plan.stderr
     jobs = re.split(r"^(?=(?:local)?rule \w+:$)", plan.stdout, flags=re.M)
     [biasing] = [job for job in jobs if re.match(r"(?:local)?rule bias_grammar:", job)]
-    assert "input: results/samt-paraphraser/samt/collapsed/part0.parquet, " \
-           "results/samt-paraphraser/samt/collapsed/self_paraphrase.parquet" in biasing
+    assert f"input: results/{experiment}/samt/collapsed/part0.parquet, " \
+           f"results/{experiment}/samt/collapsed/self_paraphrase.parquet" in biasing
+    [tuning] = [job for job in jobs if re.match(r"(?:local)?rule tune_paraphraser:", job)]
+    assert f"results/{experiment}/paraphrase/bias{bias}.parquet" in tuning
     for stage in ("parse_training", "extract_labelled_grammar", "pivot_labelled_grammar",
                   "collapse_labelled_grammar"):
         assert f"rule {stage}:" in plan.stdout
@@ -174,26 +181,6 @@ def test_the_identity_feature_pair_tunes_the_paraphraser_on_the_5_percent_bias(
     assert f"results/{experiment}/weights/paraphraser-bias0.05.txt" in references
     assert f"output: results/{experiment}/paraphrase/untargeted-bias0.05/tune.nbest.parquet" \
         in references
-
-
-def test_the_labelled_identity_paraphraser_tunes_phi_ident_on_the_collapsed_5_percent_grammar(
-        tmp_path):
-    """config/samt-identity.yaml: the collapsed labelled grammar biased at 5 % with φ_ident,
-    the paraphraser tuned on it, 1H beside 1H+1P and 1H+3P."""
-    overlay = ROOT / "config" / "samt-identity.yaml"
-    config = effective_config(tmp_path, "samt-identity", ROOT / "config" / "config.yaml", overlay)
-    assert config["samt"]["paraphraser"] is True and config["paraphrase"]["identity_feature"]
-    assert config["tuning"]["paraphraser_bias"] == 0.05
-    assert config["tuning"]["conditions"] == ["1H", "1H+1P", "1H+3P"]
-    plan = snakemake("-n", "--configfile", str(ROOT / "config" / "config.yaml"), str(overlay),
-                     "--directory", str(tmp_path), "--", "samt_grammars", "reference_sparsity")
-    assert plan.returncode == 0, plan.stdout + plan.stderr
-    jobs = re.split(r"^(?=(?:local)?rule \w+:$)", plan.stdout, flags=re.M)
-    [biasing] = [job for job in jobs if re.match(r"(?:local)?rule bias_grammar:", job)]
-    assert "input: results/samt-identity/samt/collapsed/part0.parquet" in biasing
-    assert "output: results/samt-identity/paraphrase/bias0.05.parquet" in biasing
-    [tuning] = [job for job in jobs if re.match(r"(?:local)?rule tune_paraphraser:", job)]
-    assert "results/samt-identity/paraphrase/bias0.05.parquet" in tuning
 
 
 def test_the_oov_paraphrase_system_decodes_and_tunes_on_the_augmented_grammars(tmp_path):
