@@ -26,6 +26,7 @@ from circle.experiments.dose_response import (
     dose_markdown,
     dose_reading,
     dose_table,
+    extra_reference_frame,
     kjv_references,
     mt_references,
     write_extra_references,
@@ -155,9 +156,7 @@ def test_the_copy_extra_reference_is_R_and_leaves_every_tuning_statistic_as_1H(b
     """1H+1X_copy adds R to itself: the per-sentence BLEU and TER statistics MERT optimises
     (clipped n-gram counts, closest reference length, edits to the closest reference) are 1H's
     on real hypotheses, so the condition is 1H tuned from other seeds."""
-    frame = pd.DataFrame({"segment_id": bible_tune["segment_id"],
-                          "document": bible_tune["document"],
-                          "reference": single_references(bible_tune), "changed": None})
+    frame = extra_reference_frame(bible_tune, single_references(bible_tune))
     references = condition_references(bible_tune, Condition.parse("1H+1X_copy"), None, frame)
     singles = single_references(bible_tune)
     assert references == [[r, r] for r in singles]

@@ -200,6 +200,16 @@ def degrade(text: str, extra: str, vocabulary: Sequence[str], rng: np.random.Gen
     return " ".join(out), count / len(words)
 
 
+def extra_reference_frame(table: pd.DataFrame, texts: Sequence[str],
+                          changed: Sequence[float] | None = None) -> pd.DataFrame:
+    """An :data:`~circle.core.schemas.EXTRA_REFERENCE` frame: one extra reference ``texts`` per
+    segment of the tune ``table``, with the share of words a degraded one ``changed`` (null for
+    the others)."""
+    return pd.DataFrame({"segment_id": table["segment_id"].to_numpy(),
+                         "document": table["document"].to_numpy(), "reference": list(texts),
+                         "changed": [None] * len(table) if changed is None else list(changed)})
+
+
 def degraded_references(table: pd.DataFrame, extra: str, seed: int) -> pd.DataFrame:
     """An :data:`~circle.core.schemas.EXTRA_REFERENCE` frame: each segment's H2 (the second
     reference of its seeded order, the one 2H adds) degraded as ``extra`` says, drawn from
@@ -215,9 +225,7 @@ def degraded_references(table: pd.DataFrame, extra: str, seed: int) -> pd.DataFr
         text, share = degrade(refs[1], extra, vocabulary, rng)
         texts.append(text)
         changed.append(share)
-    return pd.DataFrame({"segment_id": table["segment_id"].to_numpy(),
-                         "document": table["document"].to_numpy(), "reference": texts,
-                         "changed": changed})
+    return extra_reference_frame(table, texts, changed)
 
 
 def kjv_references(table: pd.DataFrame, verses: pd.DataFrame, target_lang: str,
@@ -238,17 +246,13 @@ def kjv_references(table: pd.DataFrame, verses: pd.DataFrame, target_lang: str,
     empty = found.index[found[column].isna()].tolist()
     if empty:
         raise ValueError(f"tune verses {empty[:5]} have no {column} text")
-    return pd.DataFrame({"segment_id": ids, "document": table["document"].to_numpy(),
-                         "reference": [normalize(text, target_lang, lowercase)
-                                       for text in found[column]],
-                         "changed": [None] * len(ids)})
+    return extra_reference_frame(table, [normalize(text, target_lang, lowercase)
+                                         for text in found[column]])
 
 
 def mt_references(table: pd.DataFrame, nbest: pd.DataFrame) -> pd.DataFrame:
     """Each tune segment's 1-best (rank 0) of an n-best table (the untuned system's)."""
-    ids = table["segment_id"].tolist()
-    return pd.DataFrame({"segment_id": ids, "document": table["document"].to_numpy(),
-                         "reference": one_best(nbest, ids), "changed": [None] * len(ids)})
+    return extra_reference_frame(table, one_best(nbest, table["segment_id"].tolist()))
 
 
 def write_extra_references(extra: str, tune_path: str | os.PathLike, out_path: str | os.PathLike,
@@ -272,10 +276,7 @@ def write_extra_references(extra: str, tune_path: str | os.PathLike, out_path: s
         frame = mt_references(table, read_table(untuned_path, NBEST))
         made_from = "the untuned system's 1-best"
     elif extra == "copy":
-        frame = pd.DataFrame({"segment_id": table["segment_id"].to_numpy(),
-                              "document": table["document"].to_numpy(),
-                              "reference": single_references(table),
-                              "changed": [None] * len(table)})
+        frame = extra_reference_frame(table, single_references(table))
         made_from = "R, the single reference itself"
     else:
         frame = degraded_references(table, extra, seed)
