@@ -119,9 +119,15 @@ def lm_ln(model: kenlm.Model, text: str) -> float:
 
 
 def brute_force(words: tuple[str, ...], model: kenlm.Model, weights: dict[str, float],
-                target: str | None = None, span_limit: int = 100) -> dict[str, float]:
-    """Best model score of every output string, by enumerating all derivations."""
-    one_word = {source for source, _ in RULES if len(source.split()) == 1}
+                target: str | None = None, span_limit: int = 100,
+                rows: list[tuple] | None = None) -> dict[str, float]:
+    """Best model score of every output string, by enumerating all derivations of ``rows``
+    (lhs, source, target, f1, f2; default: the Hiero rules, all X). A nonterminal [L,k]
+    covers a span only by a derivation of a rule with left-hand side L (a pass-through word is
+    an X); the glue rules take every label."""
+    rows = [("X", *row) for row in GRAMMAR_ROWS] if rows is None else rows
+    one_word = {source for _, source, *_ in rows if len(source.split()) == 1}
+    labels = {lhs for lhs, *_ in rows} | {"X"}
 
     def splits(tokens: tuple[str, ...], i: int, j: int):
         if not tokens:
@@ -129,7 +135,7 @@ def brute_force(words: tuple[str, ...], model: kenlm.Model, weights: dict[str, f
                 yield {}
             return
         head, rest = tokens[0], tokens[1:]
-        if head.startswith("[X,"):
+        if head.startswith("["):
             for b in range(i + 1, j + 1):
                 for assignment in splits(rest, b, j):
                     yield {head: (i, b), **assignment}
@@ -137,20 +143,23 @@ def brute_force(words: tuple[str, ...], model: kenlm.Model, weights: dict[str, f
             yield from splits(rest, i + 1, j)
 
     @cache
-    def x(i: int, j: int) -> list[tuple[tuple[str, ...], Counter]]:
+    def x(i: int, j: int, label: str) -> list[tuple[tuple[str, ...], Counter]]:
         results = []
-        if j == i + 1 and words[i] not in one_word:
+        if j == i + 1 and words[i] not in one_word and label == "X":
             results.append(((words[i],), Counter(oov=1, word_penalty=-1)))
-        for source, target_side, *values in GRAMMAR_ROWS if j - i <= span_limit else ():
+        for lhs, source, target_side, *values in rows if j - i <= span_limit else ():
+            if lhs != label:
+                continue
             for assignment in splits(tuple(source.split()), i, j):
                 names = sorted(assignment)
-                for parts in itertools.product(*(x(*assignment[n]) for n in names)):
-                    part = dict(zip(names, parts, strict=True))
+                for parts in itertools.product(*(x(*assignment[n], n[1:].split(",")[0])
+                                                 for n in names)):
+                    part = {n.split(",")[1]: p for n, p in zip(names, parts, strict=True)}
                     out: list[str] = []
                     features = Counter(dict(zip(FEATURES, values, strict=True)), phrase_penalty=1)
                     for symbol in target_side.split():
-                        if symbol in part:
-                            out += part[symbol][0]
+                        if symbol.startswith("["):
+                            out += part[symbol.split(",")[1]][0]
                         else:
                             out.append(symbol)
                             features["word_penalty"] -= 1
@@ -161,12 +170,13 @@ def brute_force(words: tuple[str, ...], model: kenlm.Model, weights: dict[str, f
 
     @cache
     def s(j: int) -> list[tuple[tuple[str, ...], Counter]]:
-        results = list(x(0, j))
+        results = [derivation for label in labels for derivation in x(0, j, label)]
         for i in range(1, j):
-            for (left, lf), (right, rf) in itertools.product(s(i), x(i, j)):
-                features = Counter(lf, glue=1)
-                features.update(rf)  # Counter.update adds; Counter + would drop values ≤ 0
-                results.append((left + right, features))
+            for label in labels:
+                for (left, lf), (right, rf) in itertools.product(s(i), x(i, j, label)):
+                    features = Counter(lf, glue=1)
+                    features.update(rf)  # Counter.update adds; Counter + would drop values ≤ 0
+                    results.append((left + right, features))
         return results
 
     keep = set(target.split()) if target is not None else None
@@ -574,3 +584,101 @@ def test_a_forest_kbest_list_is_read_before_the_next_reweighting(grammar, kenlm_
         tuple(h.text.split()) for h in decoder.decode_forest(forest, "house", k=5)]
     with pytest.raises(RuntimeError, match="before the decoder re-weights a forest again"):
         first.best(forest.base, 5)
+
+
+LABELLED_RULES = [
+    ("DT", "la", "the"), ("PRP$", "la", "her"), ("NN", "casa", "house"), ("NN", "casa", "home"),
+    ("NP", "la casa", "the house"), ("NP", "la casa", "the home"), ("VBZ", "es", "is"),
+    ("POS", "es", "'s"), ("JJ", "pequeña", "small"), ("JJ", "pequeña", "little"),
+    ("DT", "el", "the"), ("NN", "perro", "dog"), ("NP", "el perro", "the dog"),
+    ("IN", "de", "of"), ("CC", "y", "and"), ("JJ", "grande", "big"),
+    ("NP", "grande", "large house"), ("NP", "la [NN,1]", "the [NN,1]"),
+    ("NP", "[NN,1] pequeña", "small [NN,1]"), ("NP", "[NP,1] pequeña", "little [NP,1]"),
+    ("S", "[NP,1] es [JJ,2]", "[NP,1] is [JJ,2]"), ("S", "[NP,1] es [NP,2]", "[NP,2] [NP,1] is"),
+    ("NP", "[NP,1] de [NP,2]", "[NP,2] 's [NP,1]"), ("NP", "[NP,2] y [NP,1]", "[NP,1] and [NP,2]"),
+    ("JJ", "muy [JJ,1]", "very [JJ,1]"), ("ADJP", "muy [JJ,1]", "[JJ,1] indeed"),
+    ("NP", "el [NN,1] de [NP,2]", "the [NN,1] of [NP,2]"), ("X", "la [X,1] es", "the [X,1] is"),
+]
+"""The Spanish-English rules of RULES with SAMT-style labels: a source side with two
+left-hand sides ('muy [JJ,1]'), nonterminals of several labels, one rule whose nonterminal only
+a pass-through word (label X) can fill ('la [X,1] es')."""
+
+_labelled_rng = random.Random(5)
+LABELLED_ROWS = [(lhs, source, target, -_labelled_rng.uniform(0.1, 2.0),
+                  -_labelled_rng.uniform(0.1, 2.0)) for lhs, source, target in LABELLED_RULES]
+
+
+@pytest.fixture(scope="module")
+def labelled_grammar() -> Grammar:
+    frame = pd.DataFrame(LABELLED_ROWS, columns=["lhs", "source", "target", *FEATURES])
+    return Grammar.from_frame(frame, FEATURES, labelled=True)
+
+
+@pytest.mark.parametrize("weights", WEIGHTS, ids=["w0", "w1"])
+@pytest.mark.parametrize("sentence", SENTENCES)
+@pytest.mark.parametrize("target", [None, "the dog is very small"], ids=["untargeted", "T"])
+def test_labelled_search_matches_brute_force(labelled_grammar, kenlm_model, engine, weights,
+                                             sentence, target):
+    """Labelled chart cells: exactly the outputs whose derivations respect the labels, each
+    with its best score; glue rules over every label."""
+    decoder = Decoder(labelled_grammar, LanguageModel(kenlm_model), weights,
+                      DecoderSettings(**EXHAUSTIVE, engine=engine))
+    hypotheses = decoder.decode(sentence, target=target)
+    best = brute_force(tuple(sentence.split()), kenlm_model, weights, target,
+                       rows=LABELLED_ROWS)
+    assert {h.text for h in hypotheses} == set(best)
+    for h in hypotheses:
+        assert h.score == pytest.approx(best[h.text], abs=1e-9)
+        assert h.score == pytest.approx(dot(h.features, weights), abs=1e-9)
+
+
+def test_labels_restrict_what_a_nonterminal_covers(labelled_grammar, kenlm_model, engine):
+    """'[NN,1] pequeña' takes 'casa' (an NN) but not 'la casa' (an NP): 'small the house' is
+    out; the unlabelled grammar of the same rules derives it."""
+    weights = WEIGHTS[0]
+    settings = DecoderSettings(**EXHAUSTIVE, engine=engine)
+    labelled = {h.text for h in Decoder(labelled_grammar, LanguageModel(kenlm_model), weights,
+                                        settings).decode("la casa pequeña")}
+    frame = pd.DataFrame([("X", source.replace("[NN,", "[X,").replace("[NP,", "[X,")
+                           .replace("[JJ,", "[X,"), target.replace("[NN,", "[X,")
+                           .replace("[NP,", "[X,").replace("[JJ,", "[X,"), *values)
+                          for _, source, target, *values in LABELLED_ROWS],
+                         columns=["lhs", "source", "target", *FEATURES])
+    unlabelled = {h.text for h in Decoder(Grammar.from_frame(frame, FEATURES),
+                                          LanguageModel(kenlm_model), weights,
+                                          settings).decode("la casa pequeña")}
+    assert "the small house" in labelled and "small the house" in unlabelled
+    assert "small the house" not in labelled
+    assert labelled < unlabelled
+
+
+@pytest.mark.parametrize("settings", [{"pop_limit": 3, "options_limit": 2, "k": 20},
+                                      {"pop_limit": 10, "k": 50}], ids=["pop3", "pop10"])
+def test_a_grammar_of_x_decodes_the_same_labelled(grammar, kenlm_model, engine, settings):
+    """Hiero's grammar is the labelled grammar whose only label is X: the labelled chart gives
+    the same n-best lists, pruned, as Hiero's."""
+    frame = pd.DataFrame([("X", *row) for row in GRAMMAR_ROWS],
+                         columns=["lhs", "source", "target", *FEATURES])
+    as_labelled = Grammar.from_frame(frame, FEATURES, labelled=True)
+    for weights in WEIGHTS:
+        decoders = [Decoder(g, LanguageModel(kenlm_model), weights,
+                            DecoderSettings(**settings, engine=engine))
+                    for g in (grammar, as_labelled)]
+        for sentence in SENTENCES + [""]:
+            hiero, labelled = ([(h.text, h.score, h.features) for h in d.decode(sentence)]
+                               for d in decoders)
+            assert labelled == hiero
+
+
+def test_engines_agree_on_a_labelled_grammar(labelled_grammar, kenlm_model):
+    cases = list(itertools.product(SENTENCES, [None, "the dog is very small"]))
+    outputs = engine_outputs(labelled_grammar, kenlm_model, WEIGHTS[1],
+                             {"pop_limit": 3, "options_limit": 2, "k": 20}, cases)
+    assert outputs["cython"] == outputs["python"]
+
+
+def test_an_unlabelled_grammar_refuses_labels():
+    frame = pd.DataFrame([("X", "la [NN,1]", "the [NN,1]", -0.1, -0.2)],
+                         columns=["lhs", "source", "target", *FEATURES])
+    with pytest.raises(circle.decoder.grammar.GrammarError, match=r"\[NN,1\]"):
+        Grammar.from_frame(frame, FEATURES)

@@ -10,6 +10,15 @@ into a :class:`Rule` only the few it keeps (:meth:`Grammar.rules_at`).
 Nonterminals are ``[X,1]`` / ``[X,2]`` as in :mod:`circle.core.schemas`. Within a parsed
 :class:`Rule` a target nonterminal is the position (0 or 1) of the co-indexed nonterminal on the
 source side, so a source side written ``[X,2] de [X,1]`` matches the same key as ``[X,1] de [X,2]``.
+
+A labelled (SAMT) grammar (Zollmann & Venugopal 2006; :data:`LABELLED_GRAMMARS`) has
+nonterminals ``[LABEL,k]`` and a left-hand side per rule. Its keys group rules by (left-hand
+side, source side), each key's label in :attr:`Grammar.key_labels`; a source nonterminal's trie
+symbol is ``[LABEL]`` (:func:`nonterminal_symbol`), and a trie node that ends a source side holds
+the list of its keys, one per left-hand side. Target nonterminals are read as co-indices only:
+the source side's labels decide which chart cells a rule combines
+(:func:`circle.decoder.chart.match_labelled`). Hiero's grammar is the labelled grammar whose
+only label is X.
 """
 
 from __future__ import annotations
@@ -32,13 +41,23 @@ from circle.core.schemas import (
 from circle.core.tables import parquet_rows, read_batches, read_metadata
 from circle.decoder.model import DECODER_FEATURES
 
-NT = "[X]"
-"""The trie symbol of a source nonterminal (terminals never contain ``[``)."""
+UNLABELLED = "X"
+"""Hiero's one nonterminal label, also the label of a pass-through word in a labelled chart."""
 
-_NONTERMINAL = re.compile(r"\[X,([12])\]")
+
+def nonterminal_symbol(label: str) -> str:
+    """The trie symbol of a source nonterminal labelled ``label`` (terminals never contain
+    ``[``)."""
+    return f"[{label}]"
+
+
+NT = nonterminal_symbol(UNLABELLED)
+"""The trie symbol of Hiero's source nonterminal."""
+
+_NONTERMINAL = re.compile(r"\[([^\[\],\s]+),([12])\]")
 
 LABELLED_GRAMMARS = {LABELLED_GRAMMAR.name, LABELLED_PARAPHRASE_GRAMMAR.name}
-"""Grammar schemas whose nonterminals carry SAMT labels, which the decoder refuses."""
+"""Grammar schemas whose rules carry SAMT labels (see the module docstring)."""
 
 Symbol = str | int
 """A target symbol: a terminal word, or the source position (0, 1) of a nonterminal."""
@@ -69,27 +88,29 @@ class Rule:
         return f"Rule({self.target!r})"
 
 
-def _nonterminal(symbol: str, rule: str) -> int | None:
-    """The index of a nonterminal symbol, None for a terminal."""
+def _nonterminal(symbol: str, rule: str, labelled: bool) -> tuple[str, int] | None:
+    """The label and index of a nonterminal symbol, None for a terminal; an unlabelled
+    grammar's nonterminals must be X's."""
     if not symbol.startswith("["):
         return None
     match = _NONTERMINAL.fullmatch(symbol)
-    if match is None:
+    if match is None or not (labelled or match.group(1) == UNLABELLED):
         raise GrammarError(f"unsupported nonterminal {symbol!r} in rule {rule!r}")
-    return int(match.group(1))
+    return match.group(1), int(match.group(2))
 
 
-def source_key(source: str) -> tuple[tuple[str, ...], tuple[int, ...]]:
-    """A source side's trie key and its nonterminal indices in source order."""
+def source_key(source: str, labelled: bool = False) -> tuple[tuple[str, ...], tuple[int, ...]]:
+    """A source side's trie key and its nonterminal indices in source order; ``labelled``
+    allows nonterminal labels other than X."""
     symbols: list[str] = []
     order: list[int] = []
     for symbol in source.split():
-        index = _nonterminal(symbol, source)
-        if index is None:
+        nonterminal = _nonterminal(symbol, source, labelled)
+        if nonterminal is None:
             symbols.append(symbol)
         else:
-            symbols.append(NT)
-            order.append(index)
+            symbols.append(nonterminal_symbol(nonterminal[0]))
+            order.append(nonterminal[1])
     if sorted(order) != list(range(1, len(order) + 1)):
         raise GrammarError(f"source side {source!r}: its nonterminals must be [X,1], "
                            f"or [X,1] and [X,2]")
@@ -123,27 +144,33 @@ class Grammar:
     """
 
     def __init__(self, sources: Sequence[str] | pa.Array, targets: Sequence[str] | pa.Array,
-                 values: np.ndarray, feature_names: Sequence[str]):
+                 values: np.ndarray, feature_names: Sequence[str],
+                 lhs: Sequence[str] | pa.Array | None = None):
         values = np.asarray(values, dtype=np.float64)
-        self._build([(_strings(sources), _strings(targets), values)], len(values),
-                    feature_names)
+        sides = _strings(sources) if lhs is None else _labelled_sides(_strings(lhs),
+                                                                      _strings(sources))
+        self._build([(sides, _strings(targets), values)], len(values), feature_names,
+                    labelled=lhs is not None)
 
     @classmethod
     def from_batches(cls, batches: Iterable[tuple[pa.Array, pa.Array, np.ndarray]], rows: int,
-                     feature_names: Sequence[str]) -> Grammar:
+                     feature_names: Sequence[str], labelled: bool = False) -> Grammar:
         """A grammar of ``rows`` rules given as batches of (sources, targets, values), so that
-        the strings of only one batch are held at a time (:func:`load_grammar`)."""
+        the strings of only one batch are held at a time (:func:`load_grammar`); a
+        ``labelled`` grammar's sources are given as ``lhs`` tab ``source``
+        (:func:`_labelled_sides`)."""
         grammar = cls.__new__(cls)
-        grammar._build(batches, rows, feature_names)
+        grammar._build(batches, rows, feature_names, labelled)
         return grammar
 
     def _build(self, batches: Iterable[tuple[pa.Array, pa.Array, np.ndarray]], rows: int,
-               feature_names: Sequence[str]) -> None:
+               feature_names: Sequence[str], labelled: bool = False) -> None:
         self.feature_names: tuple[str, ...] = tuple(feature_names)
+        self.labelled = labelled
         self._values = np.empty((rows, len(self.feature_names)), dtype=np.float64)
         codes = np.empty(rows, dtype=np.int32)  # each row's source side, numbered as it appears
         code_of: dict[str, int] = {}
-        symbols = _Symbols()
+        symbols = _Symbols(labelled)
         lengths = np.empty(rows, dtype=np.int32)
         ids: list[np.ndarray] = []
         done = 0
@@ -176,18 +203,26 @@ class Grammar:
         self.trie: dict = {}
         key_of_code = np.empty(len(uniques), dtype=np.int64)
         order_of_code = np.empty(len(uniques), dtype=np.int8)
-        keys: dict[tuple[str, ...], int] = {}
-        for code, source in enumerate(uniques):
-            key_symbols, order = source_key(source)
-            key = keys.get(key_symbols)
+        keys: dict[tuple[str, tuple[str, ...]], int] = {}
+        key_labels: list[str] = []
+        for code, side in enumerate(uniques):
+            label, source = side.split("\t", 1) if labelled else (UNLABELLED, side)
+            key_symbols, order = source_key(source, labelled)
+            key = keys.get((label, key_symbols))
             if key is None:
-                key = keys[key_symbols] = len(keys)
+                key = keys[(label, key_symbols)] = len(keys)
+                key_labels.append(label)
                 node = self.trie
                 for symbol in key_symbols:
                     node = node.setdefault(symbol, {})
-                node[None] = key
+                if labelled:
+                    node.setdefault(None, []).append(key)
+                else:
+                    node[None] = key
             key_of_code[code] = key
             order_of_code[code] = NONTERMINAL_ORDERS.index(order)
+        self.key_labels: tuple[str, ...] = tuple(key_labels)
+        """Each key's left-hand side label (all X in an unlabelled grammar)."""
         row_keys = key_of_code[codes]
         self._key_rows = np.argsort(row_keys, kind="stable")
         self._key_starts = np.concatenate(([0], np.cumsum(np.bincount(row_keys,
@@ -233,13 +268,16 @@ class Grammar:
         self.target_ids[symbols] = -3 - self.target_ids[symbols]  # −1 ↔ −2
 
     @classmethod
-    def from_frame(cls, frame: pd.DataFrame, feature_names: Sequence[str]) -> Grammar:
-        """A grammar from a frame with columns ``lhs``, ``source``, ``target`` + features."""
-        other = set(frame["lhs"].unique()) - {"X"}
-        if other:
+    def from_frame(cls, frame: pd.DataFrame, feature_names: Sequence[str],
+                   labelled: bool = False) -> Grammar:
+        """A grammar from a frame with columns ``lhs``, ``source``, ``target`` + features;
+        unless ``labelled``, every left-hand side must be X."""
+        other = set(frame["lhs"].unique()) - {UNLABELLED}
+        if other and not labelled:
             raise GrammarError(f"only the left-hand side X is supported, found {sorted(other)}")
         return cls(frame["source"].tolist(), frame["target"].tolist(),
-                   frame[list(feature_names)].to_numpy(dtype=np.float64), feature_names)
+                   frame[list(feature_names)].to_numpy(dtype=np.float64), feature_names,
+                   frame["lhs"].tolist() if labelled else None)
 
     def __len__(self) -> int:
         return len(self._values)
@@ -308,13 +346,22 @@ def _strings(texts: Sequence[str] | pa.Array) -> pa.Array:
     return texts if isinstance(texts, pa.Array) else pa.array(texts, type=pa.large_string())
 
 
+def _labelled_sides(lhs: pa.Array, sources: pa.Array) -> pa.Array:
+    """A labelled grammar's (left-hand side, source side) pairs as the strings ``lhs`` tab
+    ``source``, which :class:`Grammar` groups its keys by (labels and sources have no tab)."""
+    return pc.binary_join_element_wise(lhs.cast(pa.large_string()),
+                                       sources.cast(pa.large_string()),
+                                       pa.scalar("\t", pa.large_string()))
+
+
 class _Symbols:
     """The target symbols of a grammar's batches: words numbered as they first appear (the
-    ``vocabulary``), nonterminals ``[X,n]`` as −n."""
+    ``vocabulary``), nonterminals ``[X,n]`` (a labelled grammar's ``[LABEL,n]``) as −n."""
 
-    def __init__(self) -> None:
+    def __init__(self, labelled: bool = False) -> None:
         self.vocabulary: list[str] = []
         self._ids: dict[str, int] = {}
+        self._labelled = labelled
 
     def tokenise(self, targets: pa.Array) -> tuple[np.ndarray, np.ndarray]:
         """The symbol ids of a batch's target sides, concatenated, and each side's length."""
@@ -331,10 +378,10 @@ class _Symbols:
             return known
         if symbol.startswith("["):
             match = _NONTERMINAL.fullmatch(symbol)
-            if match is None:
+            if match is None or not (self._labelled or match.group(1) == UNLABELLED):
                 rule = next(text for text in targets.to_pylist() if symbol in text.split())
                 raise GrammarError(f"unsupported nonterminal {symbol!r} in rule {rule!r}")
-            self._ids[symbol] = -int(match.group(1))
+            self._ids[symbol] = -int(match.group(2))
         else:
             self._ids[symbol] = len(self.vocabulary)
             self.vocabulary.append(symbol)
@@ -344,10 +391,6 @@ class _Symbols:
 def _grammar_schema(path: str | os.PathLike) -> TableSchema:
     name = read_metadata(path).get("schema", "")
     schema = ALL_SCHEMAS.get(name)
-    if name in LABELLED_GRAMMARS:
-        raise GrammarError(f"{path}: a labelled (SAMT) grammar '{name}'; the decoder reads "
-                           f"only nonterminals [X,1] and [X,2] (decoding with labels is not "
-                           f"implemented)")
     if schema is None or not schema.features:
         grammars = sorted(known for known, schema in ALL_SCHEMAS.items() if schema.features)
         raise GrammarError(f"{path}: table schema '{name}' is not a grammar schema "
@@ -366,23 +409,28 @@ LOAD_BATCH_ROWS = 1 << 20
 
 def load_grammar(path: str | os.PathLike) -> Grammar:
     """Load a grammar Parquet table; its schema (table metadata) names the feature columns,
-    whose values must all be finite. The table is read in batches of
-    :data:`LOAD_BATCH_ROWS` rules, whose strings are dropped once tokenised and numbered."""
+    whose values must all be finite, and whether its rules are labelled
+    (:data:`LABELLED_GRAMMARS`; an unlabelled table's left-hand sides must all be X). The
+    table is read in batches of :data:`LOAD_BATCH_ROWS` rules, whose strings are dropped once
+    tokenised and numbered."""
     schema = _grammar_schema(path)
     features = list(schema.features)
+    labelled = schema.name in LABELLED_GRAMMARS
 
     def batches() -> Iterator[tuple[pa.Array, pa.Array, np.ndarray]]:
         for batch in read_batches(path, schema, ["lhs", "source", "target", *features],
                                   LOAD_BATCH_ROWS):
-            other = set(pc.unique(batch["lhs"]).to_pylist()) - {"X"}
-            if other:
+            other = set(pc.unique(batch["lhs"]).to_pylist()) - {UNLABELLED}
+            if other and not labelled:
                 raise GrammarError(f"{path}: only the left-hand side X is supported, found "
                                    f"{sorted(other)}")
             values = np.column_stack([batch[name].to_numpy(zero_copy_only=False)
                                       for name in features]).astype(np.float64, copy=False)
-            yield batch["source"], batch["target"], values
+            sources = (_labelled_sides(batch["lhs"], batch["source"]) if labelled
+                       else batch["source"])
+            yield sources, batch["target"], values
 
-    grammar = Grammar.from_batches(batches(), parquet_rows(path), features)
+    grammar = Grammar.from_batches(batches(), parquet_rows(path), features, labelled)
     pa.default_memory_pool().release_unused()  # Arrow's allocator keeps what loading freed
     non_finite = (~np.isfinite(grammar.features(slice(None)))).sum(axis=0)
     problems = [f"column {name} has {count} non-finite values"

@@ -22,6 +22,10 @@ with the targeting term, so many targets per input are cheap. Cheaper still,
 its edges towards each target and reads the k-best again, without a new search (exact within
 the forest, whose pruning was not guided by that target).
 
+A labelled (SAMT) grammar's chart has a cell per (span, left-hand side label), matched by
+:func:`circle.decoder.chart.match_labelled`, and glue rules S → ⟨S L, S L⟩, S → ⟨L, L⟩ for every
+label L (Zollmann & Venugopal 2006 §3); cube pruning and the k-best are the same.
+
 The chart is acyclic, so reference counting frees it; Python's cyclic garbage collector is
 paused while a sentence is matched or decoded, because its passes over the ~10⁵ chart objects
 of a sentence otherwise take half the decoding time.
@@ -38,9 +42,9 @@ from typing import TYPE_CHECKING, ParamSpec, TypeVar
 
 import numpy as np
 
-from circle.decoder.chart import Matches, Span, match
+from circle.decoder.chart import Cell, Matches, Span, match, match_labelled
 from circle.decoder.cube import Cube, CubePruning, Edge, Item, Option
-from circle.decoder.grammar import Grammar, Rule, concatenated_ranges
+from circle.decoder.grammar import UNLABELLED, Grammar, Rule, concatenated_ranges
 from circle.decoder.kbest import Derivation, KBest
 from circle.decoder.lm import LN10, LanguageModel
 from circle.decoder.model import DecoderSettings, Model
@@ -186,7 +190,8 @@ class Forest:
 
 
 class Decoder:
-    """A Hiero decoder for one grammar, language model, weight vector and settings."""
+    """A Hiero (or labelled SCFG) decoder for one grammar, language model, weight vector and
+    settings."""
 
     def __init__(self, grammar: Grammar, lm: LanguageModel, weights: Mapping[str, float],
                  settings: DecoderSettings | None = None):
@@ -196,6 +201,8 @@ class Decoder:
         self.settings = settings or DecoderSettings()
         self._lm_weight = self.model.lm_weight * LN10
         search, self._kbest, self._match = _engine(self.settings.engine)
+        if grammar.labelled:
+            self._match = match_labelled
         self._search = search(lm, self.model.lm_weight, self.settings.pop_limit)
         self._ranked: dict[int, RankedRules] = {}
         index = self.model.index
@@ -289,6 +296,8 @@ class Decoder:
                ) -> tuple[Item, list[Item]]:
         """Fill the chart of ``plan`` with ``options``: the goal item and every chart item,
         antecedents first (the hypergraph)."""
+        if self.grammar.labelled:
+            return self._labelled_chart(plan, options)
         n = len(plan.words)
         x_cells: dict[Span, list[Item]] = {}
         s_cells: dict[int, list[Item]] = {}
@@ -303,9 +312,45 @@ class Decoder:
                 pending = next(spans, None)
             s_cells[j] = self._search.fill(self._glue_cubes(j, x_cells, s_cells))
             items += s_cells[j]
-        tops = s_cells[n] if n else [None]
-        goal = Item(0.0, 0.0, (), None, 0, [self._goal_edge(item) for item in tops])
-        return goal, items
+        return self._goal_item(s_cells[n] if n else [None]), items
+
+    def _labelled_chart(self, plan: SentencePlan, options: Mapping[int, list[Option]]
+                        ) -> tuple[Item, list[Item]]:
+        """:meth:`_chart` for a labelled grammar: each span's applications fill one cell per
+        left-hand side label (a pass-through word's is X), each nonterminal reads the cell of
+        its label, and S(0, j) glues every label's cells."""
+        n = len(plan.words)
+        key_labels = self.grammar.key_labels
+        cells: dict[Cell, list[Item]] = {}
+        ending: dict[int, list[Cell]] = {}  # j → the filled cells (i, j, L), by i
+        s_cells: dict[int, list[Item]] = {}
+        items: list[Item] = []
+        spans = iter(plan.spans.items())
+        pending = next(spans, None)
+        for j in range(1, n + 1):
+            while pending is not None and pending[0][1] - pending[0][0] == j:
+                (i, end), applications = pending
+                cubes: dict[str, list[Cube]] = {}
+                for key, tails in applications:
+                    label = key_labels[key] if key >= 0 else UNLABELLED
+                    cubes.setdefault(label, []).append(
+                        (options[key], tuple(cells.get(cell, []) for cell in tails)))
+                for label, label_cubes in cubes.items():
+                    filled = self._search.fill(label_cubes)
+                    if filled:
+                        cells[(i, end, label)] = filled
+                        ending.setdefault(end, []).append((i, end, label))
+                        items += filled
+                pending = next(spans, None)
+            glue: list[Cube] = []
+            for cell in sorted(ending.get(j, ()), key=lambda cell: cell[0]):
+                if cell[0] == 0:
+                    glue.append(([self._glue_top], (cells[cell],)))
+                else:
+                    glue.append(([self._glue], (s_cells[cell[0]], cells[cell])))
+            s_cells[j] = self._search.fill(glue)
+            items += s_cells[j]
+        return self._goal_item(s_cells[n] if n else [None]), items
 
     def _kbest_list(self, goal: Item | FlatForest, k: int | None, kbest: KBest | None = None,
                     features: bool = True) -> list[Hypothesis]:
@@ -333,6 +378,10 @@ class Decoder:
             if (i, j) in x_cells:
                 cubes.append(([self._glue], (s_cells[i], x_cells[(i, j)])))
         return cubes
+
+    def _goal_item(self, tops: list[Item] | list[None]) -> Item:
+        """The goal item over the full-sentence items ``tops`` ([None]: the empty input)."""
+        return Item(0.0, 0.0, (), None, 0, [self._goal_edge(item) for item in tops])
 
     def _goal_edge(self, item: Item | None) -> Edge:
         """The edge from a full-sentence item (None: the empty input) to the goal, ⟨s⟩ … ⟨/s⟩."""
