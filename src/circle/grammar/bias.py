@@ -23,6 +23,12 @@ With ``identity_feature``, every rule also gets φ_ident (Ganitkevitch & Calliso
 §4.1): ``identity`` = 1 if source = target (the identity rules added above), else 0, a decoder
 feature whose weight the paraphraser's MERT tunes; the other columns and the rules are those of
 the grammar without it. Bias 0 has no identity rules, so there it is 0 throughout.
+
+A labelled (SAMT) paraphrase grammar (``samt.decoding: labelled``) is decoded as pivoted, the
+draft's model: its identity rules keep the pivot's probabilities and its own φ_ident, and its
+"bias 0" grammar is the pivot's output, sorted. The thesis's bias b > 0 is not defined for it
+here (the residual of eq. 5.2 would be per label); collapsing it to X (:mod:`circle.grammar.
+collapse`) is the way to bias it.
 """
 
 from __future__ import annotations
@@ -35,6 +41,7 @@ import duckdb
 
 from circle.core.schemas import (
     IDENTITY_FEATURE,
+    LABELLED_PARAPHRASE_GRAMMAR,
     PARAPHRASE_GRAMMAR,
     PARAPHRASE_GRAMMAR_LEX,
     SELF_PARAPHRASE,
@@ -64,17 +71,23 @@ def bias_grammar(paraphrase_parts: Sequence[str | os.PathLike],
                  identity_feature: bool = False) -> int:
     """Write the paraphrase grammar with self-paraphrase bias ``bias`` in [0, 1), sorted, from
     the unbiased grammar (the parts of :func:`circle.grammar.pivot.grammar_parts`, or any
-    tables of its schema together), with φ_ident if ``identity_feature``; returns its rules."""
+    tables of its schema together), with φ_ident if ``identity_feature``; returns its rules.
+    A labelled grammar is written as pivoted at bias 0 and refused at any other (see the module
+    docstring)."""
     if not 0.0 <= bias < 1.0:
         raise ValueError(f"self-paraphrase bias must be in [0, 1), got {bias}")
     if not paraphrase_parts:
         raise ValueError("biasing needs the parts of an unbiased paraphrase grammar, got none")
-    schemas = {grammar_schema(part, (PARAPHRASE_GRAMMAR, PARAPHRASE_GRAMMAR_LEX))
+    schemas = {grammar_schema(part, (PARAPHRASE_GRAMMAR, PARAPHRASE_GRAMMAR_LEX,
+                                     LABELLED_PARAPHRASE_GRAMMAR))
                for part in paraphrase_parts}
     if len(schemas) > 1:
         raise GrammarInputError(f"{paraphrase_parts[0]}: the parts of a paraphrase grammar have "
                                 f"different schemas {sorted(s.name for s in schemas)}")
     schema, = schemas
+    if schema is LABELLED_PARAPHRASE_GRAMMAR:
+        return _labelled_as_pivoted(paraphrase_parts, out_path, bias, threads, memory_limit,
+                                    provenance)
     if identity_feature:
         schema = paraphrase_grammar_schema(schema == PARAPHRASE_GRAMMAR_LEX, True)
     grammar_schema(self_paraphrase_path, (SELF_PARAPHRASE,))
@@ -89,6 +102,26 @@ def bias_grammar(paraphrase_parts: Sequence[str | os.PathLike],
         identity = f", {IDENTITY_COLUMN}" if identity_feature else ""
         relation = con.sql(f"SELECT *{identity} FROM ({rules}) ORDER BY source, target")
         return write_relation(relation, out_path, schema, provenance, metadata)
+
+
+def _labelled_as_pivoted(paraphrase_parts: Sequence[str | os.PathLike],
+                         out_path: str | os.PathLike, bias: float, threads: int,
+                         memory_limit: str | None, provenance: Mapping[str, str] | None) -> int:
+    """The labelled grammar's rules as pivoted, sorted, at bias 0 (the module docstring)."""
+    if bias != 0.0:
+        raise GrammarInputError(
+            f"{paraphrase_parts[0]}: a labelled paraphrase grammar is decoded as pivoted (its "
+            f"identity rules and φ_ident, the draft's model); the self-paraphrase bias {bias} "
+            f"is not defined for it: use bias 0, or samt.decoding: collapsed to bias the "
+            f"grammar collapsed to X")
+    metadata = carried_metadata(paraphrase_parts[0])
+    metadata["bias"] = repr(bias)
+    with scratch_directory(out_path) as spill:
+        con = connect(threads, memory_limit, spill)
+        relation = con.sql(f"SELECT * FROM {checked_parquet(paraphrase_parts)} "
+                           "ORDER BY lhs, source, target")
+        return write_relation(relation, out_path, LABELLED_PARAPHRASE_GRAMMAR, provenance,
+                              metadata)
 
 
 def _biased_rules(con: duckdb.DuckDBPyConnection, paraphrase_parts: Sequence[str | os.PathLike],

@@ -22,6 +22,7 @@ from circle.core.schemas import (
     ALIGNMENT,
     GRAMMAR,
     GRAMMAR_OOV_PARAPHRASED,
+    LABELLED_PARAPHRASE_GRAMMAR,
     TableSchema,
     paraphrase_grammar_schema,
 )
@@ -29,7 +30,7 @@ from circle.core.tables import SchemaError, atomic_path, read_metadata
 from circle.corpus.pivots import pivot_problems
 from circle.corpus.prepare import reference_names
 from circle.decoder.model import DECODER_FEATURES, Model, finite_weight
-from circle.experiments.conditions import parse_conditions
+from circle.experiments.conditions import Condition, parse_conditions
 from circle.experiments.dose_response import dose_problems
 from circle.experiments.lattice_tuning import lattice_problems
 from circle.experiments.oov_translation import oov_problems
@@ -102,13 +103,13 @@ def config_problems(config: Mapping[str, Any]) -> list[str]:
     :func:`bounds_problems`, :func:`grid_problems`,
     :func:`circle.experiments.dose_response.dose_problems`,
     :func:`circle.experiments.lattice_tuning.lattice_problems`,
-    :func:`circle.experiments.oov_translation.oov_problems` and
-    :func:`circle.corpus.pivots.pivot_problems`. The frozen alignment is checked by the jobs
-    that replay it (:func:`frozen_alignment_problems`), so that the job rebuilding it can run
-    while it is broken."""
+    :func:`circle.experiments.oov_translation.oov_problems`,
+    :func:`circle.corpus.pivots.pivot_problems` and :func:`samt_problems`. The frozen
+    alignment is checked by the jobs that replay it (:func:`frozen_alignment_problems`), so
+    that the job rebuilding it can run while it is broken."""
     return (condition_problems(config) + weight_problems(config) + bounds_problems(config)
             + grid_problems(config) + dose_problems(config) + lattice_problems(config)
-            + oov_problems(config) + pivot_problems(config))
+            + oov_problems(config) + pivot_problems(config) + samt_problems(config))
 
 
 def condition_problems(config: Mapping[str, Any]) -> list[str]:
@@ -175,11 +176,45 @@ def weight_problems(config: Mapping[str, Any]) -> list[str]:
 def grammar_schemas(config: Mapping[str, Any]) -> dict[str, TableSchema]:
     """The grammar schema of the translation model (the filtered grammar's, or with
     ``oov_paraphrase.translate`` the augmented one's) and of the paraphraser."""
-    paraphrase = paraphrase_grammar_schema(config["paraphrase"]["lexical_feature"],
-                                           config["paraphrase"]["identity_feature"])
+    paraphrase = (LABELLED_PARAPHRASE_GRAMMAR if labelled_decoding(config)
+                  else paraphrase_grammar_schema(config["paraphrase"]["lexical_feature"],
+                                                 config["paraphrase"]["identity_feature"]))
     translation = (GRAMMAR_OOV_PARAPHRASED if config["oov_paraphrase"]["translate"]
                    else GRAMMAR)
     return {"translation": translation, "paraphrase": paraphrase}
+
+
+def labelled_decoding(config: Mapping[str, Any]) -> bool:
+    """Whether the paraphraser decodes the labelled (SAMT) grammar with labels."""
+    return bool(config["samt"]["paraphraser"]) and config["samt"]["decoding"] == "labelled"
+
+
+def samt_problems(config: Mapping[str, Any]) -> list[str]:
+    """samt.decoding labelled decodes the labelled grammar as pivoted (circle.grammar.bias):
+    it needs samt.paraphraser, has only the grammar of bias 0, and no targeted paraphraser
+    (whose runs use the grid search's biased grammars)."""
+    if config["samt"]["decoding"] != "labelled":
+        return []
+    if not config["samt"]["paraphraser"]:
+        return ["samt.decoding labelled: the labelled grammar paraphrases only with "
+                "samt.paraphraser true"]
+    problems = []
+    biases = [float(b) for b in config["paraphrase"]["biases"]]
+    if biases != [0.0]:
+        problems.append(f"samt.decoding labelled: paraphrase.biases {biases} must be [0] (the "
+                        "labelled grammar is decoded as pivoted; the self-paraphrase bias is "
+                        "defined for the grammar collapsed to X)")
+    targeted = []
+    for name in config["tuning"]["conditions"]:
+        try:
+            if Condition.parse(name).targeted:
+                targeted.append(name)
+        except ValueError:  # condition_problems names it
+            continue
+    if targeted:
+        problems.append(f"samt.decoding labelled: targeted conditions {targeted} need the grid "
+                        "search's biased grammars, which labelled decoding does not have")
+    return problems
 
 
 def bounds_problems(config: Mapping[str, Any]) -> list[str]:

@@ -59,6 +59,8 @@ from circle.pipeline.runs import (
     EVALUATION_TABLE,
     EXTRA_REFERENCES,
     GRID_CHOICE,
+    LABELLED_PARAPHRASE_GRAMMAR_FILE,
+    LABELLED_SELF_PARAPHRASE,
     LM_BINARY,
     PARAPHRASE_GRAMMAR,
     PARAPHRASER_LM_BINARY,
@@ -363,7 +365,12 @@ class Plan:
         """What the self-paraphrase bias reads (rule bias_grammar): the unbiased paraphrase
         grammar's ``parts`` and its ``self_paraphrase`` table, those of the Hiero pivot, or with
         samt.paraphraser those of the labelled grammar collapsed to X (rule
-        collapse_labelled_grammar)."""
+        collapse_labelled_grammar), or with samt.decoding labelled the labelled grammar's
+        own (rule pivot_labelled_grammar)."""
+        if self.config["samt"]["paraphraser"] and self.config["samt"]["decoding"] == "labelled":
+            return {"parts": [LABELLED_PARAPHRASE_GRAMMAR_FILE.format(experiment=self.experiment)],
+                    "self_paraphrase": LABELLED_SELF_PARAPHRASE.format(
+                        experiment=self.experiment)}
         if self.config["samt"]["paraphraser"]:
             return {"parts": [COLLAPSED_PARAPHRASE_GRAMMAR.format(experiment=self.experiment)],
                     "self_paraphrase": COLLAPSED_SELF_PARAPHRASE.format(
