@@ -1,6 +1,7 @@
 """The configuration checks run when the workflow is built: conditions against the data's
 references, untuned weights against the grammars' features."""
 
+import copy
 import math
 import re
 from pathlib import Path
@@ -379,3 +380,28 @@ def test_each_oov_variant_must_search_validly_and_split_below_the_longest_phrase
     with pytest.raises(WorkflowError):
         validate(with_change(tiny(), "oov_paraphrase.variants", {"x": {"translate": True}}),
                  schema=str(SCHEMA))
+
+
+def test_labelled_decoding_needs_the_labelled_paraphraser_bias_0_and_no_targeted_run():
+    labelled_weights = yaml.safe_load((ROOT / "config" / "samt-labelled.yaml").read_text())[
+        "decoder"]["paraphrase_weights"]
+    config = with_change(tiny(), "samt.decoding", "labelled")
+    assert checked(copy.deepcopy(config)) == [
+        "samt.decoding labelled: the labelled grammar paraphrases only with samt.paraphraser "
+        "true"]
+    config["samt"]["paraphraser"] = True
+    config["decoder"]["paraphrase_weights"] = labelled_weights
+    problems = checked(copy.deepcopy(config))
+    assert [problem.split(":")[0] for problem in problems] == ["samt.decoding labelled"] * 2
+    assert "paraphrase.biases [0.0, 0.5] must be [0]" in problems[0]
+    assert "targeted conditions ['1H+1T']" in problems[1]
+    for dotted, value in (("paraphrase.biases", [0]), ("figures.untargeted_biases", []),
+                          ("grid_search.sweep_bias", 0),
+                          ("tuning.conditions", ["1H", "2H", "1H+1P"])):
+        config = with_change(config, dotted, value)
+    assert checked(copy.deepcopy(config)) == []
+    # the labelled grammar's features need weights: the Hiero paraphraser's do not fit them
+    config["decoder"]["paraphrase_weights"] = {
+        name: value for name, value in labelled_weights.items() if "bb" not in name}
+    [problem] = checked(config)
+    assert problem.startswith("decoder.paraphrase_weights: weights do not fit the features")

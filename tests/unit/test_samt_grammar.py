@@ -17,6 +17,8 @@ from circle.core.schemas import (
     SELF_PARAPHRASE,
 )
 from circle.core.tables import read_metadata, read_table, write_table
+from circle.decoder import load_grammar
+from circle.grammar.bias import bias_grammar
 from circle.grammar.extract import ExtractionLimits, extract_grammar, sentence_rules
 from circle.grammar.io import GrammarInputError
 from circle.grammar.lexical import lexical_table, word_factors
@@ -469,3 +471,22 @@ def test_collapsed_grammar_marginalises_the_labels_by_their_shares(labelled_pivo
     biased = read_table(tmp_path / "biased.parquet", PARAPHRASE_GRAMMAR)
     totals = biased.assign(p=biased["log_p_e2_given_e1"].map(math.exp)).groupby("source")["p"]
     assert totals.sum().to_numpy() == pytest.approx(1.0)
+
+
+def test_a_labelled_grammar_is_decoded_as_pivoted_at_bias_0_only(labelled_pivot, tmp_path):
+    """samt.decoding labelled: the "bias 0" grammar is the labelled pivot's output, sorted, its
+    identity rules and φ_ident kept (the draft's model); the thesis's bias is refused for it."""
+    pivoted, _ = labelled_pivot(keep_identity=True)
+    parts = sorted(str(part) for part in (tmp_path / "para").glob("part*.parquet"))
+    out = tmp_path / "bias0.parquet"
+    assert bias_grammar(parts, tmp_path / "self.parquet", out, 0.0) == len(pivoted)
+    written = read_table(out, LABELLED_PARAPHRASE_GRAMMAR)
+    assert list(zip(written["lhs"], written["source"], written["target"], strict=True)) == \
+        sorted(pivoted.index)
+    assert written.set_index(["lhs", "source", "target"]).sort_index().equals(
+        pivoted.sort_index().astype(written.set_index(["lhs", "source", "target"]).dtypes))
+    assert (written["identity"] == 1).any() and read_metadata(out)["bias"] == "0.0"
+    grammar = load_grammar(out)
+    assert grammar.labelled and set(grammar.key_labels) == set(written["lhs"])
+    with pytest.raises(GrammarInputError, match="not defined for it"):
+        bias_grammar(parts, tmp_path / "self.parquet", tmp_path / "b05.parquet", 0.05)

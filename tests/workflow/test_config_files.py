@@ -157,6 +157,27 @@ def test_the_samt_paraphrasers_bias_the_collapsed_labelled_grammar(tmp_path, exp
     assert "rule prepare_pivot:" not in plan.stdout and "rule pivot_part:" not in plan.stdout
 
 
+def test_samt_labelled_decodes_the_labelled_grammar_as_pivoted(tmp_path):
+    """config/samt-labelled.yaml: the paraphraser's grammar of bias 0 is the labelled pivot's
+    output itself, decoded with labels; nothing is collapsed to X, no Hiero pivot."""
+    overlay = ROOT / "config" / "samt-labelled.yaml"
+    config = effective_config(tmp_path, "samt-labelled", ROOT / "config" / "config.yaml",
+                              overlay)
+    assert config["samt"]["decoding"] == "labelled" and config["paraphrase"]["biases"] == [0]
+    assert config["tuning"]["conditions"] == ["1H", "1H+1P", "1H+3P"]
+    plan = snakemake("-n", "--configfile", str(ROOT / "config" / "config.yaml"), str(overlay),
+                     "--directory", str(tmp_path), "--", "reference_sparsity")
+    assert plan.returncode == 0, plan.stdout + plan.stderr
+    jobs = re.split(r"^(?=(?:local)?rule \w+:$)", plan.stdout, flags=re.M)
+    [biasing] = [job for job in jobs if re.match(r"(?:local)?rule bias_grammar:", job)]
+    assert "input: results/samt-labelled/samt/paraphrase/part0.parquet, " \
+           "results/samt-labelled/samt/paraphrase/self_paraphrase.parquet" in biasing
+    [tuning] = [job for job in jobs if re.match(r"(?:local)?rule tune_paraphraser:", job)]
+    assert "results/samt-labelled/paraphrase/bias0.parquet" in tuning
+    for absent in ("collapse_labelled_grammar", "prepare_pivot", "pivot_part"):
+        assert f"rule {absent}:" not in plan.stdout
+
+
 @pytest.mark.parametrize(("experiment", "identity"), [("identity-feature", True),
                                                     ("paraphraser-bias05", False)])
 def test_the_identity_feature_pair_tunes_the_paraphraser_on_the_5_percent_bias(
@@ -269,6 +290,7 @@ def test_every_shipped_config_is_covered():
                        "config/oov-10k.yaml", "config/oov-20k.yaml",
                        "config/samt-paraphraser.yaml", "config/identity-feature.yaml",
                        "config/paraphraser-bias05.yaml", "config/samt-identity.yaml",
+                       "config/samt-labelled.yaml",
                        "tests/data/tiny/config.yaml"}
 
 

@@ -378,6 +378,30 @@ def test_tiny_samt_grammars_end_to_end(tiny_default_run, tmp_path):
     tune = read_table(results / "sets/tune.parquet", EVALSET)
     assert set(nbest["segment_id"]) == set(tune["segment_id"])
     assert (nbest["hypothesis"].str.len() > 0).all()
+    # samt.decoding labelled: the same, decoding the labelled grammar itself with labels
+    weights = {**yaml.safe_load((ROOT / "config/samt-labelled.yaml").read_text())["decoder"][
+        "paraphrase_weights"]}
+    with_labels = tiny_config(tmp_path, **{
+        "samt.paraphraser": True, "samt.decoding": "labelled", "paraphrase.biases": [0],
+        "figures.untargeted_biases": [], "grid_search.sweep_bias": 0,
+        "tuning.conditions": ["1H", "1H+1P"],
+        "decoder.paraphrase_weights": weights})
+    decoded = snakemake("--cores", "2", "--configfile", str(with_labels), "--directory",
+                        str(tmp_path), paraphrases)
+    assert decoded.returncode == 0, decoded.stdout + decoded.stderr
+    assert "rule tune_paraphraser:" in decoded.stdout + decoded.stderr
+    rule_order = ["lhs", "source", "target"]
+    as_decoded = read_table(results / "paraphrase/bias0.parquet", LABELLED_PARAPHRASE_GRAMMAR)
+    as_pivoted = read_table(results / "samt/paraphrase/part0.parquet",
+                            LABELLED_PARAPHRASE_GRAMMAR)
+    assert as_decoded.sort_values(rule_order, ignore_index=True).equals(
+        as_pivoted.sort_values(rule_order, ignore_index=True))
+    assert (as_decoded["identity"] == 1).any()
+    tuned = read_weights(results / "weights/paraphraser-bias0.txt")
+    assert {"log_bb_p_e_given_f", "reordered", "identity"} <= set(tuned)
+    relabelled = read_table(tmp_path / paraphrases, NBEST)
+    assert set(relabelled["segment_id"]) == set(tune["segment_id"])
+    assert (relabelled["hypothesis"].str.len() > 0).all()
 
 
 def test_tiny_samt_paraphraser_biases_the_collapsed_labelled_grammar(tmp_path):
