@@ -1,8 +1,9 @@
 """What decoding with labels costs against decoding the same grammar collapsed to X
 (Ganitkevitch & Callison-Burch, draft; issue item "decoding with labels").
 
-Paraphrases the first N tune references of two experiments' paraphrasers, each with its own
-grammar and tuned weights: the labelled grammar decoded with labelled chart cells
+Paraphrases the first N of the tune set's single references R with two experiments'
+paraphrasers, each with its own grammar and tuned weights: the labelled grammar decoded with
+labelled chart cells
 (``samt.decoding: labelled``, config/samt-labelled.yaml) and the grammar collapsed to X
 (config/samt-identity.yaml). Prints per paraphraser: grammar rules and source sides, load
 seconds, inputs per second (one process, the n-best size of the config), hyperedges per input
@@ -23,6 +24,7 @@ from circle.core.schemas import EVALSET
 from circle.core.tables import read_table
 from circle.decoder import Decoder, DecoderSettings, LanguageModel, load_grammar, read_weights
 from circle.paraphrase.config import bias_name
+from circle.tune.loop import single_references
 
 
 def paraphraser(experiment: str) -> tuple[str, str, str, DecoderSettings]:
@@ -47,7 +49,7 @@ def main() -> None:
     for experiment in (args.collapsed, args.labelled):
         grammar_path, lm_path, weights_path, settings = paraphraser(experiment)
         tune = read_table(f"results/{experiment}/sets/tune.parquet", EVALSET)
-        inputs = [references[0] for references in tune["references"]][:args.sentences]
+        inputs = single_references(tune)[:args.sentences]
         began = time.perf_counter()
         grammar = load_grammar(grammar_path)
         loaded = time.perf_counter() - began

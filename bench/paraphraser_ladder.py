@@ -113,7 +113,9 @@ def row(results: Path) -> dict[str, str]:
     return {
         "experiment": experiment,
         "pivots": (", ".join(f"{p['source']}-{p['target']}" for p in pivots) or "training bitext")
-        + (", SAMT-labelled, collapsed to X" if labelled else ""),
+        + ("" if not labelled else ", SAMT-labelled, " + (
+            "decoded with labels" if config["samt"].get("decoding") == "labelled"
+            else "collapsed to X")),
         "paraphraser LMs": config["paraphrase"].get("language_models", "shared"),
         "tuned on bias, φ_ident weight": (
             f"{100 * float(bias):g} %, " + (f"{tuned['identity']:.3f}" if "identity" in tuned
