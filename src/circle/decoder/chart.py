@@ -7,16 +7,15 @@ pass-through rule of an uncovered word covers), so matching proceeds by increasi
 The result depends on the grammar, the sentence and the span limit only — not on weights or a
 targeting string — so one match serves every decoding of the same input.
 
-A labelled (SAMT) grammar is matched by :func:`match_labelled`: its chart cells are (span,
-label), and a nonterminal labelled L may cover a span only if a rule with left-hand side L
-covers it (Zollmann & Venugopal 2006 §3).
+A labelled (SAMT) grammar's chart cells are (span, label), and a nonterminal labelled L may
+cover a span only if a rule with left-hand side L covers it (Zollmann & Venugopal 2006 §3).
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 
-from circle.decoder.grammar import NT, UNLABELLED, Grammar, nonterminal_symbol
+from circle.decoder.grammar import UNLABELLED, Grammar, nonterminal_symbol
 
 Span = tuple[int, int]
 Cell = tuple[int, int, str]
@@ -26,7 +25,7 @@ Cell = tuple[int, int, str]
 @dataclass(frozen=True)
 class Matches:
     """Rule applications per span: ``(source-side key, nonterminal spans in source order)``,
-    or for a labelled grammar (:func:`match_labelled`) ``(key, nonterminal cells)``.
+    or for a labelled grammar ``(key, nonterminal cells)``.
 
     ``spans`` is ordered by span length, then start; ``oov`` lists the positions of words that
     no one-word rule covers.
@@ -38,13 +37,20 @@ class Matches:
 
 
 def match(grammar: Grammar, words: tuple[str, ...], span_limit: int) -> Matches:
-    """All applications of ``grammar``'s rules to ``words`` over spans of ≤ ``span_limit``."""
+    """All applications of ``grammar``'s rules to ``words`` over spans of ≤ ``span_limit``.
+
+    A labelled grammar's nonterminal labelled L extends a dot item over span (p, j) only if
+    some rule with left-hand side L covers (p, j) (a pass-through word has the label X), and
+    records the cell (p, j, L); its applications are per key, i.e. per (left-hand side, source
+    side). Hiero's grammar has the one label X, and its nonterminals record spans."""
     root = grammar.trie
-    root_nt = root.get(NT)
+    labelled = grammar.labelled
+    key_labels = grammar.key_labels
+    symbols: dict[str, str] = {}  # label → its trie symbol
     n = len(words)
-    dots: dict[Span, list[tuple[dict, tuple[Span, ...]]]] = {(i, i): [(root, ())]
-                                                               for i in range(n)}
-    spans: dict[Span, list[tuple[int, tuple[Span, ...]]]] = {}
+    dots: dict[Span, list[tuple[dict, tuple]]] = {(i, i): [(root, ())] for i in range(n)}
+    covering: dict[Span, list[str]] = {}  # span → the left-hand sides of the rules covering it
+    spans: dict[Span, list[tuple[int, tuple]]] = {}
     oov: list[int] = []
     for length in range(1, min(span_limit, n) + 1):
         for i in range(n - length + 1):
@@ -56,60 +62,17 @@ def match(grammar: Grammar, words: tuple[str, ...], span_limit: int) -> Matches:
                 if child is not None:
                     extended.append((child, nonterminals))
             for p in range(i + 1, j):
-                if (p, j) in spans:
-                    for node, nonterminals in dots[(i, p)]:
-                        child = node.get(NT)
-                        if child is not None:
-                            extended.append((child, nonterminals + ((p, j),)))
-            found = [(node[None], nonterminals) for node, nonterminals in extended
-                     if None in node]
-            if found:
-                spans[(i, j)] = found
-            elif length == 1:
-                oov.append(i)
-                spans[(i, j)] = []
-            if root_nt is not None and (i, j) in spans:
-                extended.append((root_nt, ((i, j),)))
-            dots[(i, j)] = [(node, nonterminals) for node, nonterminals in extended
-                            if len(node) > (None in node)]  # nodes with children only
-    return Matches(words, spans, tuple(oov))
-
-
-def match_labelled(grammar: Grammar, words: tuple[str, ...], span_limit: int) -> Matches:
-    """All applications of a labelled ``grammar``'s rules to ``words`` over spans of ≤
-    ``span_limit``, :func:`match` with labels: a nonterminal labelled L extends a dot item over
-    span (p, j) only if some rule with left-hand side L covers (p, j) (a pass-through word has
-    the label X), and records the cell (p, j, L). Applications are per key, i.e. per
-    (left-hand side, source side)."""
-    root = grammar.trie
-    labels = grammar.key_labels
-    symbols: dict[str, str] = {}  # label → its trie symbol
-    n = len(words)
-    dots: dict[Span, list[tuple[dict, tuple[Cell, ...]]]] = {(i, i): [(root, ())]
-                                                             for i in range(n)}
-    covering: dict[Span, list[str]] = {}  # span → the left-hand sides of the rules covering it
-    spans: dict[Span, list[tuple[int, tuple[Cell, ...]]]] = {}
-    oov: list[int] = []
-    for length in range(1, min(span_limit, n) + 1):
-        for i in range(n - length + 1):
-            j = i + length
-            extended = []
-            word = words[j - 1]
-            for node, cells in dots[(i, j - 1)]:
-                child = node.get(word)
-                if child is not None:
-                    extended.append((child, cells))
-            for p in range(i + 1, j):
                 for label in covering.get((p, j), ()):
-                    symbol = symbols[label]
-                    for node, cells in dots[(i, p)]:
+                    symbol, cell = symbols[label], (p, j, label) if labelled else (p, j)
+                    for node, nonterminals in dots[(i, p)]:
                         child = node.get(symbol)
                         if child is not None:
-                            extended.append((child, cells + ((p, j, label),)))
-            found = [(key, cells) for node, cells in extended for key in node.get(None, ())]
+                            extended.append((child, nonterminals + (cell,)))
+            found = [(key, nonterminals) for node, nonterminals in extended if None in node
+                     for key in (node[None] if labelled else (node[None],))]
             if found:
                 spans[(i, j)] = found
-                covering[(i, j)] = list(dict.fromkeys(labels[key] for key, _ in found))
+                covering[(i, j)] = list(dict.fromkeys(key_labels[key] for key, _ in found))
             elif length == 1:
                 oov.append(i)
                 spans[(i, j)] = []
@@ -117,7 +80,7 @@ def match_labelled(grammar: Grammar, words: tuple[str, ...], span_limit: int) ->
             for label in covering.get((i, j), ()):
                 symbol = symbols.setdefault(label, nonterminal_symbol(label))
                 if symbol in root:
-                    extended.append((root[symbol], ((i, j, label),)))
-            dots[(i, j)] = [(node, cells) for node, cells in extended
+                    extended.append((root[symbol], ((i, j, label) if labelled else (i, j),)))
+            dots[(i, j)] = [(node, nonterminals) for node, nonterminals in extended
                             if len(node) > (None in node)]  # nodes with children only
     return Matches(words, spans, tuple(oov))

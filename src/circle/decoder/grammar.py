@@ -17,7 +17,7 @@ side, source side), each key's label in :attr:`Grammar.key_labels`; a source non
 symbol is ``[LABEL]`` (:func:`nonterminal_symbol`), and a trie node that ends a source side holds
 the list of its keys, one per left-hand side. Target nonterminals are read as co-indices only:
 the source side's labels decide which chart cells a rule combines
-(:func:`circle.decoder.chart.match_labelled`). Hiero's grammar is the labelled grammar whose
+(:func:`circle.decoder.chart.match`). Hiero's grammar is the labelled grammar whose
 only label is X.
 """
 
@@ -203,14 +203,15 @@ class Grammar:
         self.trie: dict = {}
         key_of_code = np.empty(len(uniques), dtype=np.int64)
         order_of_code = np.empty(len(uniques), dtype=np.int8)
-        keys: dict[tuple[str, tuple[str, ...]], int] = {}
+        keys: dict[tuple, int] = {}  # by source side, or (left-hand side, source side)
         key_labels: list[str] = []
         for code, side in enumerate(uniques):
             label, source = side.split("\t", 1) if labelled else (UNLABELLED, side)
             key_symbols, order = source_key(source, labelled)
-            key = keys.get((label, key_symbols))
+            group = (label, key_symbols) if labelled else key_symbols
+            key = keys.get(group)
             if key is None:
-                key = keys[(label, key_symbols)] = len(keys)
+                key = keys[group] = len(keys)
                 key_labels.append(label)
                 node = self.trie
                 for symbol in key_symbols:

@@ -23,8 +23,9 @@ its edges towards each target and reads the k-best again, without a new search (
 the forest, whose pruning was not guided by that target).
 
 A labelled (SAMT) grammar's chart has a cell per (span, left-hand side label), matched by
-:func:`circle.decoder.chart.match_labelled`, and glue rules S → ⟨S L, S L⟩, S → ⟨L, L⟩ for every
-label L (Zollmann & Venugopal 2006 §3); cube pruning and the k-best are the same.
+:func:`circle.decoder.chart.match` (the compiled matcher reads only X), and glue rules
+S → ⟨S L, S L⟩, S → ⟨L, L⟩ for every label L (Zollmann & Venugopal 2006 §3); cube pruning
+and the k-best are the same.
 
 The chart is acyclic, so reference counting frees it; Python's cyclic garbage collector is
 paused while a sentence is matched or decoded, because its passes over the ~10⁵ chart objects
@@ -35,14 +36,14 @@ from __future__ import annotations
 
 import functools
 import gc
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, ParamSpec, TypeVar
 
 import numpy as np
 
-from circle.decoder.chart import Cell, Matches, Span, match, match_labelled
+from circle.decoder.chart import Cell, Matches, Span, match
 from circle.decoder.cube import Cube, CubePruning, Edge, Item, Option
 from circle.decoder.grammar import UNLABELLED, Grammar, Rule, concatenated_ranges
 from circle.decoder.kbest import Derivation, KBest
@@ -202,7 +203,7 @@ class Decoder:
         self._lm_weight = self.model.lm_weight * LN10
         search, self._kbest, self._match = _engine(self.settings.engine)
         if grammar.labelled:
-            self._match = match_labelled
+            self._match = match  # the compiled matcher reads only X
         self._search = search(lm, self.model.lm_weight, self.settings.pop_limit)
         self._ranked: dict[int, RankedRules] = {}
         index = self.model.index
@@ -302,14 +303,10 @@ class Decoder:
         x_cells: dict[Span, list[Item]] = {}
         s_cells: dict[int, list[Item]] = {}
         items: list[Item] = []
-        spans = iter(plan.spans.items())
-        pending = next(spans, None)
-        for j in range(1, n + 1):
-            while pending is not None and pending[0][1] - pending[0][0] == j:
-                span, applications = pending
+        for j, spans in _spans_by_length(plan):
+            for span, applications in spans:
                 x_cells[span] = self._search.fill_span(applications, options, x_cells)
                 items += x_cells[span]
-                pending = next(spans, None)
             s_cells[j] = self._search.fill(self._glue_cubes(j, x_cells, s_cells))
             items += s_cells[j]
         return self._goal_item(s_cells[n] if n else [None]), items
@@ -322,14 +319,11 @@ class Decoder:
         n = len(plan.words)
         key_labels = self.grammar.key_labels
         cells: dict[Cell, list[Item]] = {}
-        ending: dict[int, list[Cell]] = {}  # j → the filled cells (i, j, L), by i
+        ending: dict[int, list[Cell]] = {}  # j → the filled cells (i, j, L)
         s_cells: dict[int, list[Item]] = {}
         items: list[Item] = []
-        spans = iter(plan.spans.items())
-        pending = next(spans, None)
-        for j in range(1, n + 1):
-            while pending is not None and pending[0][1] - pending[0][0] == j:
-                (i, end), applications = pending
+        for j, spans in _spans_by_length(plan):
+            for (i, end), applications in spans:
                 cubes: dict[str, list[Cube]] = {}
                 for key, tails in applications:
                     label = key_labels[key] if key >= 0 else UNLABELLED
@@ -341,7 +335,6 @@ class Decoder:
                         cells[(i, end, label)] = filled
                         ending.setdefault(end, []).append((i, end, label))
                         items += filled
-                pending = next(spans, None)
             glue: list[Cube] = []
             for cell in sorted(ending.get(j, ()), key=lambda cell: cell[0]):
                 if cell[0] == 0:
@@ -468,6 +461,17 @@ class Decoder:
 
 
 Matcher = Callable[[Grammar, tuple[str, ...], int], Matches]
+
+
+def _spans_by_length(plan: SentencePlan
+                     ) -> Iterator[tuple[int, list[tuple[Span, list[tuple[int, tuple]]]]]]:
+    """For j = 1 … n: j and the plan's spans of length j with their applications, in the
+    plan's order. The chart fills them before S(0, j), which needs every span ending at j."""
+    by_length: dict[int, list[tuple[Span, list[tuple[int, tuple]]]]] = {}
+    for span, applications in plan.spans.items():
+        by_length.setdefault(span[1] - span[0], []).append((span, applications))
+    for j in range(1, len(plan.words) + 1):
+        yield j, by_length.get(j, [])
 
 
 def _engine(name: str) -> tuple[type[CubePruning], type[KBest], Matcher]:

@@ -1,7 +1,7 @@
 """A labelled (SAMT) paraphrase grammar collapsed to Hiero's one nonterminal X after pivoting,
 so that the thesis's self-paraphrase bias and Hiero's chart apply to it (Ganitkevitch &
 Callison-Burch, draft). "Decoding with labels" is the other way: the decoder also reads the
-labelled grammar itself (:func:`circle.decoder.chart.match_labelled`, ``samt.decoding``).
+labelled grammar itself (:func:`circle.decoder.chart.match`, ``samt.decoding``).
 
 The labels did their work in the pivot: two bilingual rules paired only when their label and
 foreign side matched, and every probability was conditioned on the label. Collapsing keeps those
