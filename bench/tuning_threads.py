@@ -1,0 +1,71 @@
+"""Two MT tuning runs on two cores: one after the other with two decoding workers each (what the
+tune_translation rule's ``threads: 2`` does), or side by side with one worker each (what
+``--set-threads tune_translation=1`` would make Snakemake do). Time each mode as a whole
+process, interleaved:
+
+    farm-bench -n 3 --warmup 0 --timeout 1500 \\
+        --vs 'python bench/tuning_threads.py --mode sequential' \\
+        -- python bench/tuning_threads.py --mode side-by-side
+
+Each run tunes a replicate of a condition (default 1H, replicates 0 and 1) exactly as
+bench/tuners.py does, on an experiment whose tune grammar exists (``--config``; default the
+experiment of config/config.yaml), and prints its wall seconds, iterations and a digest of its
+weights (the same in both modes: decoding does not depend on the number of workers).
+"""
+
+import argparse
+import hashlib
+import json
+import multiprocessing
+import time
+
+import yaml
+
+from circle.core.schemas import EVALSET
+from circle.core.tables import read_table
+from circle.decoder import DecoderSettings, read_weights
+from circle.experiments.conditions import Condition, run_seed
+from circle.experiments.mt_tuning import condition_references
+from circle.tune.loop import TUNING_FIXED, TuningSettings, tune
+
+
+def tune_replicate(config_path: str, condition: str, replicate: int, workers: int) -> str:
+    """One tuning run; its line of output."""
+    with open(config_path, encoding="utf-8") as handle:
+        config = yaml.safe_load(handle)
+    results = f"results/{config['experiment']}"
+    tune_set = read_table(f"{results}/sets/tune.parquet", EVALSET)
+    seed = run_seed(config["seed"], f"{condition}.rep{replicate}")
+    began = time.perf_counter()
+    result = tune(list(tune_set["source"]),
+                  condition_references(tune_set, Condition.parse(condition), None),
+                  f"{results}/grammar/filtered/tune.parquet",
+                  f"{results}/lm/{config.get('lm', {}).get('decoding_order', 3)}gram.binary",
+                  read_weights(f"{results}/weights/untuned-translation.txt"),
+                  DecoderSettings.from_config(config.get("decoder", {})),
+                  TuningSettings.from_config(config.get("tuning", {}), seed), workers,
+                  fixed=TUNING_FIXED)
+    digest = hashlib.sha256(json.dumps(result.weights, sort_keys=True).encode()).hexdigest()
+    return (f"{condition}.rep{replicate}: {time.perf_counter() - began:.1f} s, "
+            f"{len(result.log)} iterations, {workers} worker(s), weights {digest[:12]}")
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--mode", choices=["sequential", "side-by-side"], required=True)
+    parser.add_argument("--config", default="config/config.yaml")
+    parser.add_argument("--condition", default="1H")
+    parser.add_argument("--replicates", type=int, nargs=2, default=[0, 1])
+    args = parser.parse_args()
+    jobs = [(args.config, args.condition, replicate,
+             2 if args.mode == "sequential" else 1) for replicate in args.replicates]
+    if args.mode == "sequential":
+        lines = [tune_replicate(*job) for job in jobs]
+    else:
+        with multiprocessing.get_context("spawn").Pool(2) as pool:
+            lines = pool.starmap(tune_replicate, jobs)
+    print("\n".join(lines))
+
+
+if __name__ == "__main__":
+    main()
