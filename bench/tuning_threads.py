@@ -1,11 +1,14 @@
 """Two MT tuning runs on two cores: one after the other with two decoding workers each (what the
 tune_translation rule's ``threads: 2`` does), or side by side with one worker each (what
 ``--set-threads tune_translation=1`` would make Snakemake do). Time each mode as a whole
-process, interleaved:
+process, the two modes alternating (the machine's speed drifts):
 
-    farm-bench -n 3 --warmup 0 --timeout 1500 \\
-        --vs 'python bench/tuning_threads.py --mode sequential' \\
-        -- python bench/tuning_threads.py --mode side-by-side
+    for run in 1 2 3; do
+        for mode in side-by-side sequential; do
+            /usr/bin/time -f "$mode %e s" python bench/tuning_threads.py --mode $mode \\
+                --config results/identity-feature/config.yaml
+        done
+    done
 
 Each run tunes a replicate of a condition (default 1H, replicates 0 and 1) exactly as
 bench/tuners.py does, on an experiment whose tune grammar exists (``--config``; default the
