@@ -3,12 +3,11 @@
 
 Paraphrases the first N of the tune set's single references R with two experiments'
 paraphrasers, each with its own grammar and tuned weights: the labelled grammar decoded with
-labelled chart cells
-(``samt.decoding: labelled``, config/samt-labelled.yaml) and the grammar collapsed to X
-(config/samt-identity.yaml). Prints per paraphraser: grammar rules and source sides, load
-seconds, inputs per second (one process, the n-best size of the config), hyperedges per input
-(the chart's size), and the share of 1-bests equal to the input. Run from the repository root
-after both experiments' reference_sparsity:
+labelled chart cells (``samt.decoding: labelled``, config/samt-labelled.yaml) and the grammar
+collapsed to X (config/samt-identity.yaml). Prints per paraphraser: grammar rules and source
+sides, load seconds, inputs per second (one process, the n-best size of the config),
+hyperedges per input (the chart's size), and the share of 1-bests equal to the input. Run from
+the repository root after both experiments' reference_sparsity:
 
     python bench/labelled_decoding.py [--sentences 60] [--labelled samt-labelled]
         [--collapsed samt-identity]

@@ -88,15 +88,23 @@ class Rule:
         return f"Rule({self.target!r})"
 
 
-def _nonterminal(symbol: str, rule: str, labelled: bool) -> tuple[str, int] | None:
-    """The label and index of a nonterminal symbol, None for a terminal; an unlabelled
-    grammar's nonterminals must be X's."""
-    if not symbol.startswith("["):
-        return None
+def _parse_nonterminal(symbol: str, labelled: bool) -> tuple[str, int] | None:
+    """The label and index of a nonterminal symbol, None if it is not one this grammar may have
+    (an unlabelled grammar's nonterminals must be X's)."""
     match = _NONTERMINAL.fullmatch(symbol)
     if match is None or not (labelled or match.group(1) == UNLABELLED):
-        raise GrammarError(f"unsupported nonterminal {symbol!r} in rule {rule!r}")
+        return None
     return match.group(1), int(match.group(2))
+
+
+def _nonterminal(symbol: str, rule: str, labelled: bool) -> tuple[str, int] | None:
+    """The label and index of a nonterminal symbol, None for a terminal."""
+    if not symbol.startswith("["):
+        return None
+    parsed = _parse_nonterminal(symbol, labelled)
+    if parsed is None:
+        raise GrammarError(f"unsupported nonterminal {symbol!r} in rule {rule!r}")
+    return parsed
 
 
 def source_key(source: str, labelled: bool = False) -> tuple[tuple[str, ...], tuple[int, ...]]:
@@ -378,11 +386,11 @@ class _Symbols:
         if known is not None:
             return known
         if symbol.startswith("["):
-            match = _NONTERMINAL.fullmatch(symbol)
-            if match is None or not (self._labelled or match.group(1) == UNLABELLED):
+            parsed = _parse_nonterminal(symbol, self._labelled)
+            if parsed is None:
                 rule = next(text for text in targets.to_pylist() if symbol in text.split())
                 raise GrammarError(f"unsupported nonterminal {symbol!r} in rule {rule!r}")
-            self._ids[symbol] = -int(match.group(2))
+            self._ids[symbol] = -parsed[1]
         else:
             self._ids[symbol] = len(self.vocabulary)
             self.vocabulary.append(symbol)

@@ -32,9 +32,8 @@ EXTRA_PATTERN = r"kjv|mt|copy|shuffle|noise\d+"
 """Names of the fixed extra references of the dose-response conditions ``1H+1X_<extra>``
 (:mod:`circle.experiments.dose_response`; the Snakemake wildcard constraint of ``{extra}``): ``kjv``
 the verse in the King James Version, ``mt`` the untuned system's 1-best, ``copy`` the single
-reference R itself, ``noise<p>`` the second
-human reference with p % of its words replaced by random tune-set words, ``shuffle`` its words
-in a random order."""
+reference R itself, ``noise<p>`` the second human reference with p % of its words replaced by
+random tune-set words, ``shuffle`` its words in a random order."""
 
 
 OOV_VARIANT_PATTERN = r"[a-z0-9]+"

@@ -45,7 +45,7 @@ from circle.experiments.oov_translation import (
 from circle.experiments.paper_runs import PaperFigure, figure_runs, focus_runs, paper_figures
 from circle.grammar.oov_paraphrase import paraphrase_features
 from circle.paraphrase.config import ParaphraserConfig, bias_name
-from circle.pipeline.config import ConfigError, frozen_alignment_problems
+from circle.pipeline.config import ConfigError, frozen_alignment_problems, labelled_decoding
 from circle.pipeline.runs import (
     ALIGNMENT_LINKS,
     BILINGUAL_GRAMMAR,
@@ -367,7 +367,7 @@ class Plan:
         samt.paraphraser those of the labelled grammar collapsed to X (rule
         collapse_labelled_grammar), or with samt.decoding labelled the labelled grammar's
         own (rule pivot_labelled_grammar)."""
-        if self.config["samt"]["paraphraser"] and self.config["samt"]["decoding"] == "labelled":
+        if labelled_decoding(self.config):
             return {"parts": [LABELLED_PARAPHRASE_GRAMMAR_FILE.format(experiment=self.experiment)],
                     "self_paraphrase": LABELLED_SELF_PARAPHRASE.format(
                         experiment=self.experiment)}
