@@ -13,6 +13,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import subprocess
 import sys
 from collections.abc import Callable, Sequence
 from importlib import metadata
@@ -242,6 +243,18 @@ def _results_docs(args: argparse.Namespace) -> None:
     print(write_results_docs(args.results, args.out, args.made_at))
 
 
+def _ladder(args: argparse.Namespace) -> None:
+    from circle.pipeline.ladder import write_ladder_page
+    from circle.translate import project_root
+
+    root, _ = project_root(args.project)
+    results = [root / path for path in args.rungs]
+    made_at = args.made_at or subprocess.run(
+        ["git", "-C", str(root), "rev-parse", "--short", "HEAD"], capture_output=True,
+        text=True).stdout.strip() or "an unknown commit"
+    print(write_ladder_page(results, root / args.out, made_at))
+
+
 def _results_argument(sub: argparse.ArgumentParser) -> None:
     sub.add_argument("--experiment",
                      help="the experiment whose results/<experiment> directory holds the tables "
@@ -369,6 +382,22 @@ def build_parser() -> argparse.ArgumentParser:
                           "or extended at later commits); default: the commit its summary page "
                           "names, else its checkout's")
     _results_argument(sub)
+
+    sub = command("ladder", _ladder, "write the ladder of paraphrasers: experiments with the "
+                  "same MT system and their own paraphrasers side by side (the ladder table: "
+                  "grammar sizes, pivot cost, the 1-best paraphrase's quality, test gains over "
+                  "1H), and the thesis's Fig. 4.3 and 5.10 with one series per experiment")
+    sub.add_argument("rungs", nargs="+", metavar="RESULTS",
+                     help="the experiments' results directories (results/<experiment>, relative "
+                          "to the project root), the baseline first")
+    sub.add_argument("--out", default="results/ladder",
+                     help="the directory to write, relative to the project root (default: "
+                          "%(default)s)")
+    sub.add_argument("--made-at", metavar="TEXT",
+                     help="the commits the runs were made at (default: the checkout's)")
+    sub.add_argument("--project",
+                     help="the project root, the directory with the Snakefile (default: "
+                          "$CIRCLE_PROJECT, else the checkout circle runs from)")
     return parser
 
 

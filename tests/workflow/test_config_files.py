@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import re
 import shlex
+import subprocess
 from pathlib import Path
 
 import pytest
@@ -126,6 +127,25 @@ def test_the_languages_rung_pivots_five_languages_with_the_kjv(tmp_path):
                            r"bilingual.parquet", plan.stdout)
     assert sorted(set(extracted)) == ["de", "fr", "it", "ru"]  # es: the MT grammar
     assert "rule estimate_paraphraser_lm:" not in plan.stdout
+
+
+def test_make_ladder_runs_every_rung_then_writes_the_ladder_page():
+    """`make ladder` runs the default experiment, the experiments it names and every shipped
+    rung (config/ladder-*.yaml), each with a shipped config, then `circle ladder` over all of
+    them, the default first."""
+    planned = subprocess.run(["make", "-n", "ladder"], cwd=ROOT, capture_output=True, text=True)
+    assert planned.returncode == 0, planned.stderr
+    page = planned.stdout.strip().splitlines()[-1].split()
+    assert page[:3] == [".venv/bin/circle", "ladder", "results/default"]
+    experiments = [path.removeprefix("results/") for path in page[3:]]
+    ran = [name for loop in re.findall(r"^for \w+ in ([^;]+);", planned.stdout, flags=re.M)
+           for name in loop.split()]
+    assert ran == experiments  # each experiment of the page is run first, in its order
+    rungs = sorted(path.stem for path in (ROOT / "config").glob("ladder-*.yaml"))
+    assert sorted(e for e in experiments if e.startswith("ladder-")) == rungs
+    assert all((ROOT / "config" / f"{experiment}.yaml").is_file() for experiment in experiments)
+    default = re.search(r"^\.venv/bin/snakemake --cores \d+$", planned.stdout, flags=re.M)
+    assert default and default.start() < planned.stdout.index("for ")  # the default first
 
 
 @pytest.mark.parametrize(("experiment", "bias", "identity"),
@@ -290,7 +310,7 @@ def test_every_shipped_config_is_covered():
                        "config/oov-10k.yaml", "config/oov-20k.yaml",
                        "config/samt-paraphraser.yaml", "config/identity-feature.yaml",
                        "config/paraphraser-bias05.yaml", "config/samt-identity.yaml",
-                       "config/samt-labelled.yaml",
+                       "config/samt-labelled.yaml", "config/ladder-languages-english.yaml",
                        "tests/data/tiny/config.yaml"}
 
 

@@ -250,6 +250,59 @@ def test_tiny_dose_response_dry_run_plans_its_runs_outside_the_default_target(tm
     assert "results/tiny/report/single_reference.md" in default.stdout
 
 
+def test_tiny_ladder_page_puts_two_paraphrasers_of_one_mt_system_side_by_side(
+        tiny_default_run, tmp_path):
+    """`circle ladder` on the tiny run and a copy of it under another experiment's name (a
+    second rung with the same MT system): the ladder table's cells are the runs' own numbers,
+    the Fig. 4.3 and 5.10 tables hold one series per rung, and a rung whose 1H scores differ
+    is refused as another MT system."""
+    tiny_default_run.copy_to(tmp_path)
+    for tree in ("results", "benchmarks"):
+        shutil.copytree(tmp_path / tree / "tiny", tmp_path / tree / "tiny-copy")
+    results = tmp_path / "results" / "tiny"
+
+    def ladder(*rungs: str) -> subprocess.CompletedProcess:
+        return subprocess.run(
+            [sys.executable, "-m", "circle.cli", "ladder", *rungs, "--out", "ladder",
+             "--project", str(tmp_path), "--made-at", "a test"], capture_output=True, text=True)
+
+    written = ladder("results/tiny", "results/tiny-copy")
+    assert written.returncode == 0, written.stderr
+    out = tmp_path / "ladder"
+    table = pd.read_csv(out / "ladder.csv")
+    assert table["experiment"].tolist() == ["tiny", "tiny-copy"]
+    quality = pd.read_csv(results / "report/reference_quality.csv").set_index("candidate")
+    first = quality.loc["P1"]
+    assert table["P1 BLEU / chrF / TER"].tolist() == [
+        f"{first['bleu']:.1f} / {first['chrf']:.1f} / {first['ter']:.1f}"] * 2
+    assert table["MT untuned BLEU"].iloc[0] == float(f"{quality.loc['MT untuned', 'bleu']:.1f}")
+    conditions = read_table(results / "evaluation/conditions.parquet",
+                            CONDITION_SUMMARY).set_index("condition")
+    assert table["1H+1P − 1H BLEU"].iloc[0].startswith(
+        f"{conditions.loc['1H+1P', 'bleu_difference']:+.2f}")
+    assert table["1H+3P − 1H BLEU"].iloc[0] == "–"  # the tiny config runs 1H+2P, not 1H+3P
+    assert table["pivots"].iloc[0] == "training bitext"
+    for figure, series in (("fig4_3", "paraphrase"), ("fig5_10", "targeted")):
+        own = pd.read_csv(results / f"report/{figure}.csv")
+        combined = pd.read_csv(out / f"{figure}.csv")
+        for rung in ("tiny", "tiny-copy"):
+            pd.testing.assert_series_equal(combined[f"{rung}_bleu_mean"],
+                                           own[f"{series}_bleu_mean"], check_names=False)
+        assert (out / f"{figure}.png").read_bytes()[:4] == b"\x89PNG"
+        assert (out / f"{figure}_common_length.png").read_bytes()[:4] == b"\x89PNG"
+    page = (out / "ladder.md").read_text()
+    assert "| tiny-copy | training bitext |" in page and "made at a test" in page
+
+    copy = tmp_path / "results/tiny-copy/report/fig4_3.csv"
+    other = pd.read_csv(copy)
+    other.loc[other["references"] == 1, "human_bleu_replicates"] = 1.0
+    other.to_csv(copy, index=False)
+    refused = ladder("results/tiny", "results/tiny-copy")
+    assert refused.returncode == 2
+    assert "tiny-copy's untuned and 1H test BLEU" in refused.stderr
+    assert "must share the MT system" in refused.stderr
+
+
 def test_tiny_dose_response_end_to_end(tiny_default_run, tmp_path):
     """snakemake dose_response on the tiny corpus, after its default target: the extra
     reference tables, the dose/ run set's evaluation against 1H and the page and figure (no

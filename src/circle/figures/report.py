@@ -479,8 +479,9 @@ def plot_references(table: pd.DataFrame, path: str | os.PathLike, metric: str = 
                       label=f"{series_label(name, labels)} (thesis)")
     axes.set_xticks(table["references"].to_numpy())
     axes.set_xlabel("number of tuning references")
-    axes.set_ylabel(f"test {METRIC_LABELS.get(metric, metric)} (%)")
-    axes.set_title(title or f"{METRIC_LABELS.get(metric, metric)} vs. tuning references")
+    named = {**METRIC_LABELS, **LENGTH_LABELS}.get(metric, metric)
+    axes.set_ylabel(f"test {named} (%)")
+    axes.set_title(title or f"{named} vs. tuning references")
     axes.grid(alpha=0.3)
     axes.legend(loc="upper left", bbox_to_anchor=(1.02, 1.0), fontsize="small")  # off the data
     figure.tight_layout()
