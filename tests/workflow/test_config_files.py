@@ -129,6 +129,34 @@ def test_the_languages_rung_pivots_five_languages_with_the_kjv(tmp_path):
     assert "rule estimate_paraphraser_lm:" not in plan.stdout
 
 
+def test_the_languages_english_rung_pivots_two_languages_with_five_englishes(tmp_path):
+    """config/ladder-languages-english.yaml: Spanish and French, each with the five English
+    versions, the paraphraser with its own LMs; each language's grammar is extracted from its
+    five pivot bitexts (Spanish's KJV pair is the MT bitext), every alignment replayed."""
+    rung = ROOT / "config" / "ladder-languages-english.yaml"
+    config = effective_config(tmp_path, "ladder-languages-english",
+                              ROOT / "config" / "config.yaml", rung)
+    versions = ("kjv", "web", "dar", "ylt", "bbe")
+    assert [(p["source"], p["target"]) for p in config["paraphrase"]["pivots"]] == [
+        (language, version) for language in ("es", "fr") for version in versions]
+    assert config["paraphrase"]["language_models"] == "pivots"
+    assert config["lm"]["leaked_lines"] == "drop"
+    plan = snakemake("-n", "--configfile", str(ROOT / "config" / "config.yaml"), str(rung),
+                     "--directory", str(tmp_path), "--", "reference_quality")
+    assert plan.returncode == 0, plan.stdout + plan.stderr
+    assert "rule align_corpus:" not in plan.stdout  # the shipped alignments are replayed
+    jobs = re.split(r"^(?=(?:local)?rule \w+:$)", plan.stdout, flags=re.M)
+    for language in ("es", "fr"):
+        [joined] = [job for job in jobs if re.match(r"(?:local)?rule pivot_language:", job)
+                    and f"pivot/{language}" in job]
+        pairs = [f"{language}-{v}" for v in versions if (language, v) != ("es", "kjv")]
+        assert all(f"resources/alignment/bible-{pair}.parquet" in joined for pair in pairs)
+    extracted = re.findall(r"output: results/ladder-languages-english/pivot/(\w+)/grammar/"
+                           r"bilingual.parquet", plan.stdout)
+    assert sorted(set(extracted)) == ["es", "fr"]
+    assert "rule estimate_paraphraser_lm:" in plan.stdout
+
+
 def test_make_ladder_runs_every_rung_then_writes_the_ladder_page():
     """`make ladder` runs the default experiment, the experiments it names and every shipped
     rung (config/ladder-*.yaml), each with a shipped config, then `circle ladder` over all of
