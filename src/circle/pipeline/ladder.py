@@ -257,7 +257,8 @@ def write_ladder_page(results: list[Path], out: Path, made_at: str) -> Path:
     write_text_atomically(csv_text(table), out / "ladder.csv")
     for figure, (title, short) in FIGURES.items():
         if not any((path / "report" / f"{figure}.csv").exists() for path in results):
-            parts += [f"## {title}\n", f"No experiment of the ladder ran the conditions of {short}.\n"]
+            parts += [f"## {title}\n",
+                      f"No experiment of the ladder ran the conditions of {short}.\n"]
             continue
         combined = ladder_figure_table(results, figure)
         write_text_atomically(csv_text(combined), out / f"{figure}.csv")
