@@ -6,6 +6,7 @@ import math
 import re
 from pathlib import Path
 
+import jsonschema
 import pytest
 import yaml
 from snakemake.exceptions import WorkflowError
@@ -28,6 +29,7 @@ from circle.pipeline.config import (
     own_data_warnings,
     schema_problem,
     thesis_numbers,
+    with_schema_defaults,
 )
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -228,6 +230,26 @@ def split(cell: str, keys: int) -> list[str]:
 
 def stated(cell: str) -> object:
     return yaml.safe_load(cell.strip("`"))
+
+
+@pytest.mark.parametrize("name", ["config", "paper", "ladder-languages-english",
+                                  "samt-labelled"])
+def test_schema_defaults_complete_a_config_as_the_workflow_does(name):
+    """circle reads a finished run's effective config with the schema's defaults filled in,
+    exactly as the workflow's validate() fills them when it is built; a key the schema refuses
+    is refused."""
+    config = yaml.safe_load((ROOT / "config" / f"{name}.yaml").read_text())
+    if name.startswith(("ladder", "samt")):  # an overlay: on the default config
+        default = yaml.safe_load((ROOT / "config" / "config.yaml").read_text())
+        config = {**default, **{k: {**default.get(k, {}), **v} if isinstance(v, dict) else v
+                                for k, v in config.items()}}
+    workflow = copy.deepcopy(config)
+    validate(workflow, schema=str(SCHEMA))
+    assert with_schema_defaults(config) == workflow
+    assert config["samt"]["decoding"] in ("collapsed", "labelled")  # a default filled in
+    config["tuning"]["misspelt"] = 1
+    with pytest.raises(jsonschema.ValidationError, match="misspelt"):
+        with_schema_defaults(config)
 
 
 def test_every_default_in_the_config_readme_is_the_schema_default():

@@ -338,6 +338,35 @@ def frozen_alignment_problems(config: Mapping[str, Any], pair: str | None = None
     return problems
 
 
+CONFIG_SCHEMA = Path(__file__).resolve().parents[3] / "workflow" / "schemas" / "config.schema.yaml"
+"""The workflow's config schema in the checkout this package runs from."""
+
+
+def with_schema_defaults(config: dict[str, Any], schema_path: str | os.PathLike = CONFIG_SCHEMA
+                         ) -> dict[str, Any]:
+    """``config`` checked against the workflow's JSON schema and completed in place with the
+    schema's defaults for the keys it lacks, as the workflow's ``validate(config, schema)``
+    does when it is built: an effective config written before a key existed reads as one
+    written now. Raises jsonschema's ValidationError for a config the schema refuses."""
+    import copy
+
+    import jsonschema
+
+    schema = yaml.safe_load(Path(schema_path).read_text(encoding="utf-8"))
+    base = jsonschema.validators.validator_for(schema)
+    check_properties = base.VALIDATORS["properties"]
+
+    def fill_defaults(validator, properties, instance, subschema):
+        if validator.is_type(instance, "object"):
+            for name, property_schema in properties.items():
+                if "default" in property_schema:
+                    instance.setdefault(name, copy.deepcopy(property_schema["default"]))
+        yield from check_properties(validator, properties, instance, subschema)
+
+    jsonschema.validators.extend(base, {"properties": fill_defaults})(schema).validate(config)
+    return config
+
+
 def write_effective_config(config: Mapping[str, Any], path: str | os.PathLike) -> None:
     """Write the configuration an experiment runs with (config files merged, schema defaults
     filled in) as YAML to ``path``, atomically. The file is itself a complete config file."""

@@ -39,6 +39,7 @@ from circle.decoder.model import read_weights
 from circle.experiments.evaluate import MATCHED_BLEU
 from circle.figures.report import Significance, markdown_table, plot_references
 from circle.paraphrase.config import bias_name
+from circle.pipeline.config import with_schema_defaults
 from circle.pipeline.plan import Plan
 from circle.pipeline.runs import (
     EVALUATION_CONDITIONS,
@@ -47,10 +48,6 @@ from circle.pipeline.runs import (
     PARAPHRASE_GRAMMAR,
     WEIGHTS,
 )
-
-CONFIG_SCHEMA = Path(__file__).resolve().parents[3] / "workflow" / "schemas" / "config.schema.yaml"
-"""The workflow's config schema in the checkout this package runs from: it fills in the keys a
-run's effective config predates."""
 
 PIVOT_RULES = ("tokenize_corpus", "pivot_bitext", "align_corpus", "pivot_language",
                "split_for_counting", "count_rules", "extract_grammar")
@@ -89,13 +86,10 @@ def pivot_cost(root: Path, experiment: str, labelled: bool) -> tuple[float, floa
 def rung_config(results: Path) -> dict:
     """A rung's effective config (``results/<experiment>/config.yaml``), completed by the
     schema's defaults for the keys added since the run."""
-    from snakemake.utils import validate
-
     config = yaml.safe_load((results / "config.yaml").read_text(encoding="utf-8"))
     # runs of 20fa1e7 name the foreign Bibles' table where 913e875 moved it from
     config["corpus"].get("bible", {}).pop("foreign_bibles", None)
-    validate(config, str(CONFIG_SCHEMA))
-    return config
+    return with_schema_defaults(config)
 
 
 def ladder_row(results: Path) -> dict[str, str]:
