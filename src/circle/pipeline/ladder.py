@@ -237,7 +237,7 @@ def write_ladder_page(results: list[Path], out: Path, made_at: str) -> Path:
     out.mkdir(parents=True, exist_ok=True)
     table = ladder_table(results)
     significance = rungs_significance(results)
-    labels = {"human": "Human (kH, every rung's)"}
+    labels = {"human": "Human (kH)"}
     parts = [f"# {TITLE}\n",
              f"Experiments {', '.join(p.name for p in results)}, made at {made_at}. Each rung "
              "is an experiment with the same MT system and its own paraphraser. P1: the 1-best "
