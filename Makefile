@@ -15,7 +15,8 @@ test: setup-bible
 # five-fold pivot bitexts need extract_grammar's memory override), then the ladder's page,
 # results/ladder/ladder.md. About ten hours on two cores; each run resumes where it stopped.
 LADDER_EXPERIMENTS := paraphraser-bias05 identity-feature
-LADDER_RUNGS := ladder-es-english ladder-languages-kjv ladder-languages-english
+LADDER_RUNGS := ladder-es-english ladder-es-english-shared-lms ladder-languages-kjv \
+	ladder-languages-english
 
 ladder: setup
 	$(SNAKEMAKE) --cores $(CORES)

@@ -4,6 +4,7 @@ experiment."""
 
 from __future__ import annotations
 
+import os
 import re
 import shlex
 import subprocess
@@ -101,6 +102,29 @@ def test_the_ladder_rung_pivots_through_five_english_versions_with_its_own_lms(t
     assert "rule estimate_paraphraser_lm:" in plan.stdout
 
 
+def test_the_es_english_rung_with_shared_lms_differs_only_in_the_paraphrasers_lms(tmp_path):
+    """config/ladder-es-english-shared-lms.yaml: the es-english rung's pivots and replayed
+    alignments, the paraphraser decoding with the MT system's LMs (no LMs of its own)."""
+    rungs = {}
+    for name in ("ladder-es-english", "ladder-es-english-shared-lms"):
+        (tmp_path / name).mkdir()
+        rungs[name] = effective_config(tmp_path / name, name, ROOT / "config" / "config.yaml",
+                                       ROOT / "config" / f"{name}.yaml")
+    own, shared = rungs["ladder-es-english"], rungs["ladder-es-english-shared-lms"]
+    assert shared["paraphrase"].pop("language_models", "shared") == "shared"
+    assert own["paraphrase"].pop("language_models") == "pivots"
+    assert shared["paraphrase"] == own["paraphrase"]
+    assert shared["alignment"] == own["alignment"]
+    assert {k: shared[k] for k in ("corpus", "sets", "decoder", "tuning")} == {
+        k: own[k] for k in ("corpus", "sets", "decoder", "tuning")}
+    plan = snakemake("-n", "--configfile", str(ROOT / "config" / "config.yaml"),
+                     str(ROOT / "config" / "ladder-es-english-shared-lms.yaml"), "--directory",
+                     str(tmp_path / "ladder-es-english-shared-lms"), "--", "reference_quality")
+    assert plan.returncode == 0, plan.stdout + plan.stderr
+    assert "rule align_corpus:" not in plan.stdout
+    assert "rule estimate_paraphraser_lm:" not in plan.stdout
+
+
 def test_the_languages_rung_pivots_five_languages_with_the_kjv(tmp_path):
     """config/ladder-languages-kjv.yaml: Spanish (the MT grammar) and the four foreign Bibles,
     each with the KJV; the paraphraser shares the MT system's LMs; the plan tokenises each
@@ -161,7 +185,10 @@ def test_make_ladder_runs_every_rung_then_writes_the_ladder_page():
     """`make ladder` runs the default experiment, the experiments it names and every shipped
     rung (config/ladder-*.yaml), each with a shipped config, then `circle ladder` over all of
     them, the default first."""
-    planned = subprocess.run(["make", "-n", "ladder"], cwd=ROOT, capture_output=True, text=True)
+    outside_make = {k: v for k, v in os.environ.items()  # `make test` runs this test
+                    if k not in ("MAKEFLAGS", "MFLAGS", "MAKELEVEL")}
+    planned = subprocess.run(["make", "--no-print-directory", "-n", "ladder"], cwd=ROOT,
+                             capture_output=True, text=True, env=outside_make)
     assert planned.returncode == 0, planned.stderr
     page = planned.stdout.strip().splitlines()[-1].split()
     assert page[:3] == [".venv/bin/circle", "ladder", "results/default"]
@@ -339,6 +366,7 @@ def test_every_shipped_config_is_covered():
                        "config/samt-paraphraser.yaml", "config/identity-feature.yaml",
                        "config/paraphraser-bias05.yaml", "config/samt-identity.yaml",
                        "config/samt-labelled.yaml", "config/ladder-languages-english.yaml",
+                       "config/ladder-es-english-shared-lms.yaml",
                        "tests/data/tiny/config.yaml"}
 
 
