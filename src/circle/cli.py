@@ -13,7 +13,6 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import subprocess
 import sys
 from collections.abc import Callable, Sequence
 from importlib import metadata
@@ -244,14 +243,13 @@ def _results_docs(args: argparse.Namespace) -> None:
 
 
 def _ladder(args: argparse.Namespace) -> None:
+    from circle.figures.summary import checkout_commit
     from circle.pipeline.ladder import write_ladder_page
     from circle.translate import project_root
 
     root, _ = project_root(args.project)
     results = [root / path for path in args.rungs]
-    made_at = args.made_at or subprocess.run(
-        ["git", "-C", str(root), "rev-parse", "--short", "HEAD"], capture_output=True,
-        text=True).stdout.strip() or "an unknown commit"
+    made_at = args.made_at or checkout_commit(root)
     print(write_ladder_page(results, root / args.out, made_at))
 
 

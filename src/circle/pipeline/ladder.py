@@ -167,18 +167,18 @@ def ladder_table(results: list[Path]) -> pd.DataFrame:
     return pd.DataFrame([ladder_row(path) for path in results])
 
 
-def ladder_figure_table(results: list[Path], figure: str) -> pd.DataFrame:
+def ladder_figure_table(results: list[Path], figure: str) -> pd.DataFrame | None:
     """One reference table (``references``, ``label``, the ``human`` series, then one series
     per rung named after its experiment) from the rungs' ``report/<figure>.csv``: each rung's
     :data:`FIGURE_SERIES` series, its marks those of the rung's own test against 1H. A rung
     without the figure (the ladder's rungs run Fig. 4.3's target only), or whose figure lacks
-    the series, is left out. Raises ValueError if the rungs
+    the series, is left out; None if no rung has the figure. Raises ValueError if the rungs
     disagree on the untuned system's or 1H's scores: they must share the MT system."""
     series = FIGURE_SERIES[figure]
     tables = {path.name: pd.read_csv(path / "report" / f"{figure}.csv") for path in results
               if (path / "report" / f"{figure}.csv").exists()}
     if not tables:
-        raise FileNotFoundError(f"none of {', '.join(map(str, results))} has report/{figure}.csv")
+        return None
     first_name, first = next(iter(tables.items()))
     human = [c for c in first.columns if c.startswith("human_") and not c.endswith("_thesis")]
     combined = first[["references", "label", *human]].copy()
@@ -250,11 +250,11 @@ def write_ladder_page(results: list[Path], out: Path, made_at: str) -> Path:
              ladder_markdown(table)]
     write_text_atomically(csv_text(table), out / "ladder.csv")
     for figure, (title, short) in FIGURES.items():
-        if not any((path / "report" / f"{figure}.csv").exists() for path in results):
+        combined = ladder_figure_table(results, figure)
+        if combined is None:
             parts += [f"## {title}\n",
                       f"No experiment of the ladder ran the conditions of {short}.\n"]
             continue
-        combined = ladder_figure_table(results, figure)
         write_text_atomically(csv_text(combined), out / f"{figure}.csv")
         plot_references(combined, out / f"{figure}.png", title=short, labels=labels)
         plot_references(combined, out / f"{figure}_common_length.png", metric=MATCHED_BLEU,
