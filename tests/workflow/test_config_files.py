@@ -102,15 +102,17 @@ def test_the_ladder_rung_pivots_through_five_english_versions_with_its_own_lms(t
     assert "rule estimate_paraphraser_lm:" in plan.stdout
 
 
-def test_the_es_english_rung_with_shared_lms_differs_only_in_the_paraphrasers_lms(tmp_path):
-    """config/ladder-es-english-shared-lms.yaml: the es-english rung's pivots and replayed
-    alignments, the paraphraser decoding with the MT system's LMs (no LMs of its own)."""
+@pytest.mark.parametrize("own_lms", ["ladder-es-english", "ladder-languages-english"])
+def test_a_rung_with_shared_lms_differs_only_in_the_paraphrasers_lms(tmp_path, own_lms):
+    """config/<rung>-shared-lms.yaml: the rung's pivots and replayed alignments, the
+    paraphraser decoding with the MT system's LMs (no LMs of its own)."""
+    shared_lms = f"{own_lms}-shared-lms"
     rungs = {}
-    for name in ("ladder-es-english", "ladder-es-english-shared-lms"):
+    for name in (own_lms, shared_lms):
         (tmp_path / name).mkdir()
         rungs[name] = effective_config(tmp_path / name, name, ROOT / "config" / "config.yaml",
                                        ROOT / "config" / f"{name}.yaml")
-    own, shared = rungs["ladder-es-english"], rungs["ladder-es-english-shared-lms"]
+    own, shared = rungs[own_lms], rungs[shared_lms]
     assert shared["paraphrase"].pop("language_models", "shared") == "shared"
     assert own["paraphrase"].pop("language_models") == "pivots"
     assert shared["paraphrase"] == own["paraphrase"]
@@ -118,11 +120,42 @@ def test_the_es_english_rung_with_shared_lms_differs_only_in_the_paraphrasers_lm
     assert {k: shared[k] for k in ("corpus", "sets", "decoder", "tuning")} == {
         k: own[k] for k in ("corpus", "sets", "decoder", "tuning")}
     plan = snakemake("-n", "--configfile", str(ROOT / "config" / "config.yaml"),
-                     str(ROOT / "config" / "ladder-es-english-shared-lms.yaml"), "--directory",
-                     str(tmp_path / "ladder-es-english-shared-lms"), "--", "reference_quality")
+                     str(ROOT / "config" / f"{shared_lms}.yaml"), "--directory",
+                     str(tmp_path / shared_lms), "--", "reference_quality")
     assert plan.returncode == 0, plan.stdout + plan.stderr
     assert "rule align_corpus:" not in plan.stdout
     assert "rule estimate_paraphraser_lm:" not in plan.stdout
+
+
+def test_the_es_english_rung_with_the_identity_feature_tunes_it_on_the_5_percent_bias(tmp_path):
+    """config/ladder-es-english-identity.yaml: the es-english rung's pivots, LMs and alignments,
+    with φ_ident, and the paraphraser tuned on the 5 % bias's grammar as
+    config/identity-feature.yaml tunes it on the default grammar."""
+    rungs = {}
+    for name in ("ladder-es-english", "ladder-es-english-identity", "identity-feature"):
+        (tmp_path / name).mkdir()
+        rungs[name] = effective_config(tmp_path / name, name, ROOT / "config" / "config.yaml",
+                                       ROOT / "config" / f"{name}.yaml")
+    own, identity = rungs["ladder-es-english"], rungs["ladder-es-english-identity"]
+    assert identity["paraphrase"].pop("identity_feature") is True
+    assert own["paraphrase"].pop("identity_feature") is False
+    assert identity["paraphrase"].pop("biases") == [0, 0.05, 0.25]
+    assert own["paraphrase"].pop("biases") == [0, 0.25]
+    assert identity["paraphrase"] == own["paraphrase"]
+    assert identity["tuning"].pop("paraphraser_bias") == 0.05
+    assert own["tuning"].pop("paraphraser_bias") == 0
+    assert identity["tuning"] == own["tuning"]
+    assert rungs["identity-feature"]["tuning"]["paraphraser_bias"] == 0.05
+    assert {k: identity[k] for k in ("corpus", "sets", "decoder", "alignment", "lm")} == {
+        k: own[k] for k in ("corpus", "sets", "decoder", "alignment", "lm")}
+    plan = snakemake("-n", "--configfile", str(ROOT / "config" / "config.yaml"),
+                     str(ROOT / "config" / "ladder-es-english-identity.yaml"), "--directory",
+                     str(tmp_path / "ladder-es-english-identity"), "--", "reference_quality")
+    assert plan.returncode == 0, plan.stdout + plan.stderr
+    [tuned] = [job for job in re.split(r"^(?=rule \w+:$)", plan.stdout, flags=re.M)
+               if job.startswith("rule tune_paraphraser:")]
+    assert "paraphrase/bias0.05.parquet" in tuned and "paraphrase/lm/3gram" in tuned, tuned
+    assert "rule estimate_paraphraser_lm:" in plan.stdout
 
 
 def test_the_languages_rung_pivots_five_languages_with_the_kjv(tmp_path):
@@ -367,6 +400,8 @@ def test_every_shipped_config_is_covered():
                        "config/paraphraser-bias05.yaml", "config/samt-identity.yaml",
                        "config/samt-labelled.yaml", "config/ladder-languages-english.yaml",
                        "config/ladder-es-english-shared-lms.yaml",
+                       "config/ladder-languages-english-shared-lms.yaml",
+                       "config/ladder-es-english-identity.yaml",
                        "tests/data/tiny/config.yaml"}
 
 
