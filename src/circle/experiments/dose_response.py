@@ -444,8 +444,9 @@ def dose_markdown(table: pd.DataFrame, single: Mapping[str, float] | None = None
         "replaced by random tune-set words; shuffled: its words in a random order (seeded). "
         "Untuned MT 1-best: the untuned start's own output is then a reference, its tune BLEU 100, "
         "so tuning keeps the start (on the default experiment all three runs returned the untuned "
-        "weights): the row is the untuned system, a control, not a dose (left out of the correlation). Beyond the thesis, which "
-        "never varies the quality of an added reference (§4.3.2, §6.3, §6.6).")
+        "weights): the row is the untuned system, a control, not a dose (left out of the "
+        "correlation). Beyond the thesis, which never varies the quality of an added reference "
+        "(§4.3.2, §6.3, §6.6).")
     if (table["extra"] == "copy").any():
         caption += (" R again (1H+1X_copy): R added to itself leaves every tuning statistic as "
                     "1H's, so the row is 1H tuned from other seeds, the spread of MERT's draw, "
