@@ -166,6 +166,29 @@ def test_frozen_pivot_alignments_name_pivot_bitexts_other_than_the_training_one(
                         "alignment.frozen says"]
 
 
+def test_refreeze_rewrites_only_the_alignments_it_names():
+    """alignment.refreeze: the training alignment and the pairs it names, and nothing that
+    would send eflomal's jobs again (the rung's shipped tables are shared with other rungs)."""
+    everything = Plan(config("ladder-languages-kjv"))
+    one = Plan(config("ladder-languages-kjv", alignment={"refreeze": ["fr-kjv"]}))
+    eflomal = "results/ladder-languages-kjv/pivots/fr-kjv/align/eflomal.parquet"
+    assert one.refrozen_alignments() == {eflomal: "resources/alignment/bible-fr-kjv.parquet"}
+    assert len(everything.refrozen_alignments()) == 5
+    training = Plan(config("ladder-languages-kjv", alignment={"refreeze": ["training"]}))
+    assert training.refrozen_alignments() == {
+        "results/ladder-languages-kjv/align/eflomal.parquet":
+            training.config["alignment"]["frozen"]}
+    assert one.alignment_options() == everything.alignment_options()
+
+
+def test_refreeze_names_only_frozen_alignments_of_the_config():
+    problems = config_problems(config("ladder-languages-kjv", alignment={
+        "refreeze": ["fr-kjv", "fr-web", "training"]}))
+    assert problems == ["alignment.refreeze: fr-web is not a frozen alignment of this config "
+                        "(it names: de-kjv, fr-kjv, it-kjv, ru-kjv, training; training is "
+                        "alignment.frozen, the others are pairs of alignment.frozen_pivots)"]
+
+
 def test_a_frozen_alignment_that_does_not_fit_the_config_is_refused_when_asked_for():
     plan = Plan(config(alignment={"symmetrization": "intersect"}))
     with pytest.raises(ConfigError, match="alignment"):

@@ -37,8 +37,9 @@ rule aligned_corpus:
 rule refreeze_alignment:
     """Named target: run eflomal on the training bitext and make its alignment the frozen one
     (the file alignment.frozen names), which every later stage then reruns from; the same for
-    each pivot bitext alignment.frozen_pivots names. Add --forcerun align_corpus for a new draw
-    when the experiment already has an eflomal alignment."""
+    each pivot bitext alignment.frozen_pivots names (alignment.refreeze chooses among them). Add
+    --forcerun align_corpus for a new draw when the experiment already has an eflomal
+    alignment."""
     input:
         alignments=lambda wildcards: list(PLAN.refrozen_alignments()),
     log:

@@ -29,6 +29,10 @@ from circle.corpus.validate import CorpusError
 
 KEY = "paraphrase.pivots"
 
+REFREEZE_TRAINING = "training"
+"""The name ``alignment.refreeze`` gives the MT training bitext's frozen alignment
+(``alignment.frozen``); a pivot pair's is its :attr:`PivotBitext.name`."""
+
 TRAIN_SPLIT = "train"
 
 
@@ -90,7 +94,7 @@ def pivot_problems(config: Mapping[str, Any]) -> list[str]:
     names each (foreign, English) pair once, and is not used with ``samt.paraphraser`` (the
     labelled grammar pivots the MT training bitext alone); ``paraphrase.language_models:
     pivots`` needs it; ``alignment.frozen_pivots`` names only its bitexts other than the MT
-    training bitext."""
+    training bitext, and ``alignment.refreeze`` only frozen alignments of the config."""
     bitexts = pivot_bitexts(config)
     if bitexts and config["corpus"]["kind"] != "bible":
         return [f"{KEY}: pivot bitexts are columns of the Bible table (corpus.kind: bible); "
@@ -106,6 +110,12 @@ def pivot_problems(config: Mapping[str, Any]) -> list[str]:
     if training is not None and training.name in frozen:
         problems.append(f"alignment.frozen_pivots: {training.name} is the MT training bitext, "
                         "aligned as alignment.frozen says")
+    refreeze = config.get("alignment", {}).get("refreeze") or []
+    known = {*frozen, *([REFREEZE_TRAINING] if config.get("alignment", {}).get("frozen") else [])}
+    problems += [f"alignment.refreeze: {name} is not a frozen alignment of this config (it "
+                 f"names: {', '.join(sorted(known)) or 'none'}; {REFREEZE_TRAINING} is "
+                 "alignment.frozen, the others are pairs of alignment.frozen_pivots)"
+                 for name in refreeze if name not in known]
     if bitexts and config.get("samt", {}).get("paraphraser"):
         problems.append(f"{KEY}: samt.paraphraser paraphrases with the labelled grammar of the "
                         f"MT training bitext, which pivots through no other bitext; leave {KEY} "

@@ -17,6 +17,7 @@ from functools import cached_property
 from typing import Any
 
 from circle.corpus.pivots import (
+    REFREEZE_TRAINING,
     PivotBitext,
     paraphraser_lm_bitexts,
     pivot_bitexts,
@@ -283,11 +284,11 @@ class Plan:
                                               "top_paraphrases", "keep_identity")}}
 
     def alignment_options(self) -> dict[str, Any]:
-        """The config's alignment section as eflomal's jobs see it: without frozen_pivots,
-        which says which pivot alignments are replayed, not how eflomal aligns (so that
-        freezing one does not align the others again)."""
+        """The config's alignment section as eflomal's jobs see it: without frozen_pivots and
+        refreeze, which say which alignments are replayed and rewritten, not how eflomal aligns
+        (so that freezing one does not align the others again)."""
         return {key: value for key, value in self.config["alignment"].items()
-                if key != "frozen_pivots"}
+                if key not in ("frozen_pivots", "refreeze")}
 
     def corpus_params(self) -> dict[str, Any]:
         """The corpus section as prepare_corpus's params, without corpus.single_reference when
@@ -580,14 +581,18 @@ class Plan:
 
     def refrozen_alignments(self) -> dict[str, str]:
         """What the target refreeze_alignment writes: each frozen alignment the config names
-        (``alignment.frozen``, ``alignment.frozen_pivots``) by the eflomal output that replaces
-        it."""
+        (``alignment.frozen`` as ``training``, ``alignment.frozen_pivots`` by pair name) and
+        ``alignment.refreeze`` chooses (null: all) by the eflomal output that replaces it."""
+        options = self.config["alignment"]
+        chosen = options.get("refreeze")
         frozen = {EFLOMAL_ALIGNMENT.format(experiment=self.experiment):
-                  self.config["alignment"]["frozen"]}
-        pairs = self.config["alignment"]["frozen_pivots"]
-        frozen |= {EFLOMAL_ALIGNMENT.format(experiment=system): pairs[bitext.name]
-                   for system, bitext in self.pivot_pairs.items() if bitext.name in pairs}
-        return {eflomal: path for eflomal, path in frozen.items() if path}
+                  (REFREEZE_TRAINING, options["frozen"])}
+        frozen |= {EFLOMAL_ALIGNMENT.format(experiment=system):
+                   (bitext.name, options["frozen_pivots"][bitext.name])
+                   for system, bitext in self.pivot_pairs.items()
+                   if bitext.name in options["frozen_pivots"]}
+        return {eflomal: path for eflomal, (name, path) in frozen.items()
+                if path and (chosen is None or name in chosen)}
 
     def pivot_bitext_files(self, bitext: PivotBitext) -> tuple[str, str]:
         """The tokenised table and alignment of a pivot bitext: the experiment's own for its
