@@ -56,6 +56,17 @@ def test_only_the_split_of_extraction_grows_with_the_training_pairs():
         assert MEMORY[rule].request_mb(1, 1_700_000) == MEMORY[rule].request_mb(1, 0)
 
 
+def test_the_extraction_merge_asks_for_more_as_its_counts_grow():
+    """The default experiment's merge (650 MB of counts) keeps its request; the es-english
+    rung's (3,067 MB) gets the DuckDB limit at which it was measured to finish, where the
+    default request's limit ran out of memory."""
+    merge = MEMORY["extract_grammar"]
+    assert merge.request_mb(2, input_mb=650) == 3000
+    assert int(duckdb_limit(merge.request_mb(2, input_mb=3067)).removesuffix("MB")) >= 2880
+    assert merge.request_mb(2, input_mb=6134) > merge.request_mb(2, input_mb=3067)
+    assert merge.request_mb(2, input_mb=0) <= 3000  # a tiny grammar asks for no more
+
+
 @pytest.mark.parametrize("rule", ["extract_grammar", "filter_grammar", "prepare_pivot",
                                   "pivot_part", "bias_grammar"])
 def test_out_of_core_jobs_leave_duckdb_room_within_their_request(rule):

@@ -107,8 +107,8 @@ def planned_jobs(tmp_path: Path, *extra: str) -> list[tuple[str, int, dict[str, 
 
 def test_readme_cluster_command_plans_the_rules_own_resources(tmp_path):
     """A dry run of the README's command: every job asks what its rule's memory model gives at
-    its threads (the split for extraction: at the tiny training set's pairs), and the partition
-    from the command line reaches every job."""
+    its threads (the split for extraction: at the tiny training set's pairs; the merge once its
+    counts exist), and the partition from the command line reaches every job."""
     pairs = parquet_rows(tiny_alignment())
     jobs = planned_jobs(tmp_path)
     assert len(jobs) > 40
@@ -121,12 +121,13 @@ def test_readme_cluster_command_plans_the_rules_own_resources(tmp_path):
     waiting = set()
     for rule, threads, memory in modelled:
         if memory == "<TBD>":
-            # a job that loads a paraphrase grammar asks by its size, known once it is made
-            assert MEMORY[rule].per_rule_mb, rule
+            # a job that loads a paraphrase grammar asks by its size, and the extraction's
+            # merge by its counts' size, known once they are made
+            assert MEMORY[rule].per_rule_mb or MEMORY[rule].per_input_mb, rule
             waiting.add(rule)
         else:
             assert int(memory) == MEMORY[rule].request_mb(threads, pairs), rule
-    assert {"tune_paraphraser", "paraphrase_references", "grid_row"} <= waiting
+    assert {"tune_paraphraser", "paraphrase_references", "grid_row", "extract_grammar"} <= waiting
     # untargeted tuning runs load no paraphrase grammar: their request is known at once
     assert any(rule == "tune_translation" and memory != "<TBD>"
                for rule, _, memory in modelled)

@@ -161,11 +161,12 @@ def memory_mb(wildcards, input, threads, rulename):
     """The job's memory request from its rule's model (circle.pipeline.resources.MEMORY), at the
     job's final thread count and, where the model asks, the training pairs (for the split of the
     training bitext: rows of the bitext or, before that exists, of the alignment, one row per
-    pair) and the rules of the paraphrase grammar the job loads (the largest of its input
-    ``rules_input``). Until those tables exist the request is to be determined, like Snakemake's
-    own input-size defaults: it is evaluated again when the job is ready."""
+    pair), the rules of the paraphrase grammar the job loads (the largest of its input
+    ``rules_input``) and the size of its inputs. Until those tables exist the request is to be
+    determined, like Snakemake's own input-size defaults: it is evaluated again when the job is
+    ready."""
     model = MEMORY[rulename]
-    pairs = rules = 0
+    pairs = rules = size = 0
     if model.per_pair_mb:
         tables = [table for table in (input.bitext, input.alignment) if os.path.exists(table)]
         if not tables:
@@ -177,7 +178,11 @@ def memory_mb(wildcards, input, threads, rulename):
         if not all(os.path.exists(grammar) for grammar in grammars):
             return TBDString()
         rules = max((parquet_rows(grammar) for grammar in grammars), default=0)
-    return model.request_mb(threads, pairs, rules)
+    if model.per_input_mb:
+        size = input_mb(list(input))
+        if size is None:
+            return TBDString()
+    return model.request_mb(threads, pairs, rules, size)
 
 
 def runtime_minutes(wildcards, input, threads, rulename):
