@@ -17,6 +17,7 @@ from test_workflow import ROOT, snakemake, tiny_config
 from circle.align import BITEXT_DIGEST, bitext_digest
 from circle.core.schemas import BITEXT
 from circle.core.tables import read_metadata, read_table
+from circle.pipeline.plan import Plan
 
 pytestmark = pytest.mark.workflow
 
@@ -382,6 +383,27 @@ def test_the_tiny_test_config_replays_its_frozen_alignment_on_whole_sets(tmp_pat
             config["paraphrase"]["min_count"]) == (1, 2, 0)
 
 
+def test_six_replicates_extend_an_experiment_by_three_more_of_the_same_runs(tmp_path):
+    """config/six-replicates.yaml over the identity-feature experiment: its name, paraphraser
+    and k-best stay (so its results directory and paraphrases are reused), 1H, 1H+1P and 1H+3P
+    get six replicates, and replicates 0-2 keep their seeds (they are the same runs)."""
+    three = effective_config(tmp_path, "identity-feature", ROOT / "config" / "config.yaml",
+                             ROOT / "config" / "identity-feature.yaml")
+    (tmp_path / "six").mkdir()
+    six = effective_config(tmp_path / "six", "identity-feature", ROOT / "config" / "config.yaml",
+                           ROOT / "config" / "identity-feature.yaml",
+                           ROOT / "config" / "six-replicates.yaml")
+    runs = {name: {(run.name, Plan(config).tuning_seed(run.name))
+                   for run in Plan(config).tuning_runs() if not run.condition.targeted}
+            for name, config in (("three", three), ("six", six))}
+    assert len(runs["six"]) == 2 * len(runs["three"]) == 18
+    assert runs["three"] < runs["six"]
+    assert (six["tuning"].pop("replicates"), three["tuning"].pop("replicates")) == (6, 3)
+    assert six["tuning"].pop("conditions") == ["1H", "1H+1P", "1H+3P"]
+    assert three["tuning"].pop("conditions") == ["1H", "1H+1P", "1H+3P", "1H+1T", "1H+3T"]
+    assert six["tuning"] == three["tuning"] and six["paraphrase"] == three["paraphrase"]
+
+
 def test_an_overlay_named_after_the_default_config_extends_it(tmp_path):
     overlay = tmp_path / "overlay.yaml"
     overlay.write_text("tuning: {replicates: 5}\n")
@@ -402,6 +424,7 @@ def test_every_shipped_config_is_covered():
                        "config/ladder-es-english-shared-lms.yaml",
                        "config/ladder-languages-english-shared-lms.yaml",
                        "config/ladder-es-english-identity.yaml",
+                       "config/six-replicates.yaml",
                        "tests/data/tiny/config.yaml"}
 
 
