@@ -393,9 +393,10 @@ def test_six_replicates_extend_an_experiment_by_three_more_of_the_same_runs(tmp_
     six = effective_config(tmp_path / "six", "identity-feature", ROOT / "config" / "config.yaml",
                            ROOT / "config" / "identity-feature.yaml",
                            ROOT / "config" / "six-replicates.yaml")
-    runs = {name: {(run.name, Plan(config).tuning_seed(run.name))
-                   for run in Plan(config).tuning_runs() if not run.condition.targeted}
-            for name, config in (("three", three), ("six", six))}
+    plans = {"three": Plan(three), "six": Plan(six)}
+    runs = {name: {(run.name, plan.tuning_seed(run.name))
+                   for run in plan.tuning_runs() if not run.condition.targeted}
+            for name, plan in plans.items()}
     assert len(runs["six"]) == 2 * len(runs["three"]) == 18
     assert runs["three"] < runs["six"]
     assert (six["tuning"].pop("replicates"), three["tuning"].pop("replicates")) == (6, 3)

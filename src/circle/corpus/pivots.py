@@ -33,6 +33,15 @@ REFREEZE_TRAINING = "training"
 """The name ``alignment.refreeze`` gives the MT training bitext's frozen alignment
 (``alignment.frozen``); a pivot pair's is its :attr:`PivotBitext.name`."""
 
+
+def frozen_alignments(config: Mapping[str, Any]) -> dict[str, str]:
+    """The frozen alignments the config names, by the name ``alignment.refreeze`` gives them:
+    :data:`REFREEZE_TRAINING` for ``alignment.frozen`` (when set), then each pair of
+    ``alignment.frozen_pivots``."""
+    alignment = config.get("alignment", {})
+    training = {REFREEZE_TRAINING: alignment["frozen"]} if alignment.get("frozen") else {}
+    return {**training, **alignment.get("frozen_pivots", {})}
+
 TRAIN_SPLIT = "train"
 
 
@@ -111,7 +120,7 @@ def pivot_problems(config: Mapping[str, Any]) -> list[str]:
         problems.append(f"alignment.frozen_pivots: {training.name} is the MT training bitext, "
                         "aligned as alignment.frozen says")
     refreeze = config.get("alignment", {}).get("refreeze") or []
-    known = {*frozen, *([REFREEZE_TRAINING] if config.get("alignment", {}).get("frozen") else [])}
+    known = frozen_alignments(config)
     problems += [f"alignment.refreeze: {name} is not a frozen alignment of this config (it "
                  f"names: {', '.join(sorted(known)) or 'none'}; {REFREEZE_TRAINING} is "
                  "alignment.frozen, the others are pairs of alignment.frozen_pivots)"

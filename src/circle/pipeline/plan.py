@@ -19,6 +19,7 @@ from typing import Any
 from circle.corpus.pivots import (
     REFREEZE_TRAINING,
     PivotBitext,
+    frozen_alignments,
     paraphraser_lm_bitexts,
     pivot_bitexts,
     pivot_languages,
@@ -583,16 +584,12 @@ class Plan:
         """What the target refreeze_alignment writes: each frozen alignment the config names
         (``alignment.frozen`` as ``training``, ``alignment.frozen_pivots`` by pair name) and
         ``alignment.refreeze`` chooses (null: all) by the eflomal output that replaces it."""
-        options = self.config["alignment"]
-        chosen = options.get("refreeze")
-        frozen = {EFLOMAL_ALIGNMENT.format(experiment=self.experiment):
-                  (REFREEZE_TRAINING, options["frozen"])}
-        frozen |= {EFLOMAL_ALIGNMENT.format(experiment=system):
-                   (bitext.name, options["frozen_pivots"][bitext.name])
-                   for system, bitext in self.pivot_pairs.items()
-                   if bitext.name in options["frozen_pivots"]}
-        return {eflomal: path for eflomal, (name, path) in frozen.items()
-                if path and (chosen is None or name in chosen)}
+        chosen = self.config["alignment"].get("refreeze")
+        systems = {REFREEZE_TRAINING: self.experiment,
+                   **{bitext.name: system for system, bitext in self.pivot_pairs.items()}}
+        return {EFLOMAL_ALIGNMENT.format(experiment=systems[name]): path
+                for name, path in frozen_alignments(self.config).items()
+                if chosen is None or name in chosen}
 
     def pivot_bitext_files(self, bitext: PivotBitext) -> tuple[str, str]:
         """The tokenised table and alignment of a pivot bitext: the experiment's own for its
