@@ -17,6 +17,9 @@ test: setup-bible
 LADDER_EXPERIMENTS := paraphraser-bias05 identity-feature
 LADDER_RUNGS := ladder-es-english ladder-es-english-shared-lms ladder-es-english-identity \
 	ladder-languages-kjv ladder-languages-english ladder-languages-english-shared-lms
+# The most adequate rung that rewrites R (by the tune set's reference quality) also runs 1H+kT and
+# the grid search.
+LADDER_TARGETED := ladder-languages-english
 
 ladder: setup
 	$(SNAKEMAKE) --cores $(CORES)
@@ -24,9 +27,10 @@ ladder: setup
 	  $(SNAKEMAKE) --cores $(CORES) --configfile config/config.yaml config/$$experiment.yaml \
 	    || exit 1; done
 	for rung in $(LADDER_RUNGS); do \
+	  targets="reference_sparsity reference_quality"; \
+	  case " $(LADDER_TARGETED) " in *" $$rung "*) targets="$$targets targeted_tuning grid_search";; esac; \
 	  $(SNAKEMAKE) --cores $(CORES) --configfile config/config.yaml config/$$rung.yaml \
-	    -- reference_sparsity reference_quality \
-	    || exit 1; done
+	    -- $$targets || exit 1; done
 	.venv/bin/circle ladder results/default $(addprefix results/,$(LADDER_EXPERIMENTS) $(LADDER_RUNGS))
 
 setup:

@@ -118,6 +118,10 @@ def test_a_rung_with_shared_lms_differs_only_in_the_paraphrasers_lms(tmp_path, o
     assert own["paraphrase"].pop("language_models") == "pivots"
     assert shared["paraphrase"] == own["paraphrase"]
     assert shared["alignment"] == own["alignment"]
+    # the rung with its own LMs may add 1H+kT (Makefile's LADDER_TARGETED); 1H+kP are shared
+    own_conditions = own["tuning"].pop("conditions")
+    assert [c for c in own_conditions if not c.endswith("T")] == \
+        shared["tuning"].pop("conditions")
     assert {k: shared[k] for k in ("corpus", "sets", "decoder", "tuning")} == {
         k: own[k] for k in ("corpus", "sets", "decoder", "tuning")}
     plan = snakemake("-n", "--configfile", str(ROOT / "config" / "config.yaml"),
@@ -235,6 +239,15 @@ def test_make_ladder_runs_every_rung_then_writes_the_ladder_page():
     assert all((ROOT / "config" / f"{experiment}.yaml").is_file() for experiment in experiments)
     default = re.search(r"^\.venv/bin/snakemake --cores \d+$", planned.stdout, flags=re.M)
     assert default and default.start() < planned.stdout.index("for ")  # the default first
+    # the rungs that also run 1H+kT and the grid search are rungs whose configs tune 1H+kT
+    [targeted] = re.findall(r'^\s*case " ([^"]+) " in \*" \$rung "\*\) '
+                            r'targets="\$targets targeted_tuning grid_search";; esac;',
+                            planned.stdout, flags=re.M)
+    assert targeted.split() == ["ladder-languages-english"]
+    for rung in targeted.split():
+        assert rung in rungs
+        config = yaml.safe_load((ROOT / "config" / f"{rung}.yaml").read_text(encoding="utf-8"))
+        assert {"1H+1T", "1H+3T"} <= set(config["tuning"]["conditions"])
 
 
 @pytest.mark.parametrize(("experiment", "bias", "identity"),
