@@ -92,8 +92,16 @@ def rung_config(results: Path) -> dict:
     return with_schema_defaults(config)
 
 
-def ladder_row(results: Path) -> dict[str, str]:
-    """One rung's row of the ladder table, from its results directory (see the module)."""
+def condition_summary(results: Path) -> pd.DataFrame:
+    """A rung's per-condition test summary (:data:`CONDITION_SUMMARY`), as evaluate_runs wrote
+    it for the config's conditions."""
+    return read_table(results.parent.parent / EVALUATION_CONDITIONS.format(
+        experiment=results.name, run_set=""), CONDITION_SUMMARY)
+
+
+def ladder_row(results: Path, summary: pd.DataFrame) -> dict[str, str]:
+    """One rung's row of the ladder table, from its results directory and its
+    :func:`condition_summary` (see the module)."""
     experiment, root = results.name, results.parent.parent
     config = rung_config(results)
     plan = Plan(config)
@@ -119,8 +127,7 @@ def ladder_row(results: Path) -> dict[str, str]:
     first = quality[quality["candidate"] == "P1"].iloc[0]
     second = quality[quality["candidate"] == "P2"]
     untuned = quality[quality["candidate"] == "MT untuned"].iloc[0]
-    summary = read_table(root / EVALUATION_CONDITIONS.format(experiment=experiment, run_set=""),
-                         CONDITION_SUMMARY).set_index("condition")
+    summary = summary.set_index("condition")
 
     def gain(condition: str, metric: str) -> str:
         if condition not in summary.index:
@@ -162,9 +169,10 @@ def ladder_row(results: Path) -> dict[str, str]:
     }
 
 
-def ladder_table(results: list[Path]) -> pd.DataFrame:
+def ladder_table(results: list[Path], summaries: list[pd.DataFrame]) -> pd.DataFrame:
     """The ladder table: one :func:`ladder_row` per rung, in the order given."""
-    return pd.DataFrame([ladder_row(path) for path in results])
+    return pd.DataFrame([ladder_row(path, summary) for path, summary in zip(results, summaries,
+                                                                            strict=True)])
 
 
 def ladder_figure_table(results: list[Path], figure: str) -> pd.DataFrame | None:
@@ -212,11 +220,9 @@ FIGURES = {"fig4_3": ("Fig. 4.3: untargeted paraphrased references (1H+kP)", "Fi
 """Each figure's heading and its plots' title."""
 
 
-def rungs_significance(results: list[Path]) -> Significance:
+def rungs_significance(summaries: list[pd.DataFrame]) -> Significance:
     """The one significance test of the rungs' condition summaries (refused if they differ)."""
-    found = {Significance.of(read_table(
-        path.parent.parent / EVALUATION_CONDITIONS.format(experiment=path.name, run_set=""),
-        CONDITION_SUMMARY)) for path in results}
+    found = {Significance.of(summary) for summary in summaries}
     if len(found) != 1:
         raise ValueError(f"the rungs test their conditions differently: {sorted(map(str, found))}")
     return found.pop()
@@ -235,8 +241,9 @@ def write_ladder_page(results: list[Path], out: Path, made_at: str) -> Path:
     if not results:
         raise ValueError("the ladder needs at least one experiment's results directory")
     out.mkdir(parents=True, exist_ok=True)
-    table = ladder_table(results)
-    significance = rungs_significance(results)
+    summaries = [condition_summary(path) for path in results]
+    table = ladder_table(results, summaries)
+    significance = rungs_significance(summaries)
     labels = {"human": "Human (kH)"}
     parts = [f"# {TITLE}\n",
              f"Experiments {', '.join(p.name for p in results)}, made at {made_at}. Each rung "
