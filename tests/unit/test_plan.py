@@ -206,6 +206,12 @@ def test_the_pivot_and_eflomal_params_leave_out_keys_their_jobs_do_not_read(defa
     change a pivot or an alignment stay in."""
     assert "foreign_bibles" not in default.pivot_options()
     assert "identity_feature" not in default.pivot_options()
+    # the bias grid and the paraphraser's LMs are read after pivoting: changing them or
+    # turning φ_ident on leaves the pivot jobs' params as they were
+    for changed in ({"biases": [0, 0.25]}, {"language_models": "pivots"},
+                    {"identity_feature": True}):
+        assert Plan(config(paraphrase=changed)).pivot_options() == default.pivot_options()
+    assert Plan(config(paraphrase={"min_count": 2})).pivot_options()["min_count"] == 2
     assert default.pivot_options()["min_count"] == 1
     frozen = Plan(config("ladder-es-english"))
     assert frozen.alignment_options() == default.alignment_options()

@@ -85,6 +85,9 @@ RUN_SETS: tuple[str, ...] = ("", "paper/", "dose/", "lattice/", "oov/")
 config's conditions, the paper figures', the dose-response's, the lattice page's and the OOV
 page's runs."""
 
+NOT_PIVOT_OPTIONS: tuple[str, ...] = ("biases", "identity_feature", "language_models")
+"""Keys of the paraphrase section that the pivoting jobs do not read: the bias grid and φ_ident
+(bias_grammar's) and the paraphraser's LMs (estimate_paraphraser_lm's and the decoders')."""
 
 
 class Plan:
@@ -267,12 +270,12 @@ class Plan:
         return self._job_params[key]
 
     def pivot_options(self) -> dict[str, Any]:
-        """The config's paraphrase section as the pivoting jobs see it: without
-        identity_feature, which only biasing reads, so that turning φ_ident on or off does not
-        pivot again, and without foreign_bibles, a table the pivot bitexts' jobs read as
-        input."""
+        """The config's paraphrase section as the pivoting jobs see it: without the keys
+        only later jobs read (:data:`NOT_PIVOT_OPTIONS`), so that changing the bias grid,
+        turning φ_ident on or off or giving the paraphraser its own LMs does not pivot again,
+        and without foreign_bibles, a table the pivot bitexts' jobs read as input."""
         return {key: value for key, value in self.config["paraphrase"].items()
-                if key not in ("identity_feature", "foreign_bibles")}
+                if key not in (*NOT_PIVOT_OPTIONS, "foreign_bibles")}
 
     def labelled_pivot_options(self) -> dict[str, Any]:
         """The labelled (SAMT) pivot's :class:`~circle.grammar.pivot.PivotOptions` but the
