@@ -12,7 +12,7 @@ test: setup-bible
 
 # The ladder of paraphrasers (docs/results.md): the default experiment, the paraphrasers tuned on
 # the 5 % bias with and without φ_ident, and the pivot rungs (config/ladder-*.yaml), then the
-# ladder's page, results/ladder/ladder.md. About thirteen hours on two cores; each run resumes
+# ladder's page, results/ladder/ladder.md. About fourteen hours on two cores; each run resumes
 # where it stopped.
 LADDER_EXPERIMENTS := paraphraser-bias05 identity-feature
 LADDER_RUNGS := ladder-es-english ladder-es-english-shared-lms ladder-es-english-identity \
