@@ -7,6 +7,7 @@ import logging
 import math
 import random
 import re
+import shutil
 from collections import defaultdict
 from pathlib import Path
 
@@ -15,9 +16,10 @@ import pytest
 
 from circle.align import BITEXT_DIGEST, AlignmentError, bitext_digest
 from circle.core.schemas import ALIGNED_BITEXT, ALIGNMENT, BITEXT, GRAMMAR, LEXICAL
-from circle.core.tables import read_table, write_table
+from circle.core.tables import ScratchSpaceError, read_table, write_table
 from circle.corpus.preprocess import tokenize_bitext
 from circle.grammar.extract import (
+    MERGE_DISK_PER_COUNT_BYTE,
     ExtractionLimits,
     count_part,
     count_rules,
@@ -341,6 +343,33 @@ def test_merge_refuses_counts_of_other_limits(tmp_path, write_aligned_bitext):
                      1, None)
     with pytest.raises(GrammarInputError, match=r"part.parquet: not a 'rule_counts' table"):
         merge_counts([part], tmp_path / "g.parquet", 1, None)
+
+
+def test_merge_refuses_a_disk_too_small_for_its_spill_before_it_starts(tmp_path, monkeypatch,
+                                                                         write_aligned_bitext):
+    """The merge needs about MERGE_DISK_PER_COUNT_BYTE times its counts' size free next to its
+    output; with less it stops before DuckDB starts, naming the output, the need and what is
+    free, and leaves nothing behind. With enough it merges as before."""
+    bitext, alignment = write_aligned_bitext(CORPUS)
+    lexical, part = tmp_path / "lexical.parquet", tmp_path / "part.parquet"
+    split_for_counting(bitext, alignment, lexical, [part], 10)
+    counts = tmp_path / "counts.parquet"
+    count_part(part, lexical, counts, ExtractionLimits())
+    needed = int(MERGE_DISK_PER_COUNT_BYTE * counts.stat().st_size)
+    out = tmp_path / "out" / "grammar.parquet"
+    real_usage = shutil.disk_usage
+
+    def disk_with(free: int):
+        return lambda path: real_usage(path)._replace(free=free)
+
+    monkeypatch.setattr("circle.core.tables.shutil.disk_usage", disk_with(needed - 1))
+    with pytest.raises(ScratchSpaceError, match=re.escape(str(out)) + r": merging .* MB of rule "
+                       r"counts need about .* GB of free disk in .*out, which has .* GB"):
+        merge_counts([counts], out, 1, None)
+    assert list(out.parent.iterdir()) == []
+    monkeypatch.setattr("circle.core.tables.shutil.disk_usage", disk_with(needed))
+    assert merge_counts([counts], out, 1, None) == len(read_table(out, GRAMMAR)) > 0
+    assert [path.name for path in out.parent.iterdir()] == [out.name]
 
 
 def test_lexical_table_round_trips_through_parquet(tmp_path):

@@ -129,13 +129,26 @@ def remove_leftovers(path: Path, infix: str = "") -> None:
                 leftover.unlink()
 
 
+class ScratchSpaceError(OSError):
+    """A step's output directory has less free disk than the step is known to need."""
+
+
 @contextmanager
-def scratch_directory(path: str | os.PathLike) -> Iterator[Path]:
+def scratch_directory(path: str | os.PathLike, needs_bytes: int = 0,
+                      purpose: str = "its scratch files") -> Iterator[Path]:
     """A temporary directory next to output ``path`` for a step's scratch files (shards, DuckDB
-    spill), removed at the end; the scratch directories of earlier, killed runs go first."""
+    spill), removed at the end; the scratch directories of earlier, killed runs go first.
+    Raises :class:`ScratchSpaceError` before any work if the disk holding ``path`` has fewer
+    than ``needs_bytes`` free (the step's scratch and output together, ``purpose`` says why)."""
     path = Path(path)
     remove_leftovers(path, "scratch-")
     path.parent.mkdir(parents=True, exist_ok=True)
+    free = shutil.disk_usage(path.parent).free
+    if free < needs_bytes:
+        raise ScratchSpaceError(
+            f"{path}: {purpose} need about {needs_bytes / 2**30:.1f} GB of free disk in "
+            f"{path.parent}, which has {free / 2**30:.1f} GB; free some, or run the workflow "
+            "on a larger disk, before this step starts")
     with tempfile.TemporaryDirectory(prefix=f".{path.name}.scratch-", dir=path.parent) as tmp:
         yield Path(tmp)
 

@@ -501,6 +501,13 @@ def count_part(part_path: str | os.PathLike, lexical_path: str | os.PathLike,
     return len(sentences), phrases, occurrences
 
 
+MERGE_DISK_PER_COUNT_BYTE = 9.0
+"""Free disk the merge needs next to its output per byte of rule counts (DuckDB's spill and the
+grammar being written): the es-english rung's merge of 2,925 MiB of counts into 71.1 M rules
+peaked at 26,348 MiB of scratch and output, 9.0 bytes per byte (docs/measurements.md). A
+lower bound where other jobs write to the same disk."""
+
+
 def merge_counts(count_paths: Sequence[str | os.PathLike], out_path: str | os.PathLike,
                  threads: int, provenance: Mapping[str, str] | None,
                  memory_limit: str | None = None) -> int:
@@ -508,8 +515,10 @@ def merge_counts(count_paths: Sequence[str | os.PathLike], out_path: str | os.Pa
     (p(e|f), p(f|e) of eq. 3.3's counts); returns the number of rules.
 
     Out of core: DuckDB aggregates, joins and sorts within ``memory_limit`` and spills the rest
-    next to ``out_path``. Counts are added as exact decimals, so the result does not depend on
-    the order in which DuckDB's threads meet the batches; max() is order-independent anyway.
+    next to ``out_path``; a disk with less free space than :data:`MERGE_DISK_PER_COUNT_BYTE`
+    times the counts' size is refused before the merge starts. Counts are added as exact
+    decimals, so the result does not depend on the order in which DuckDB's threads meet the
+    batches; max() is order-independent anyway.
     """
     metadata = {}
     kind = read_metadata(count_paths[0]).get("schema") if count_paths else None
@@ -529,7 +538,9 @@ def merge_counts(count_paths: Sequence[str | os.PathLike], out_path: str | os.Pa
         raise GrammarInputError(f"{out_path}: no rule could be extracted (no aligned sentences)")
     # a labelled rule is (lhs, source, target), its relative frequencies condition on lhs too
     lhs, by = ("lhs, ", "lhs, ") if labelled else ("", "")
-    with scratch_directory(out_path) as spill:
+    counts_bytes = sum(os.path.getsize(path) for path in count_paths)
+    with scratch_directory(out_path, int(MERGE_DISK_PER_COUNT_BYTE * counts_bytes),
+                           f"merging {counts_bytes / 2**20:,.0f} MB of rule counts") as spill:
         con = connect(threads, memory_limit, spill)
         con.execute(f"""
             CREATE TEMP TABLE merged AS
