@@ -42,6 +42,7 @@ def frozen_alignments(config: Mapping[str, Any]) -> dict[str, str]:
     training = {REFREEZE_TRAINING: alignment["frozen"]} if alignment.get("frozen") else {}
     return {**training, **alignment.get("frozen_pivots", {})}
 
+
 TRAIN_SPLIT = "train"
 
 
