@@ -242,16 +242,22 @@ def test_the_dose_table_pairs_replicates_with_1H_and_keeps_the_test():
 
 def test_the_controls_are_on_the_page_but_not_in_the_correlation():
     """R again and the untuned MT 1-best are controls (1H from other seeds; the untuned
-    system): the correlation is over the other references only."""
-    table = pd.DataFrame({"extra": ["H2", "copy", "P1", "kjv", "mt"],
-                          "adequacy_bleu": [47.0, 41.0, 40.0, 35.0, 30.0],
-                          "gain_mean": [2.0, 0.2, 0.7, -0.5, 3.0]})
-    for metric in ("bleu", "matched_bleu"):
+    system): the correlations are over the four other references, and over the three without
+    the paraphrase P1. Adequacy 10, 20, 30, 40 in the order P1, noise50, kjv, H2; raw gains in
+    the order 4, 2, 3, 1 (r = −0.8, four pairs: p = 1 − |r|), at a common length 1, 3, 2, 4
+    (r = +0.8); without P1 the orders 2, 3, 1 (r = −0.5, three pairs: p = 2/3) and 3, 2, 4
+    (r = +0.5)."""
+    table = pd.DataFrame({"extra": ["H2", "copy", "P1", "kjv", "mt", "noise50"],
+                          "adequacy_bleu": [40.0, 41.0, 10.0, 30.0, 25.0, 20.0],
+                          "gain_mean": [1.0, 9.0, 4.0, 3.0, -9.0, 2.0],
+                          "matched_gain_mean": [4.0, -9.0, 1.0, 2.0, 9.0, 3.0]})
+    for metric, column in (("bleu", "gain_mean"), ("matched_bleu", "matched_gain_mean")):
         table[f"{metric}_significant"] = False
-        table[f"{metric}_difference"] = table["gain_mean"]
-    doses = table[~table["extra"].isin(["copy", "mt"])]
-    expected = np.corrcoef(doses["adequacy_bleu"], doses["gain_mean"])[0, 1]
-    assert f"{expected:+.2f} over 3 references" in dose_reading(table)
+        table[f"{metric}_difference"] = table[column]
+    reading = dose_reading(table)
+    assert ("raw r = -0.80 (n = 4, p = 0.2), at a common length r = +0.80 (n = 4, p = 0.2); "
+            "without the paraphrase P1: raw r = -0.50 (n = 3, p = 0.67), at a common length "
+            "r = +0.50 (n = 3, p = 0.67)") in reading
 
 
 def test_dose_conditions_and_extras_follow_the_corpus():

@@ -43,6 +43,7 @@ import kenlm
 import numpy as np
 import pandas as pd
 
+from circle.core.correlation import pearson
 from circle.core.pages import csv_text, write_page, write_text_atomically
 from circle.core.schemas import (
     CONDITION_SUMMARY,
@@ -79,6 +80,11 @@ NOT_A_DOSE = ("copy", "mt")
 noise of MERT's draw), and the untuned MT 1-best makes the untuned start a reference with tune
 BLEU 100, so tuning keeps it (the untuned system). The page shows them and leaves them out of
 the gain's correlation with adequacy."""
+
+PARAPHRASE = "P1"
+"""The paraphrase among the doses: the one extra reference whose quality the experiment does
+not set, and whose errors the system can produce; the reading gives the correlation with and
+without it."""
 
 PAGE_TITLE = "Tuning on one extra reference of known quality (dose-response)"
 
@@ -384,9 +390,21 @@ def _with_sd(mean: float, sd: float, decimals: int = 2, signed: bool = False) ->
     return text if pd.isna(sd) else f"{text} ± {sd:.{decimals}f}"
 
 
+def adequacy_correlations(doses: pd.DataFrame) -> str:
+    """Pearson's r of the doses' gain over 1H with their adequacy BLEU, raw and at a common
+    length, each with n and its two-sided p (:func:`circle.core.correlation.pearson`); empty
+    with fewer than three doses."""
+    if len(doses) < 3:
+        return ""
+    raw, matched = (pearson(doses["adequacy_bleu"], doses[column])
+                    for column in ("gain_mean", "matched_gain_mean"))
+    return f"raw {raw}, at a common length {matched}"
+
+
 def dose_reading(table: pd.DataFrame, single: Mapping[str, float] | None = None) -> str:
     """One line: which extra references help or hurt significantly, and how the gain follows
-    adequacy (over the references that are doses, not :data:`NOT_A_DOSE`)."""
+    adequacy, raw and at a common length, over the references that are doses (not
+    :data:`NOT_A_DOSE`) and over those doses but the paraphrase (:data:`PARAPHRASE`)."""
     def named(metric: str, sign: int) -> str:
         chosen = (table[f"{metric}_significant"].astype("boolean").fillna(False).astype(bool)
                   & (sign * table[f"{metric}_difference"] > 0))
@@ -397,10 +415,13 @@ def dose_reading(table: pd.DataFrame, single: Mapping[str, float] | None = None)
              f"at a common length better: {named('matched_bleu', 1)}, worse: "
              f"{named('matched_bleu', -1)}"]
     scored = table[~table["extra"].isin(NOT_A_DOSE)].dropna(subset=["adequacy_bleu"])
-    if len(scored) >= 3 and scored["adequacy_bleu"].nunique() > 1:
-        correlation = float(np.corrcoef(scored["adequacy_bleu"], scored["gain_mean"])[0, 1])
-        parts.append(f"Pearson r of the gain with the extra reference's adequacy BLEU "
-                     f"{correlation:+.2f} over {len(scored)} references")
+    every = adequacy_correlations(scored)
+    if every:
+        parts.append("Pearson's r of the gain over 1H with the extra reference's adequacy "
+                     f"BLEU (p: t-test on r), {every}")
+        known = adequacy_correlations(scored[scored["extra"] != PARAPHRASE])
+        if known and (scored["extra"] == PARAPHRASE).any():
+            parts.append(f"without the paraphrase {PARAPHRASE}: {known}")
     elif scored.empty:
         parts.append("no adequacy: the tune set has no third human reference to hold out")
     if single and not pd.isna(single.get("adequacy_bleu", np.nan)):

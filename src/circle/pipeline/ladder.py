@@ -17,6 +17,10 @@ table (:func:`circle.figures.report.reference_table`'s columns), one series per 
 checking that the rungs share the untuned system and the 1H runs: a ladder whose rungs tuned
 different MT systems would compare paraphrasers through different baselines.
 
+:func:`adequacy_gains` and :func:`adequacy_reading` ask whether a paraphraser's tuning gain
+follows its 1-best's adequacy: Pearson's r over the rungs of P1's adequacy BLEU against
+1H+1P − 1H, raw and at a common length, with its t-test (:func:`circle.core.correlation.pearson`).
+
 :func:`write_ladder_page` (``circle ladder``; ``make ladder`` runs the rungs first) writes into
 one directory ``ladder.md`` and ``ladder.html`` (the page), ``ladder.csv`` (the ladder table),
 ``fig4_3.csv`` and ``fig5_10.csv`` (the reference tables, one series per rung) and their plots,
@@ -32,6 +36,7 @@ import pyarrow.parquet as pq
 import yaml
 
 from circle.core import schemas
+from circle.core.correlation import pearson
 from circle.core.pages import csv_text, write_page, write_text_atomically
 from circle.core.schemas import CONDITION_SUMMARY
 from circle.core.tables import read_table
@@ -99,6 +104,12 @@ def condition_summary(results: Path) -> pd.DataFrame:
         experiment=results.name, run_set=""), CONDITION_SUMMARY)
 
 
+def reference_quality(results: Path) -> pd.DataFrame:
+    """A rung's reference-quality table (``report/reference_quality.csv``): one row per
+    candidate, P1 the 1-best untargeted paraphrase of R."""
+    return pd.read_csv(results / "report" / "reference_quality.csv")
+
+
 def ladder_row(results: Path, summary: pd.DataFrame) -> dict[str, str]:
     """One rung's row of the ladder table, from its results directory and its
     :func:`condition_summary` (see the module)."""
@@ -123,7 +134,7 @@ def ladder_row(results: Path, summary: pd.DataFrame) -> dict[str, str]:
                 f"D {choice['balance']:.1f} [{choice['delta_ref']:.1f}, {choice['delta_mt']:.1f}]")
     else:
         grid = "–"
-    quality = pd.read_csv(results / "report" / "reference_quality.csv")
+    quality = reference_quality(results)
     first = quality[quality["candidate"] == "P1"].iloc[0]
     second = quality[quality["candidate"] == "P2"]
     untuned = quality[quality["candidate"] == "MT untuned"].iloc[0]
@@ -173,6 +184,41 @@ def ladder_table(results: list[Path], summaries: list[pd.DataFrame]) -> pd.DataF
     """The ladder table: one :func:`ladder_row` per rung, in the order given."""
     return pd.DataFrame([ladder_row(path, summary) for path, summary in zip(results, summaries,
                                                                             strict=True)])
+
+
+def adequacy_gains(results: list[Path], summaries: list[pd.DataFrame]) -> pd.DataFrame:
+    """One row per rung that tuned 1H+1P: its ``experiment``, its P1's ``adequacy_bleu`` against
+    the held-out human references, and 1H+1P − 1H in test BLEU, raw (``bleu``) and at a common
+    length (``matched_bleu``), from its :func:`condition_summary`."""
+    rows = []
+    for path, summary in zip(results, summaries, strict=True):
+        found = summary.set_index("condition")
+        if "1H+1P" not in found.index:
+            continue
+        quality = reference_quality(path)
+        rows.append({"experiment": path.name,
+                     "adequacy_bleu": float(quality.loc[quality["candidate"] == "P1",
+                                                        "bleu"].iloc[0]),
+                     **{metric: float(found.loc["1H+1P", f"{metric}_difference"])
+                        for metric in ("bleu", MATCHED_BLEU)}})
+    return pd.DataFrame(rows, columns=["experiment", "adequacy_bleu", "bleu", MATCHED_BLEU])
+
+
+def adequacy_reading(gains: pd.DataFrame) -> str:
+    """Does the tuning gain follow adequacy? Pearson's r of :func:`adequacy_gains`'s P1
+    adequacy with 1H+1P − 1H, raw and at a common length, each with n and its two-sided p
+    (t-test on r), and why that p is optimistic; or why there is no r."""
+    if len(gains) < 3:
+        return (f"Adequacy against gain: {len(gains)} rung(s) with 1H+1P; a correlation needs "
+                "three.\n")
+    raw, matched = (pearson(gains["adequacy_bleu"], gains[metric])
+                    for metric in ("bleu", MATCHED_BLEU))
+    return (f"Adequacy against gain: Pearson's r of P1's adequacy BLEU with 1H+1P − 1H over "
+            f"the rungs that tuned 1H+1P, raw {raw}, at a common length {matched} (p: t-test "
+            "on r, n − 2 degrees of freedom). Every rung's gain is over the same 1H runs: an "
+            "error of 1H shifts all gains alike and leaves r as it is, but the rungs are not "
+            "independent draws (one MT system, one tune set, and some share a grammar or a "
+            "paraphraser's design), so p is optimistic.\n")
 
 
 def ladder_figure_table(results: list[Path], figure: str) -> pd.DataFrame | None:
@@ -254,7 +300,7 @@ def write_ladder_page(results: list[Path], out: Path, made_at: str) -> Path:
              "experiment's own approximate randomisation test (* better, † worse). Pivot cost: "
              "wall seconds summed over the jobs only the paraphraser needs, from Snakemake's "
              "benchmark files (upper bounds where jobs shared the cores).\n",
-             ladder_markdown(table)]
+             ladder_markdown(table), adequacy_reading(adequacy_gains(results, summaries))]
     write_text_atomically(csv_text(table), out / "ladder.csv")
     for figure, (title, short) in FIGURES.items():
         combined = ladder_figure_table(results, figure)

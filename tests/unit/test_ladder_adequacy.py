@@ -1,0 +1,64 @@
+"""circle.pipeline.ladder's reading of adequacy against gain, on constructed rungs: each a
+results directory with its reference-quality table, and its condition summary, with gains
+whose correlation with adequacy is known."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pandas as pd
+
+from circle.pipeline.ladder import adequacy_gains, adequacy_reading
+
+
+def rung(root: Path, name: str, adequacy: float, gains: tuple[float, float] | None
+         ) -> tuple[Path, pd.DataFrame]:
+    """A rung whose P1 scores ``adequacy`` BLEU and whose 1H+1P gains ``gains`` (raw, at a
+    common length) over 1H; None: the rung did not tune 1H+1P."""
+    results = root / "results" / name
+    (results / "report").mkdir(parents=True)
+    pd.DataFrame({"candidate": ["R", "P1", "P2"], "bleu": [45.0, adequacy, adequacy - 1.0]}
+                 ).to_csv(results / "report" / "reference_quality.csv", index=False)
+    conditions = {"1H": (None, None)} | ({} if gains is None else {"1H+1P": gains})
+    summary = pd.DataFrame({"condition": list(conditions),
+                            "bleu_difference": [g[0] for g in conditions.values()],
+                            "matched_bleu_difference": [g[1] for g in conditions.values()]})
+    return results, summary
+
+
+def ladder(root: Path, shift: float = 0.0) -> tuple[list[Path], list[pd.DataFrame]]:
+    """Four rungs with 1H+1P, adequacy 10-40 in the order 1, 2, 3, 4, raw gains in the order
+    4, 2, 3, 1 (r = −0.8) and gains at a common length 1, 3, 2, 4 (r = +0.8), all ``shift``
+    higher; and one rung without 1H+1P. Four pairs: p = 1 − |r| = 0.2."""
+    made = [rung(root, name, adequacy, None if raw is None else (raw + shift, matched + shift))
+            for name, adequacy, raw, matched in [("a", 10.0, 4.0, 1.0), ("b", 20.0, 2.0, 3.0),
+                                                 ("none", 25.0, None, None),
+                                                 ("c", 30.0, 3.0, 2.0), ("d", 40.0, 1.0, 4.0)]]
+    return [path for path, _ in made], [summary for _, summary in made]
+
+
+def test_adequacy_gains_are_each_rungs_p1_and_1H_plus_1P(tmp_path):
+    gains = adequacy_gains(*ladder(tmp_path))
+    assert gains["experiment"].tolist() == ["a", "b", "c", "d"]
+    assert gains["adequacy_bleu"].tolist() == [10.0, 20.0, 30.0, 40.0]
+    assert gains["bleu"].tolist() == [4.0, 2.0, 3.0, 1.0]
+    assert gains["matched_bleu"].tolist() == [1.0, 3.0, 2.0, 4.0]
+
+
+def test_the_reading_gives_r_n_and_p_raw_and_at_a_common_length(tmp_path):
+    reading = adequacy_reading(adequacy_gains(*ladder(tmp_path)))
+    assert "raw r = -0.80 (n = 4, p = 0.2)" in reading
+    assert "at a common length r = +0.80 (n = 4, p = 0.2)" in reading
+    assert "same 1H" in reading and "optimistic" in reading
+
+
+def test_a_shared_1H_that_is_off_leaves_the_reading(tmp_path):
+    """Every gain is over the same 1H: 1H lower by 0.9 raises all gains alike."""
+    assert adequacy_reading(adequacy_gains(*ladder(tmp_path / "one"))) \
+        == adequacy_reading(adequacy_gains(*ladder(tmp_path / "two", shift=0.9)))
+
+
+def test_fewer_than_three_rungs_give_no_r(tmp_path):
+    paths, summaries = ladder(tmp_path)
+    reading = adequacy_reading(adequacy_gains(paths[:3], summaries[:3]))
+    assert "2 rung(s) with 1H+1P" in reading and "r =" not in reading
