@@ -264,3 +264,36 @@ def test_pool_deduplicates_and_round_trips(tmp_path):
     assert np.array_equal(again.flat().features, flat.features)
     with pytest.raises(ValueError, match="expected 1 segment ids"):
         pool.add([0], ["x"], np.zeros((1, 3)), np.zeros((1, 10)))
+
+
+def serial_optimise(pool, metric, start, settings, rng, box):
+    """MERT as it ran before its start points went side by side: the start point's ascent,
+    then each restart's in turn, all from the one generator."""
+    from circle.tune.mert import coordinate_ascent
+    scale = float(np.abs(start).sum()) or 1.0
+    best = coordinate_ascent(pool, metric, start, settings, rng, box)
+    for point in box.restart_points(settings.restarts, scale, rng):
+        found = coordinate_ascent(pool, metric, point, settings, rng, box)
+        if found[1] > best[1] + settings.restart_min_gain:
+            best = found
+    return best
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_parallel_start_points_give_the_serial_result(seed):
+    flat = synthetic_problem(seed, n_segments=40, n_hyps=12)[0].flat()
+    bleu, box = get_metric("bleu"), Box.free(5)
+    settings = MertSettings(restarts=6)
+    serial = serial_optimise(flat, bleu, np.ones(5), settings, np.random.default_rng(seed), box)
+    for workers in (1, 2, 3):
+        found = optimise(flat, bleu, np.ones(5), settings, np.random.default_rng(seed), box,
+                         workers)
+        assert np.array_equal(found[0], serial[0]) and found[1] == serial[1]
+
+
+def test_random_directions_give_the_same_weights_for_any_number_of_workers():
+    flat = synthetic_problem(4, n_segments=40, n_hyps=12)[0].flat()
+    settings = MertSettings(restarts=5, random_directions=2)
+    runs = [optimise(flat, get_metric("bleu"), np.ones(5), settings, np.random.default_rng(9),
+                     workers=workers) for workers in (1, 2)]
+    assert np.array_equal(runs[0][0], runs[1][0]) and runs[0][1] == runs[1][1]

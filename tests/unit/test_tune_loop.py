@@ -138,7 +138,7 @@ def test_weights_that_win_on_the_pool_but_collapse_when_decoded_are_not_returned
     # wrong translations: the run must still return its best *decoded* weights.
     collapse = np.array([5.0, -5.0, -1.0, 3.0, 0.0, 0.0, 0.0])  # f1 up, f2 and the LM down
 
-    def overfitting_optimiser(pool, metric, start, settings, rng, box=None):
+    def overfitting_optimiser(pool, metric, start, settings, rng, box=None, workers=1):
         return collapse.copy(), 1.0
 
     monkeypatch.setattr(loop, "optimise", overfitting_optimiser)

@@ -176,7 +176,7 @@ checkpoint tune_iteration:
         "benchmarks/{experiment}/tune_iteration/{condition}.rep{replicate}/iteration-{iteration}.tsv"
     params:
         **tuning_run_params(),
-    threads: 1
+    threads: 2
     resources:
         runtime=runtime_minutes,
         mem_mb=memory_mb,

@@ -3,4 +3,5 @@ from circle.experiments.mt_tuning import ConditionTuning
 
 provenance = start_job(snakemake)
 ConditionTuning.from_job(snakemake).optimise_iteration(
-    snakemake.params.iterations, snakemake.input.previous, snakemake.input.shards, provenance)
+    snakemake.params.iterations, snakemake.input.previous, snakemake.input.shards,
+    snakemake.threads, provenance)

@@ -252,16 +252,16 @@ class ConditionTuning:
 
     def optimise_iteration(self, directory: str | os.PathLike,
                            previous: Sequence[str | os.PathLike],
-                           shard_paths: Sequence[str | os.PathLike],
+                           shard_paths: Sequence[str | os.PathLike], workers: int = 1,
                            provenance: Mapping[str, str] | None = None) -> SavedIteration:
         """Iteration ``len(previous) + 1`` from its shards, saved in ``directory`` (its stop
-        reason says whether another iteration follows)."""
+        reason says whether another iteration follows; MERT in ``workers`` processes)."""
         state = self._job_state(directory, grammar_features(self.grammar_path), previous)
         shards = [fanout.read_shard(path, state.fingerprint, state.problem.metric.n_stats)
                   for path in shard_paths]
         finished = fanout.optimise_iteration(
             PoolBuilder(state.problem, default_hook(state.references)), state.saved,
-            shards)
+            shards, workers)
         state.iterations.save(state.fingerprint, finished, provenance)
         return finished
 

@@ -127,16 +127,17 @@ def read_shard(path: str | os.PathLike, fingerprint: str, n_stats: int) -> Itera
 
 
 def optimise_iteration(builder: PoolBuilder, saved: Sequence[SavedIteration],
-                       shards: Sequence[IterationShard]) -> SavedIteration:
-    """Iteration ``len(saved) + 1`` from its shards: pool, optimisation or stop; returned as
-    the checkpoint file of that iteration holds it."""
+                       shards: Sequence[IterationShard], workers: int = 1) -> SavedIteration:
+    """Iteration ``len(saved) + 1`` from its shards: pool, optimisation (in ``workers``
+    processes) or stop; returned as the checkpoint file of that iteration holds it."""
     problem = builder.problem
     weights = restore(builder, saved)
     covered = sorted(index for shard in shards for index in shard.one_best_sentences)
     if covered != sorted(set(covered)):
         raise ValueError("the shards of an iteration overlap")
     new_rows, decode_score = builder.merge(shards)
-    entry, new = problem.step(builder, len(saved) + 1, weights, new_rows, decode_score)
+    entry, new = problem.step(builder, len(saved) + 1, weights, new_rows, decode_score,
+                              workers)
     logger.info("iteration %d: %s of the decode %.4f%s; %d new hypotheses, pool %d%s",
                 entry.iteration, problem.metric.name, decode_score,
                 "" if entry.pool_score is None else f", of the pool at the new weights "

@@ -323,10 +323,11 @@ class TuningProblem:
                 "settings": asdict(self.settings), "decoder": asdict(decoder_settings)}
 
     def step(self, pool: PoolBuilder, iteration: int, weights: np.ndarray, new_rows: int,
-             decode_score: float) -> tuple[IterationLog, np.ndarray]:
+             decode_score: float, workers: int = 1) -> tuple[IterationLog, np.ndarray]:
         """End iteration ``iteration``, which decoded ``weights`` and added ``new_rows`` to the
-        pool: optimise on the pool (seeded by the iteration), or stop. Returns its log entry
-        and the weights the next iteration decodes (``weights`` when it stops)."""
+        pool: optimise on the pool (seeded by the iteration; MERT's start points side by side in
+        ``workers`` processes), or stop. Returns its log entry and the weights the next
+        iteration decodes (``weights`` when it stops)."""
         settings = self.settings
         reason, pool_score, new = None, None, weights
         if new_rows == 0:
@@ -337,7 +338,8 @@ class TuningProblem:
             starts = self.replicate_starts(weights) if iteration == 1 else []
             new, pool_score = _optimise(pool.pool.flat(), self.metric,
                                         starts[0] if starts else weights, self.free,
-                                        self.box, settings, settings.iteration_rng(iteration))
+                                        self.box, settings, settings.iteration_rng(iteration),
+                                        workers)
             if not _moved(weights[self.free], new[self.free], settings.epsilon):
                 reason = f"weights moved less than {settings.epsilon}"
         entry = IterationLog(iteration, tuple(weights.tolist()), decode_score, pool_score,
@@ -462,7 +464,8 @@ class PoolBuilder:
 
 
 def _optimise(flat: FlatPool, metric: Metric, weights: np.ndarray, free: np.ndarray, box: Box,
-              settings: TuningSettings, rng: np.random.Generator) -> tuple[np.ndarray, float]:
+              settings: TuningSettings, rng: np.random.Generator, workers: int = 1
+              ) -> tuple[np.ndarray, float]:
     """New weights from the pool: the free ones optimised, the fixed ones unchanged.
 
     Returns the weights and the pool's metric value at them.
@@ -478,7 +481,7 @@ def _optimise(flat: FlatPool, metric: Metric, weights: np.ndarray, free: np.ndar
         tuned, _ = pro_optimise(sub, metric, weights[free], box.lower, box.upper, settings.pro,
                                 rng)
     else:
-        tuned, _ = optimise(sub, metric, weights[free], settings.mert, rng, box)
+        tuned, _ = optimise(sub, metric, weights[free], settings.mert, rng, box, workers)
     if per_segment:
         tuned = normalise(tuned)  # cannot change any 1-best: the fixed terms are per-segment
     new = weights.copy()
@@ -558,7 +561,7 @@ def tune(sentences: Sequence[str], references_per_sentence: Sequence[Sequence[st
         decoded = time.perf_counter()
         n_new, decode_score = builder.merge([builder.score(everyone, sentences, nbests)])
         scored = time.perf_counter()
-        entry, new = problem.step(builder, iteration, weights, n_new, decode_score)
+        entry, new = problem.step(builder, iteration, weights, n_new, decode_score, workers)
         log.append(entry)
         logger.info("iteration %d of at most %d: %s of the decode %.4f%s; %d new hypotheses, "
                     "pool %d; decode %.1f s, references %.1f s, optimise %.1f s", iteration,

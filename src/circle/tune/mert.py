@@ -18,7 +18,9 @@ maximise the tuning metric of the pool's 1-best hypotheses; repeat until the poo
   search stays in a :class:`Box`: per-feature bounds (sign constraints, Z-MERT's per-parameter
   ranges) cut every line search, and restart points are drawn from per-feature ranges
   (Moses ``mert --range``) scaled to the L1 norm of the start point, so they are on the scale of
-  the weights being tuned rather than of the unit cube.
+  the weights being tuned rather than of the unit cube. The start points' ascents are
+  independent and run side by side in ``workers`` processes, with the same result whatever
+  their number.
 
 Ties are broken deterministically: within a segment the 1-best among equal model scores is the
 hypothesis added to the pool first; among equally good intervals of a line search the one
@@ -29,6 +31,7 @@ The outer loop (:mod:`circle.tune.loop`) L1-normalises the result where that can
 
 from __future__ import annotations
 
+import multiprocessing
 from collections.abc import Hashable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -368,7 +371,8 @@ def coordinate_ascent(pool: FlatPool, metric: Metric, start: np.ndarray, setting
 
 
 def optimise(pool: FlatPool, metric: Metric, start: np.ndarray, settings: MertSettings,
-             rng: np.random.Generator, box: Box | None = None) -> tuple[np.ndarray, float]:
+             rng: np.random.Generator, box: Box | None = None, workers: int = 1
+             ) -> tuple[np.ndarray, float]:
     """Coordinate ascent from ``start`` and from ``settings.restarts`` random points.
 
     Restart points are drawn in ``box``'s restart ranges and scaled to the L1 norm of ``start``
@@ -376,14 +380,50 @@ def optimise(pool: FlatPool, metric: Metric, start: np.ndarray, settings: MertSe
     the start point only if it beats it by more than ``settings.restart_min_gain``: on a pool
     from one or two weight vectors, far-away points often win by a hair on the pool and fail
     when decoded. Weights are returned as found (the caller normalises).
+
+    The start points' ascents are independent, so ``workers`` > 1 runs them side by side in
+    that many processes (Moses ``mert --threads``); each start point draws its random
+    directions from a generator of its own, spawned from ``rng``, so the result is the same
+    whatever the number of workers.
     """
     d = pool.features.shape[1]
     box = box or Box.free(d)
     start = box.clip(np.asarray(start, dtype=np.float64))
     scale = float(np.abs(start).sum()) or 1.0
-    best_w, best_score = coordinate_ascent(pool, metric, start, settings, rng, box)
-    for point in box.restart_points(settings.restarts, scale, rng):
-        w, score = coordinate_ascent(pool, metric, point, settings, rng, box)
+    points = [start, *box.restart_points(settings.restarts, scale, rng)]
+    # Without random directions an ascent draws nothing, and every start point may share rng.
+    generators = rng.spawn(len(points)) if settings.random_directions else [rng] * len(points)
+    ascents = _ascents(pool, metric, points, generators, settings, box, workers)
+    best_w, best_score = ascents[0]
+    for w, score in ascents[1:]:
         if score > best_score + settings.restart_min_gain:
             best_w, best_score = w, score
     return best_w, best_score
+
+
+_SHARED_SEARCH: tuple | None = None
+"""What :func:`_ascend` in a forked worker searches: (pool, metric, settings, box)."""
+
+
+def _ascend(point: np.ndarray, rng: np.random.Generator) -> tuple[np.ndarray, float]:
+    assert _SHARED_SEARCH is not None, "set by _ascents before the workers fork"
+    pool, metric, settings, box = _SHARED_SEARCH
+    return coordinate_ascent(pool, metric, point, settings, rng, box)
+
+
+def _ascents(pool: FlatPool, metric: Metric, points: Sequence[np.ndarray],
+             generators: Sequence[np.random.Generator], settings: MertSettings, box: Box,
+             workers: int) -> list[tuple[np.ndarray, float]]:
+    """:func:`coordinate_ascent` from each point, in order; with ``workers`` > 1 in forked
+    processes that inherit the pool (copy-on-write) instead of receiving it."""
+    workers = min(workers, len(points))
+    if workers <= 1 or "fork" not in multiprocessing.get_all_start_methods():
+        return [coordinate_ascent(pool, metric, point, settings, generator, box)
+                for point, generator in zip(points, generators, strict=True)]
+    global _SHARED_SEARCH
+    _SHARED_SEARCH = (pool, metric, settings, box)
+    try:
+        with multiprocessing.get_context("fork").Pool(workers) as processes:
+            return processes.starmap(_ascend, zip(points, generators, strict=True), chunksize=1)
+    finally:
+        _SHARED_SEARCH = None
