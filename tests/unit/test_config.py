@@ -27,7 +27,7 @@ from circle.pipeline.config import (
     frozen_alignment_problems,
     grammar_schemas,
     own_data_warnings,
-    schema_problem,
+    schema_problems,
     thesis_numbers,
     with_schema_defaults,
 )
@@ -131,9 +131,8 @@ def test_the_condition_suffixes_the_config_readme_names_are_accepted():
     ("seed", -5, "config seed: -5 is less than the minimum of 0"),
 ], ids=["experiment-trailing-newline", "negative-seed"])
 def test_a_schema_violation_names_its_key(dotted, value, problem):
-    with pytest.raises(WorkflowError) as error:
-        validate(with_change(tiny(), dotted, value), schema=str(SCHEMA))
-    assert schema_problem(error.value).startswith(problem)
+    [found] = schema_problems(with_change(tiny(), dotted, value))
+    assert found.startswith(problem)
 
 
 def test_a_key_given_twice_is_named_with_its_file_and_line(tmp_path):
@@ -328,9 +327,7 @@ def test_the_schema_bounds_the_search_sizes_as_the_decoder_does():
     sizes += [schema[section]["properties"]["nbest"] for section in ("grid_search", "targeted")]
     assert [size["maximum"] for size in sizes] == [MAX_SEARCH_SIZE] * 5
     problem = "config decoder.k: 1000000000 is greater than the maximum of 10000"
-    with pytest.raises(WorkflowError) as error:
-        validate(with_change(tiny(), "decoder.k", 10**9), schema=str(SCHEMA))
-    assert schema_problem(error.value) == problem
+    assert schema_problems(with_change(tiny(), "decoder.k", 10**9)) == [problem]
 
 
 def test_thesis_numbers_are_on_for_the_bible_and_off_for_own_data_unless_asked():

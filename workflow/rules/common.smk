@@ -6,9 +6,7 @@ import os
 import re
 
 from snakemake.common.tbdstring import TBDString
-from snakemake.exceptions import WorkflowError
 from snakemake.logging import logger
-from snakemake.utils import validate
 
 from circle.core.tables import config_hash, parquet_rows
 from circle.corpus.prepare import EVAL_SETS, UNUSED_TRAINING
@@ -22,14 +20,7 @@ from circle.experiments.conditions import (
 )
 from circle.figures.summary import summary_inputs
 from circle.paraphrase.config import bias_name
-from circle.pipeline.config import (
-    ConfigError,
-    config_problems,
-    duplicate_key_problems,
-    own_data_warnings,
-    schema_problem,
-    thesis_numbers,
-)
+from circle.pipeline.config import check_config, own_data_warnings, thesis_numbers
 from circle.pipeline.plan import RUN_SETS, Plan
 from circle.pipeline.resources import MEMORY, input_mb, runtime_model
 from circle.pipeline.runs import (
@@ -70,14 +61,8 @@ from circle.pipeline.runs import (
 from circle.tune.checkpoint import ended
 
 
-if problems := duplicate_key_problems(workflow.configfiles):
-    raise ConfigError(problems)
-try:
-    validate(config, schema="../schemas/config.schema.yaml")
-except WorkflowError as error:
-    raise ConfigError([schema_problem(error)]) from None
-if problems := config_problems(config):
-    raise ConfigError(problems)
+check_config(config, workflow.configfiles,
+             os.path.join(workflow.basedir, "workflow", "schemas", "config.schema.yaml"))
 if not (workflow.remote_exec or workflow.subprocess_exec):  # once, not in each job
     for warning in own_data_warnings(config):
         logger.warning(f"Own data ({config['experiment']}): {warning}.")

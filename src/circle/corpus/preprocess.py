@@ -17,14 +17,34 @@ from pathlib import Path
 
 import pandas as pd
 from sacremoses import MosesDetokenizer, MosesTokenizer
+from sacremoses.corpus import NonbreakingPrefixes
 
 from circle.core.schemas import BITEXT, EVALSET
 from circle.core.tables import read_metadata, read_table, write_table
 
+LANGUAGES = frozenset({*NonbreakingPrefixes().available_langs.values(), "ja", "ko"})
+"""The language codes the Moses tokeniser knows: those with a list of non-breaking prefixes
+(sacremoses), and Japanese and Korean, which it segments by script. It takes any other code
+without a word and tokenises it by no language's rules."""
+
+
+def language_problem(lang: str) -> str | None:
+    """Why the tokeniser cannot take the language code ``lang``, or None if it can."""
+    if lang in LANGUAGES:
+        return None
+    return (f"'{lang}' is not a language code the Moses tokeniser knows; it knows "
+            f"{', '.join(sorted(LANGUAGES))}")
+
+
+def _checked(lang: str) -> str:
+    if problem := language_problem(lang):
+        raise ValueError(problem)
+    return lang
+
 
 @cache
 def _tokenizer(lang: str) -> MosesTokenizer:
-    return MosesTokenizer(lang=lang)
+    return MosesTokenizer(lang=_checked(lang))
 
 
 def normalize(text: str, lang: str, lowercase: bool = True) -> str:
@@ -37,7 +57,7 @@ def normalize(text: str, lang: str, lowercase: bool = True) -> str:
 
 @cache
 def _detokenizer(lang: str) -> MosesDetokenizer:
-    return MosesDetokenizer(lang=lang)
+    return MosesDetokenizer(lang=_checked(lang))
 
 
 def detokenize(tokens: str, lang: str) -> str:

@@ -1,20 +1,24 @@
 """Checks of an experiment's configuration when the workflow is built, before any job runs.
 
-The JSON schema (``workflow/schemas/config.schema.yaml``) checks each key on its own; these
-checks need several keys together: tuning conditions against the references the data has, the
-untuned weights against the features of the grammars they score, and a frozen alignment against
-the alignment settings it replays. :func:`write_effective_config` records the configuration an
-experiment ran with beside its results.
+:func:`check_config` runs them in order. The JSON schema
+(``workflow/schemas/config.schema.yaml``) checks each key on its own; the later checks need
+several keys together: tuning conditions against the references the data has, the untuned
+weights against the features of the grammars they score, the tokeniser's languages against the
+corpus, and a frozen alignment against the alignment settings it replays.
+:func:`write_effective_config` records the configuration an experiment ran with beside its
+results.
 """
 
 from __future__ import annotations
 
+import copy
 import fnmatch
 import os
 from collections.abc import Hashable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+import jsonschema
 import yaml
 
 from circle.align import REFREEZE_HINT, aligner_name
@@ -27,8 +31,10 @@ from circle.core.schemas import (
     paraphrase_grammar_schema,
 )
 from circle.core.tables import SchemaError, atomic_path, read_metadata
+from circle.corpus.bible import ENGLISH
 from circle.corpus.pivots import pivot_problems
 from circle.corpus.prepare import reference_names
+from circle.corpus.preprocess import language_problem
 from circle.decoder.model import DECODER_FEATURES, Model, finite_weight
 from circle.experiments.conditions import Condition, parse_conditions
 from circle.experiments.dose_response import dose_problems
@@ -46,14 +52,104 @@ class ConfigError(ValueError):
         super().__init__("invalid configuration:\n  " + "\n  ".join(self.problems))
 
 
-def schema_problem(error: Exception) -> str:
-    """One line for a failed schema validation: the key and what is wrong with it, without the
-    whole schema that Snakemake's message quotes."""
-    cause = error.__context__
-    if cause is None or not hasattr(cause, "absolute_path"):  # not a jsonschema ValidationError
-        return str(error)
-    key = ".".join(str(part) for part in cause.absolute_path)
-    return f"config{' ' + key if key else ''}: {cause.message}"
+CONFIG_SCHEMA = Path(__file__).resolve().parents[3] / "workflow" / "schemas" / "config.schema.yaml"
+"""The workflow's config schema in the checkout this package runs from."""
+
+
+def schema_validator(schema_path: str | os.PathLike = CONFIG_SCHEMA) -> jsonschema.Validator:
+    """A validator of the schema at ``schema_path`` that completes the config it validates in
+    place with the schema's defaults for the keys it lacks, and takes only whole numbers written
+    as such where the schema asks for an integer: JSON Schema counts ``2.0`` as an integer,
+    but ``range(2.0)`` and the workflow's wildcards do not."""
+    schema = yaml.safe_load(Path(schema_path).read_text(encoding="utf-8"))
+    base = jsonschema.validators.validator_for(schema)
+    check_properties = base.VALIDATORS["properties"]
+
+    def fill_defaults(validator, properties, instance, subschema):
+        if validator.is_type(instance, "object"):
+            for name, property_schema in properties.items():
+                if "default" in property_schema:
+                    instance.setdefault(name, copy.deepcopy(property_schema["default"]))
+        yield from check_properties(validator, properties, instance, subschema)
+
+    types = base.TYPE_CHECKER.redefine(
+        "integer", lambda _, value: isinstance(value, int) and not isinstance(value, bool))
+    return jsonschema.validators.extend(base, {"properties": fill_defaults},
+                                        type_checker=types)(schema)
+
+
+def with_schema_defaults(config: dict[str, Any], schema_path: str | os.PathLike = CONFIG_SCHEMA
+                         ) -> dict[str, Any]:
+    """``config`` checked against the workflow's JSON schema and completed in place with the
+    schema's defaults for the keys it lacks, as the workflow does when it is built
+    (:func:`check_config`): an effective config written before a key existed reads as one
+    written now. Raises jsonschema's ValidationError for a config the schema refuses."""
+    schema_validator(schema_path).validate(config)
+    return config
+
+
+MAX_CONFIG_VALUES = 100_000
+"""The most values (mappings, lists and scalars, counted as YAML aliases expand them) a
+configuration may hold; the largest shipped config holds a few hundred."""
+MAX_MESSAGE_CHARS = 300
+"""The longest schema message quoted: a message quotes the refused value."""
+
+
+def check_config(config: dict[str, Any], paths: Sequence[str | os.PathLike],
+                 schema_path: str | os.PathLike = CONFIG_SCHEMA) -> None:
+    """Check the configuration read from the config files ``paths`` as the workflow is built,
+    and fill in the schema's defaults: keys given twice and values that YAML aliases blow up
+    (:func:`expansion_problems`) first, then the schema (:func:`schema_problems`), then
+    :func:`config_problems`. Raises :class:`ConfigError` with the problems of the first of
+    these steps that finds any."""
+    if problems := duplicate_key_problems(paths) + expansion_problems(config):
+        raise ConfigError(problems)
+    if problems := schema_problems(config, schema_path):
+        raise ConfigError(problems)
+    if problems := config_problems(config):
+        raise ConfigError(problems)
+
+
+def expansion_problems(config: Mapping[str, Any]) -> list[str]:
+    """Each top-level key whose value holds more than :data:`MAX_CONFIG_VALUES` values once
+    its YAML aliases are expanded (an alias bomb: a list of aliases of lists of aliases ...),
+    which would take hours to validate or print. Counted without expanding, a shared value
+    once per alias that reaches it."""
+    sizes: dict[int, int] = {}
+
+    def size(value: Any) -> int:
+        if not isinstance(value, dict | list):
+            return 1
+        if id(value) not in sizes:
+            children = value.values() if isinstance(value, dict) else value
+            sizes[id(value)] = 1 + sum(size(child) for child in children)
+        return sizes[id(value)]
+
+    return [f"config {key}: holds more than {MAX_CONFIG_VALUES:,} values once its YAML aliases "
+            "are expanded (aliases of lists of aliases?); a configuration holds a few hundred"
+            for key, value in config.items() if size(value) > MAX_CONFIG_VALUES]
+
+
+def schema_problems(config: dict[str, Any], schema_path: str | os.PathLike = CONFIG_SCHEMA
+                    ) -> list[str]:
+    """Every violation of the workflow's JSON schema by ``config`` (:func:`schema_problem`),
+    completing it in place with the schema's defaults as :func:`with_schema_defaults` does."""
+    return [schema_problem(error) for error in schema_validator(schema_path).iter_errors(config)]
+
+
+def schema_problem(error: jsonschema.ValidationError) -> str:
+    """One line for a failed schema validation: the key and what is wrong with it, at most
+    :data:`MAX_MESSAGE_CHARS` of it (jsonschema's own string quotes the whole config and
+    schema). A whole number written as a decimal (``2.0``) is told how to write it."""
+    key = ".".join(str(part) for part in error.absolute_path)
+    message = error.message
+    if (error.validator == "type" and isinstance(error.instance, float)
+            and error.instance.is_integer() and "integer" in error.validator_value):
+        message = (f"{error.instance!r} is written as a decimal number, but the key takes a "
+                   f"whole number: write {int(error.instance)}")
+    if len(message) > MAX_MESSAGE_CHARS:
+        message = f"{message[:MAX_MESSAGE_CHARS]}... ({len(message):,} characters)"
+    return f"config{' ' + key if key else ''}: {message}"
 
 
 def thesis_numbers(config: Mapping[str, Any]) -> bool:
@@ -100,22 +196,24 @@ def own_data_warnings(config: Mapping[str, Any]) -> list[str]:
 def config_problems(config: Mapping[str, Any]) -> list[str]:
     """Every problem of a schema-valid configuration (defaults filled in) that would stop a
     job later: see :func:`condition_problems`, :func:`weight_problems`,
-    :func:`bounds_problems`, :func:`grid_problems`,
+    :func:`language_problems`, :func:`bounds_problems`, :func:`grid_problems`,
     :func:`circle.experiments.dose_response.dose_problems`,
     :func:`circle.experiments.lattice_tuning.lattice_problems`,
     :func:`circle.experiments.oov_translation.oov_problems`,
     :func:`circle.corpus.pivots.pivot_problems` and :func:`samt_problems`. The frozen
     alignment is checked by the jobs that replay it (:func:`frozen_alignment_problems`), so
     that the job rebuilding it can run while it is broken."""
-    return (condition_problems(config) + weight_problems(config) + bounds_problems(config)
-            + grid_problems(config) + dose_problems(config) + lattice_problems(config)
-            + oov_problems(config) + pivot_problems(config) + samt_problems(config))
+    return (condition_problems(config) + language_problems(config) + weight_problems(config)
+            + bounds_problems(config) + grid_problems(config) + dose_problems(config)
+            + lattice_problems(config) + oov_problems(config) + pivot_problems(config)
+            + samt_problems(config))
 
 
 def condition_problems(config: Mapping[str, Any]) -> list[str]:
     """The tuning conditions must include the baseline 1H and ask for no more human references
-    than the tune set has; the paraphraser-tuning set needs two references (one is the
-    paraphraser's input)."""
+    than the tune set has, nor a 1H+kT more targeted paraphrases than ``targeted.nbest``
+    decodes per hypothesis (1H+kP's paraphraser decodes k itself); the paraphraser-tuning set
+    needs two references (one is the paraphraser's input)."""
     corpus = config["corpus"]
     counts = {name: len(names) for name, names in reference_names(corpus).items()}
 
@@ -125,6 +223,7 @@ def condition_problems(config: Mapping[str, Any]) -> list[str]:
 
     conditions = config["tuning"]["conditions"]
     biases = [float(b) for b in config["paraphrase"]["biases"]]
+    nbest = config["targeted"]["nbest"]
     problems = []
     if BASELINE_CONDITION not in conditions:
         problems.append(f"tuning.conditions {conditions} lacks {BASELINE_CONDITION}, the "
@@ -148,9 +247,44 @@ def condition_problems(config: Mapping[str, Any]) -> list[str]:
         if bias is not None and bias not in biases:
             problems.append(f"tuning.conditions: {name}: bias {bias:g} is not one of "
                             f"paraphrase.biases {biases}")
+        if condition.targeted and condition.paraphrases > nbest:
+            problems.append(f"tuning.conditions: {name} takes {condition.paraphrases} targeted "
+                            f"paraphrases per hypothesis, but targeted.nbest {nbest} decodes "
+                            f"only {nbest}: raise targeted.nbest to at least "
+                            f"{condition.paraphrases}")
     if counts["paratune"] < 2:
         problems.append(f"the paraphraser-tuning set has {counts['paratune']} reference "
                         f"({key('paratune')}); paraphraser tuning needs 2 (one is its input)")
+    return problems
+
+
+BIBLE_LANGUAGES = {"es": "es", **dict.fromkeys(ENGLISH, "en")}
+"""The language of each text column of the Bible table."""
+
+
+def language_problems(config: Mapping[str, Any]) -> list[str]:
+    """The tokeniser's languages (``preprocess.source_lang`` and ``target_lang``) must be
+    languages the Moses tokeniser knows (:func:`circle.corpus.preprocess.language_problem`)
+    and differ; for the Bible they must be the languages of the columns they tokenise. A wrong
+    code runs, but splits and rejoins words by another language's rules (``isn 't``)."""
+    preprocess = config["preprocess"]
+    problems = [f"preprocess.{key}: {problem}" for key in ("source_lang", "target_lang")
+                if (problem := language_problem(preprocess[key]))]
+    if preprocess["source_lang"] == preprocess["target_lang"]:
+        problems.append(f"preprocess.source_lang and preprocess.target_lang are both "
+                        f"'{preprocess['source_lang']}'; the source and the target are two "
+                        "languages, each tokenised by its own rules")
+    corpus = config["corpus"]
+    if corpus["kind"] == "bible":
+        bible = corpus["bible"]
+        for key, columns in (("source_lang", [bible["source"]]),
+                             ("target_lang", [bible["train_target"], *bible["references"]])):
+            for column in columns:
+                if BIBLE_LANGUAGES[column] != preprocess[key]:
+                    problems.append(
+                        f"preprocess.{key} is '{preprocess[key]}', but it tokenises the Bible "
+                        f"column '{column}', which is in '{BIBLE_LANGUAGES[column]}' (swapped "
+                        "codes?)")
     return problems
 
 
@@ -336,35 +470,6 @@ def frozen_alignment_problems(config: Mapping[str, Any], pair: str | None = None
             problems.append(f"{key}: {path} was made with {found}, but "
                             f"alignment.{option} asks for {expected}; {REFREEZE_HINT}")
     return problems
-
-
-CONFIG_SCHEMA = Path(__file__).resolve().parents[3] / "workflow" / "schemas" / "config.schema.yaml"
-"""The workflow's config schema in the checkout this package runs from."""
-
-
-def with_schema_defaults(config: dict[str, Any], schema_path: str | os.PathLike = CONFIG_SCHEMA
-                         ) -> dict[str, Any]:
-    """``config`` checked against the workflow's JSON schema and completed in place with the
-    schema's defaults for the keys it lacks, as the workflow's ``validate(config, schema)``
-    does when it is built: an effective config written before a key existed reads as one
-    written now. Raises jsonschema's ValidationError for a config the schema refuses."""
-    import copy
-
-    import jsonschema
-
-    schema = yaml.safe_load(Path(schema_path).read_text(encoding="utf-8"))
-    base = jsonschema.validators.validator_for(schema)
-    check_properties = base.VALIDATORS["properties"]
-
-    def fill_defaults(validator, properties, instance, subschema):
-        if validator.is_type(instance, "object"):
-            for name, property_schema in properties.items():
-                if "default" in property_schema:
-                    instance.setdefault(name, copy.deepcopy(property_schema["default"]))
-        yield from check_properties(validator, properties, instance, subschema)
-
-    jsonschema.validators.extend(base, {"properties": fill_defaults})(schema).validate(config)
-    return config
 
 
 def write_effective_config(config: Mapping[str, Any], path: str | os.PathLike) -> None:
