@@ -35,8 +35,10 @@ def read_lines(path: str | Path, max_chars: int) -> tuple[list[str], list[str]]:
     """Read one sentence per line from a text or Parquet file; return (lines, problems).
 
     Text files must be UTF-8 (a byte-order mark at the start is dropped); Parquet files must have
-    a string column named ``text``, a row per line. Lines are stripped of the trailing newline
-    only; the tokeniser brings them to Unicode NFC (:func:`circle.corpus.preprocess.normalize`).
+    a string column named ``text`` and no other (a ``segment_id`` or ``document`` column would
+    be ignored, the rows paired by their order), a row per line. Lines are stripped of the
+    trailing newline only; the tokeniser brings them to Unicode NFC
+    (:func:`circle.corpus.preprocess.normalize`).
     Problems: missing or empty file, invalid UTF-8, a NUL byte (UTF-16 read as UTF-8), empty or
     whitespace-only line, line longer than ``max_chars`` characters, a line break inside a line
     (a Parquet cell holds one segment), line that tokenises to nothing (only control
@@ -115,6 +117,12 @@ def _read_parquet_lines(path: Path) -> tuple[list[str], list[str]]:
     if PARQUET_TEXT_COLUMN not in table.column_names:
         return [], [f"{path}: Parquet file has no '{PARQUET_TEXT_COLUMN}' column "
                     f"(columns: {table.column_names})"]
+    if others := [name for name in table.column_names if name != PARQUET_TEXT_COLUMN]:
+        return [], [f"{path}: Parquet file has columns {others} besides "
+                    f"'{PARQUET_TEXT_COLUMN}'; circle reads only '{PARQUET_TEXT_COLUMN}' and "
+                    "pairs a set's files by row order, so write the file with the "
+                    f"'{PARQUET_TEXT_COLUMN}' column alone, its rows in the order of the other "
+                    "files (document ids go in the set's documents file)"]
     column = table.column(PARQUET_TEXT_COLUMN)
     if not (pa.types.is_string(column.type) or pa.types.is_large_string(column.type)):
         return [], [f"{path}: Parquet column '{PARQUET_TEXT_COLUMN}' holds {column.type}, not "
