@@ -58,3 +58,5 @@ def test_perfect_constant_and_too_few_pairs():
         pearson([1, 2], [2, 1])
     with pytest.raises(ValueError, match="pairs"):
         pearson([1, 2, 3], [1, 2])
+    with pytest.raises(ValueError, match="finite"):
+        pearson([1, 2, 3, 4], [1, float("nan"), 2, 3])

@@ -50,10 +50,13 @@ def t_two_sided(t: float, df: int) -> float:
 
 def pearson(x: Sequence[float], y: Sequence[float]) -> Correlation:
     """Pearson's r of ``x`` and ``y`` with its two-sided p-value (see the module); NaN for a
-    constant variable. Refuses fewer than three pairs (no degree of freedom)."""
+    constant variable. Refuses fewer than three pairs (no degree of freedom) and missing
+    values."""
     first, second = np.asarray(x, dtype=float), np.asarray(y, dtype=float)
     if first.shape != second.shape or first.ndim != 1:
         raise ValueError(f"pairs needed: {first.shape} values against {second.shape}")
+    if not (np.isfinite(first).all() and np.isfinite(second).all()):
+        raise ValueError("a correlation needs finite values")
     n = len(first)
     if n < 3:
         raise ValueError(f"a correlation's test needs at least 3 pairs, not {n}")
