@@ -253,6 +253,32 @@ def _ladder(args: argparse.Namespace) -> None:
     print(write_ladder_page(results, root / args.out, made_at))
 
 
+def _power(args: argparse.Namespace) -> None:
+    from circle.core.schemas import CONDITION_SUMMARY
+    from circle.core.tables import read_table
+    from circle.experiments.replicates import SUMMARY_METRICS, summary_power, summary_tests
+
+    path = Path(args.results) / "evaluation" / args.run_set / "conditions.parquet"
+    summary = read_table(path, CONDITION_SUMMARY)
+    try:
+        power = summary_power(summary, args.difference, args.alpha, args.power)
+    except ValueError as error:
+        raise ValueError(f"{path}: {error}") from error
+    print(f"{path}: {len(summary)} conditions; two-sided two-sample t-test, alpha = "
+          f"{args.alpha:g}, power {args.power:g}")
+    for row in power.itertuples():
+        needed = "" if args.difference is None else (
+            f"; {args.difference:g} BLEU needs {row.needed} replicates per condition")
+        print(f"{SUMMARY_METRICS[row.metric]}: replicate sd {row.sd:.3f} (pooled over "
+              f"{row.conditions} conditions); with {row.replicates} replicates per condition "
+              f"the table detects {row.detectable:.2f} BLEU{needed}")
+    tests = summary_tests(summary)
+    if not tests.empty:
+        count = int(tests[[f"{m}_p" for m in SUMMARY_METRICS]].notna().to_numpy().sum())
+        print(f"replicate-level tests (Welch's t; Holm over the table's {count} tests):")
+        print(tests.to_string(index=False, float_format=lambda x: f"{x:.3g}"))
+
+
 def _results_argument(sub: argparse.ArgumentParser) -> None:
     sub.add_argument("--experiment",
                      help="the experiment whose results/<experiment> directory holds the tables "
@@ -379,6 +405,21 @@ def build_parser() -> argparse.ArgumentParser:
                      help="the run's commits, where one commit does not say it (a run resumed "
                           "or extended at later commits); default: the commit its summary page "
                           "names, else its checkout's")
+    _results_argument(sub)
+
+    sub = command("power", _power, "the power analysis of an experiment's tuning replicates: "
+                  "their spread (sd of the replicates' test BLEU, raw and at a common length), "
+                  "the difference its replicates can detect, the replicates a given difference "
+                  "needs, and each condition's replicate-level test against its baseline")
+    sub.add_argument("--difference", type=float,
+                     help="a difference in BLEU to detect: print the replicates it needs")
+    sub.add_argument("--alpha", type=float, default=0.05,
+                     help="the two-sided test's level (default: %(default)s)")
+    sub.add_argument("--power", type=float, default=0.8,
+                     help="the power wanted (default: %(default)s)")
+    sub.add_argument("--run-set", default="", metavar="DIR",
+                     help="the run set under RESULTS/evaluation, e.g. dose/ (default: the "
+                          "config's conditions)")
     _results_argument(sub)
 
     sub = command("ladder", _ladder, "write the ladder of paraphrasers: experiments with the "

@@ -211,7 +211,8 @@ def summary(frame: pd.DataFrame, level: float = 0.05, shuffles: int = 10000) -> 
             row.update({f"{metric}_mean": runs[metric].mean(), f"{metric}_sd": None,
                         f"{metric}_pooled": runs[metric].mean(),
                         f"{metric}_difference": difference, f"{metric}_p_value": p,
-                        f"{metric}_significant": None if p is None else p < level})
+                        f"{metric}_significant": None if p is None else p < level,
+                        f"{metric}_mean_difference": None, f"{metric}_welch_p_value": None})
         rows.append(row)
     return pd.DataFrame(rows)
 

@@ -564,7 +564,7 @@ EVALUATION = _schema(
 
 CONDITION_SUMMARY = _schema(
     "condition_summary",
-    3,
+    4,
     "Test-set scores per tuning condition over its tuning replicates (Clark et al. 2011), one row "
     "per (experiment, condition), from the runs of an `evaluation` table: `replicates` runs, mean "
     "and sample standard deviation (null for one run) of their sacrebleu BLEU, TER and chrF "
@@ -578,7 +578,11 @@ CONDITION_SUMMARY = _schema(
     "= pooled score minus the baseline's (TER: negative is better), `<metric>_p_value` the "
     "two-sided approximate randomisation p-value over all replicates "
     "(circle.experiments.evaluate.approximate_randomisation; `shuffles` shuffles from "
-    "`shuffle_seed`), and `<metric>_significant` = p-value < `significance_level`.",
+    "`shuffle_seed`), and `<metric>_significant` = p-value < `significance_level`; the test whose "
+    "unit is the tuning run: `<metric>_mean_difference` = mean over replicates minus the "
+    "baseline's, `<metric>_welch_p_value` the two-sided Welch t-test over the replicates' scores "
+    "(circle.experiments.replicates.welch_test; null with fewer than two replicates a side or no "
+    "spread on either; version 4 added both).",
     [
         pa.field("experiment", pa.string(), nullable=False),
         pa.field("condition", pa.string(), nullable=False),
@@ -611,6 +615,12 @@ CONDITION_SUMMARY = _schema(
         pa.field("matched_bleu_difference", pa.float64()),
         pa.field("matched_bleu_p_value", pa.float64()),
         pa.field("matched_bleu_significant", pa.bool_()),
+        pa.field("bleu_mean_difference", pa.float64()),
+        pa.field("bleu_welch_p_value", pa.float64()),
+        pa.field("ter_mean_difference", pa.float64()),
+        pa.field("ter_welch_p_value", pa.float64()),
+        pa.field("matched_bleu_mean_difference", pa.float64()),
+        pa.field("matched_bleu_welch_p_value", pa.float64()),
         pa.field("significance_level", pa.float64(), nullable=False),
         pa.field("shuffles", pa.int32(), nullable=False),
         pa.field("shuffle_seed", pa.int64(), nullable=False),

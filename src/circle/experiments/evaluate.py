@@ -13,7 +13,8 @@ bootstrap resampling (p < 0.05), implemented here on the additive BLEU statistic
 :mod:`circle.tune.metrics`, so one resample is a matrix product. That test sees one tuning run per
 system and so ignores the optimiser's own variance; :func:`approximate_randomisation` is the
 test over all tuning replicates of Clark et al. (2011), and :func:`condition_summary` applies it
-per condition against the baseline (the significance marks of the report).
+per condition against the baseline (the significance marks of the report), beside a test whose
+unit is the tuning run (:mod:`circle.experiments.replicates`).
 
 References are given per segment (a list of strings each, as in :mod:`circle.tune.metrics`);
 segments may have different numbers of references.
@@ -32,6 +33,7 @@ from sacrebleu.metrics import BLEU, CHRF, TER
 
 from circle.core.schemas import CONDITION_SUMMARY, EVALUATION
 from circle.core.tables import write_table
+from circle.experiments.replicates import welch_test
 from circle.tune.metrics import get_metric, ter_from_stats, ter_stats
 
 BOOTSTRAP_SAMPLES = 1000
@@ -414,9 +416,12 @@ def condition_summary(evaluation: pd.DataFrame,
     """Per condition: replicates, mean and sample standard deviation of BLEU, TER and BLEU at a
     common length (:data:`TESTED_METRICS`) and of chrF (its pooled score too, untested), the
     mean length ratio, whether two replicates scored
-    alike (:func:`close_replicates`), and the approximate randomisation test over all
-    replicates against its baseline: ``baseline``, or ``baseline[condition]`` for a mapping
-    (:attr:`circle.experiments.conditions.Condition.baseline`).
+    alike (:func:`close_replicates`), and two tests against its baseline: ``baseline``, or
+    ``baseline[condition]`` for a mapping
+    (:attr:`circle.experiments.conditions.Condition.baseline`). The approximate randomisation
+    test pools the segments of all replicates (MultEval's); Welch's t-test over the replicates'
+    scores (:func:`circle.experiments.replicates.welch_test`, ``<metric>_welch_p_value`` beside
+    ``<metric>_mean_difference``) takes each run as one observation (Clark et al. 2011).
 
     ``evaluation`` holds the :data:`~circle.core.schemas.EVALUATION` rows of one experiment;
     ``stats[metric][(condition, replicate)]`` the per-segment statistics of that run's test
@@ -450,8 +455,9 @@ def condition_summary(evaluation: pd.DataFrame,
                                 for r in replicates])
             score = 100.0 * float(scorer.value(stacked.reshape(-1, scorer.n_stats).sum(axis=0)))
             pooled[condition, metric] = replicates, stacked, score
+    runs = dict(iter(evaluation.groupby("condition", sort=False)))
     summary = []
-    for condition, rows in evaluation.groupby("condition", sort=False):
+    for condition, rows in runs.items():
         first, base = rows.iloc[0], baselines[condition]
         row = {"experiment": first["experiment"], "condition": condition,
                "reference_type": first["reference_type"],
@@ -479,8 +485,13 @@ def condition_summary(evaluation: pd.DataFrame,
             row[f"{metric}_pooled"] = score
             if condition == base:
                 row.update({f"{metric}_difference": None, f"{metric}_p_value": None,
-                            f"{metric}_significant": None})
+                            f"{metric}_significant": None, f"{metric}_mean_difference": None,
+                            f"{metric}_welch_p_value": None})
                 continue
+            base_values = runs[base][metric].to_numpy(dtype=np.float64)
+            welch = welch_test(base_values, values)
+            row.update({f"{metric}_mean_difference": float(values.mean() - base_values.mean()),
+                        f"{metric}_welch_p_value": None if welch is None else welch.p_value})
             base_replicates, base_stacked, base_score = pooled[base, metric]
             if replicates != base_replicates:
                 raise ValueError(f"condition {condition} has replicates {replicates} but the "

@@ -39,7 +39,15 @@ from circle.experiments.evaluate import (
     TESTED_METRICS,
     WORSE,
     close_replicates,
+    significance_mark,
     summary_test,
+)
+from circle.experiments.replicates import (
+    ALPHA,
+    POWER,
+    detectable_difference,
+    holm,
+    pooled_sd,
 )
 from circle.tune.metrics import get_metric
 
@@ -66,6 +74,12 @@ CLOSE_NOTE = (f"{CLOSE} two of the cell's tuning replicates scored within {CLOSE
 """The line under a table with a :data:`CLOSE` cell."""
 THESIS = "thesis"
 TABLE_TITLE = "Test-set scores per number of tuning references"
+REPLICATE_DIFFERENCE, REPLICATE_P_VALUE = "mean_difference", "welch_p_value"
+"""A reference table's columns of the test whose unit is the tuning run (per series and metric):
+mean over replicates minus the baseline's, Welch's p-value."""
+REPLICATE_METRICS: tuple[str, ...] = ("bleu", MATCHED_BLEU)
+"""The scores a page tests at the replicate level, raw and at a common length: one family, over
+which :func:`replicate_tests` corrects."""
 
 
 @dataclass(frozen=True)
@@ -177,8 +191,10 @@ def reference_table(evaluation: pd.DataFrame, experiment: str | None = None,
 
     With ``conditions`` (the :data:`~circle.core.schemas.CONDITION_SUMMARY` of the same runs), also
     ``_p_value`` (approximate randomisation over replicates against the baseline; NaN for the
-    baseline and for conditions the summary lacks) and ``_mark`` (``*``, ``†`` or empty, see
-    :func:`significance_mark`).
+    baseline and for conditions the summary lacks), ``_mark`` (``*``, ``†`` or empty, see
+    :func:`significance_mark`) and the test whose unit is the run: ``_mean_difference`` (mean
+    over replicates minus the baseline's) and ``_welch_p_value`` (Welch's t over the
+    replicates' scores, uncorrected; :func:`replicate_tests` corrects a page's).
 
     Where the evaluation has the untuned system's row (condition :data:`UNTUNED`), the table
     starts with row 0, labelled ``untuned``, whose cells in every series are that system's
@@ -229,16 +245,25 @@ def reference_table(evaluation: pd.DataFrame, experiment: str | None = None,
             if conditions is None or metric not in TESTED_METRICS:
                 continue
             p_values, marks = [], []
+            replicate_columns: dict[str, list[float]] = {REPLICATE_DIFFERENCE: [],
+                                                         REPLICATE_P_VALUE: []}
             for k in table["references"]:
                 found = [c for c in names.get(k, []) if c in conditions.index]
                 if len(found) > 1:
                     raise ValueError(f"series {name!r}, {k} references: several conditions "
                                      f"{found}")
-                p_value, mark = summary_test(conditions.loc[found[0]] if found else None, metric)
+                found_row = conditions.loc[found[0]] if found else None
+                p_value, mark = summary_test(found_row, metric)
                 p_values.append(p_value)
                 marks.append(mark)
+                for column in (REPLICATE_DIFFERENCE, REPLICATE_P_VALUE):
+                    replicate_columns[column].append(
+                        np.nan if found_row is None or pd.isna(found_row[f"{metric}_{column}"])
+                        else float(found_row[f"{metric}_{column}"]))
             table[f"{name}_{metric}_p_value"] = p_values
             table[f"{name}_{metric}_mark"] = marks
+            for column, values in replicate_columns.items():
+                table[f"{name}_{metric}_{column}"] = values
     return table
 
 
@@ -342,6 +367,8 @@ def markdown_table(table: pd.DataFrame, labels: Mapping[str, str] | None = None,
     lines += replicates_markdown(table, labels)
     if all(f"{s}_{MATCHED_BLEU}_mean" in table.columns for s in names):
         lines += ["", *length_markdown(table, labels, significance is not None)]
+    if significance is not None:
+        lines += replicate_tests_markdown(table, significance, labels)
     if any(f"{s}_detok_bleu_mean" in table.columns for s in names):
         lines += ["", *detokenised_markdown(table, labels)]
     if signatures:
@@ -365,6 +392,123 @@ def replicates_markdown(table: pd.DataFrame, labels: Mapping[str, str] | None = 
         if parts:
             lines.append(f"- {row['label']}: " + "; ".join(parts))
     return lines
+
+
+def replicate_tests(table: pd.DataFrame, level: float) -> pd.DataFrame:
+    """Every replicate-level test of a reference table (its ``_welch_p_value`` columns of
+    :data:`REPLICATE_METRICS`), one row per series, table row and metric in the table's order:
+    ``series``, ``references``, ``label``, ``metric``, ``difference`` (mean over replicates
+    minus the baseline's), ``p_value`` (Welch), ``holm_p_value`` (Holm 1979 over all of them,
+    the page's family) and ``mark`` (``*`` / ``†`` where the adjusted p-value is below
+    ``level``)."""
+    rows = []
+    for name in series_names(table):
+        for metric in REPLICATE_METRICS:
+            column = f"{name}_{metric}_{REPLICATE_P_VALUE}"
+            if column not in table.columns:
+                continue
+            for record in table[table[column].notna()].to_dict("records"):
+                rows.append({"series": name, "references": int(record["references"]),
+                             "label": record["label"], "metric": metric,
+                             "difference": float(record[f"{name}_{metric}_"
+                                                        f"{REPLICATE_DIFFERENCE}"]),
+                             "p_value": float(record[column])})
+    tests = pd.DataFrame(rows, columns=["series", "references", "label", "metric",
+                                        "difference", "p_value"])
+    tests["holm_p_value"] = holm(tests["p_value"].to_numpy(dtype=float))
+    tests["mark"] = [significance_mark(metric, adjusted < level, difference)
+                     for metric, adjusted, difference
+                     in zip(tests["metric"], tests["holm_p_value"], tests["difference"],
+                            strict=True)]
+    return tests
+
+
+def p_text(p_value: float) -> str:
+    """A p-value in a table: two significant digits, "–" for none."""
+    return "–" if math.isnan(p_value) else f"{p_value:.2g}"
+
+
+def replicate_tests_markdown(table: pd.DataFrame, significance: Significance,
+                             labels: Mapping[str, str] | None = None) -> list[str]:
+    """The replicate-level part of a reference table with marks: the Holm-corrected Welch tests
+    of :func:`replicate_tests`, one line per series and row, how many tests the page makes,
+    and :func:`power_line`; nothing where the table has no replicate-level test."""
+    tests = replicate_tests(table, significance.level)
+    if tests.empty:
+        return []
+    marked = sum(int(table[f"{s}_{m}_p_value"].notna().sum()) for s in series_names(table)
+                 for m in TESTED_METRICS if f"{s}_{m}_p_value" in table.columns)
+    header = ["# tuning refs", "series", "BLEU Δ", "p", "Holm p", "at common length Δ", "p",
+              "Holm p"]
+    lines = ["| " + " | ".join(header) + " |", "|:---|:---|" + "---:|" * (len(header) - 2)]
+    for (name, _), cell in tests.groupby(["series", "references"], sort=False):
+        cells = [str(cell["label"].iloc[0]), series_label(name, labels)]
+        for metric in REPLICATE_METRICS:
+            found = cell[cell["metric"] == metric]
+            if found.empty:
+                cells += ["–"] * 3
+                continue
+            test = found.iloc[0]
+            cells += [f"{test['difference']:+.2f}", p_text(test["p_value"]),
+                      p_text(test["holm_p_value"]) + test["mark"]]
+        lines.append("| " + " | ".join(cells) + " |")
+    power = power_line(table)
+    return ["", f"Replicate-level tests: Welch's t-test over the replicates' test scores, each "
+            "tuning run one observation (Clark et al. 2011), two-sided, against the baseline of "
+            f"the marks above; Δ = mean over replicates minus the baseline's. The page makes "
+            f"{len(tests)} such tests (BLEU and BLEU at a common length), Holm-corrected over "
+            f"all {len(tests)} (Holm 1979): {BETTER} / {WORSE} significantly better / worse at "
+            f"adjusted p < {significance.level:g}. The {marked} approximate randomisation "
+            "tests of the marks above are not corrected for their number.", "", *lines,
+            *(["", power] if power else [])]
+
+
+def _own_rows(table: pd.DataFrame, name: str) -> pd.DataFrame:
+    """The rows of a series that are its own conditions: every tuned row of the human series;
+    of another series the rows beyond its human references (its first rows are kH, the human
+    series' cells)."""
+    match = re.search(r"_(\d+)H$", name)
+    humans = 0 if name == HUMAN else int(match.group(1)) if match else 1
+    return table[table["references"] > humans]
+
+
+def power_line(table: pd.DataFrame, alpha: float = ALPHA, target: float = POWER) -> str:
+    """The line on what a reference table can detect: the replicate scores' pooled standard
+    deviation over its own cells (:func:`_own_rows`) with two or more replicates, raw and at
+    a common length; the difference the two-sided t-test at ``alpha`` detects with ``target``
+    power between two conditions of the fewest replicates such a cell has
+    (:func:`circle.experiments.replicates.detectable_difference`); and the human control's
+    gain, 2H − 1H (means over replicates), where the table has both. Empty where no cell has
+    two replicates or none has any spread. The human series is every table's, so its columns say
+    which scores the table has."""
+    what = {"bleu": "BLEU", MATCHED_BLEU: "at a common length"}
+    metrics = [m for m in REPLICATE_METRICS if f"{HUMAN}_{m}_sd" in table.columns]
+    spreads, counts = {}, []
+    for metric in metrics:
+        cells = pd.concat([pd.DataFrame({"sd": own[f"{name}_{metric}_sd"],
+                                         "n": own[f"{name}_{metric}_n"]})
+                           for name in series_names(table)
+                           if f"{name}_{metric}_sd" in table.columns
+                           for own in [_own_rows(table, name)]])
+        spreads[metric] = pooled_sd(cells["sd"], cells["n"])
+        counts += cells.loc[(cells["n"] >= 2) & cells["sd"].notna(), "n"].astype(int).tolist()
+    detectable = [f"{detectable_difference(sd, min(counts), alpha=alpha, target=target):.2f} "
+                  f"{what[metric]} (replicate sd {sd:.2f})"
+                  for metric, sd in spreads.items() if sd > 0]  # NaN > 0 is False
+    if not detectable:
+        return ""
+    line = (f"Power: with {min(counts)} replicates per condition, the two-sided t-test at "
+            f"α = {alpha:g} detects a difference of {' and '.join(detectable)} with power "
+            f"{target:g} (`circle power`; the sd pooled over the table's tuned conditions).")
+    rows = table.set_index("references")
+    gains = [rows.loc[2, f"{HUMAN}_{metric}_mean"] - rows.loc[1, f"{HUMAN}_{metric}_mean"]
+             if {1, 2} <= set(rows.index) else math.nan for metric in metrics]
+    if not any(math.isnan(gain) for gain in gains):
+        line += (" The human control's gain, 2H − 1H, is "
+                 + " and ".join(f"{gain:+.2f} {what[metric]}"
+                                for metric, gain in zip(metrics, gains, strict=True))
+                 + ".")
+    return line
 
 
 def detokenised_markdown(table: pd.DataFrame, labels: Mapping[str, str] | None = None

@@ -25,6 +25,8 @@ from pathlib import Path
 import pandas as pd
 
 from circle.core.pages import SUMMARY_PAGE, heading_id, markdown_html, write_text_atomically
+from circle.experiments.replicates import ALPHA
+from circle.figures.report import replicate_tests
 
 TITLE = "What this run found"
 
@@ -57,6 +59,9 @@ names (the paraphraser's samples, the paper figures) follow in name order."""
 SERIES_NAMES = {"human": "human references (kH)", "paraphrase": "untargeted paraphrases (1H+kP)",
                 "targeted": "targeted paraphrases (1H+kT)"}
 BASELINE = re.compile(r"significantly better / worse than ([^\s,;.]+(?: at [^,;.]+)?)")
+HOLM_LEVEL = re.compile(r"at adjusted p < ([0-9.]+[0-9])")
+"""The level of a page's replicate-level marks (:func:`circle.figures.report.
+replicate_tests_markdown`)."""
 
 
 def page_order(stems: Iterable[str]) -> list[Page]:
@@ -92,10 +97,21 @@ def _short_title(page_text: str, stem: str) -> str:
     return f"Thesis {match.group(1)}" if match else title
 
 
-def table_findings(table: pd.DataFrame, baseline: str) -> list[str]:
+def _better_worse(labels: pd.Series, marks: pd.Series) -> str:
+    """"better in b of n rows (labels), worse in w (labels)" of tested rows and their marks."""
+    better, worse = list(labels[marks == "*"]), list(labels[marks == "†"])
+    return (f"better in {len(better)} of {len(labels)} {'row' if len(labels) == 1 else 'rows'}"
+            + (f" ({', '.join(map(str, better))})" if better else "")
+            + f", worse in {len(worse)}" + (f" ({', '.join(map(str, worse))})" if worse else ""))
+
+
+def table_findings(table: pd.DataFrame, baseline: str, level: float = ALPHA) -> list[str]:
     """One line per series of a reference table (the CSV of :func:`circle.figures.report.
     reference_table` with its marks): the rows significantly better or worse than the baseline
-    in BLEU, and at a common length where the table has it; rows without a test are left out."""
+    in BLEU, and at a common length where the table has it, by the marks' test and by the
+    replicate-level test Holm-corrected over the table (:func:`circle.figures.report.
+    replicate_tests` at ``level``); rows without a test are left out."""
+    tests = replicate_tests(table, level)
     lines = []
     for mark_column in [c for c in table.columns if c.endswith("_bleu_mark")
                         and not c.endswith("matched_bleu_mark")]:
@@ -108,14 +124,14 @@ def table_findings(table: pd.DataFrame, baseline: str) -> list[str]:
             tested = table[table[p_column].notna()]
             if tested.empty:
                 continue
-            marked = tested[marks].fillna("")
-            better = list(tested["label"][marked == "*"])
-            worse = list(tested["label"][marked == "†"])
-            rows = "row" if len(tested) == 1 else "rows"
-            parts.append(f"{what}: better in {len(better)} of {len(tested)} {rows}"
-                         + (f" ({', '.join(map(str, better))})" if better else "")
-                         + f", worse in {len(worse)}"
-                         + (f" ({', '.join(map(str, worse))})" if worse else ""))
+            parts.append(f"{what}: "
+                         + _better_worse(tested["label"], tested[marks].fillna("")))
+        for metric, what in (("bleu", "BLEU"), ("matched_bleu", "BLEU at a common length")):
+            own = tests[(tests["series"] == series) & (tests["metric"] == metric)]
+            if not own.empty:
+                parts.append(f"replicate-level {what} (Welch, Holm over the table's "
+                             f"{len(tests)} tests): "
+                             + _better_worse(own["label"], own["mark"]))
         if parts:
             lines.append(f"{SERIES_NAMES.get(series, series)} against {baseline}: "
                          + "; ".join(parts) + ".")
@@ -141,8 +157,9 @@ def findings(report_dir: str | Path, pages: Sequence[Page], texts: Mapping[str, 
         if csv.exists():
             table = pd.read_csv(csv)
             if "label" in table.columns:
-                lines += [f"**{name}**, {line}"
-                          for line in table_findings(table, _baseline(text))]
+                level = HOLM_LEVEL.search(text)
+                lines += [f"**{name}**, {line}" for line in table_findings(
+                    table, _baseline(text), float(level.group(1)) if level else ALPHA)]
         lines += [f"**{name}**: {line[len(READING):]}" for line in text.splitlines()
                   if line.startswith(READING)]
     return lines
@@ -189,8 +206,8 @@ def summary_markdown(results_dir: str | Path, pages: Sequence[Page], commit: str
         "report page, unchanged; its CSV and HTML are beside it in the report directory.", "",
         "## Findings", "",
         "The significance marks of the tables (approximate randomisation over the tuning "
-        "replicates, as each page says) and the pages' own readings: what the numbers show, "
-        "not why.", "",
+        "replicates, as each page says; and the replicate-level Welch tests, Holm-corrected "
+        "over each table) and the pages' own readings: what the numbers show, not why.", "",
         *(f"- {line}" for line in findings(report_dir, pages, texts)
           or ["no tested table yet"]), "",
         "## Contents", "",
