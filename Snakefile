@@ -5,11 +5,9 @@
 # -> decode.
 import os
 
-from snakemake.logging import logger
 from snakemake.utils import min_version
 
 from circle.core.pages import finished_line
-from circle.core.tables import remove_unreadable_tables
 
 min_version("9.0")
 
@@ -47,13 +45,10 @@ include: "workflow/rules/oov.smk"
 include: "workflow/rules/samt.smk"
 
 
-# Once, not in each cluster job: the jobs of the unreadable tables are forced (force_rebuild),
-# as Snakemake would not rebuild a missing table whose dependent outputs are up to date.
+# Once, not in each cluster job: the workflow's unreadable tables are removed and their jobs
+# forced when the DAG is prepared (sweep_unreadable_tables).
 if not (workflow.remote_exec or workflow.subprocess_exec):
-    unreadable = remove_unreadable_tables(f"results/{EXPERIMENT}")
-    for problem in unreadable.values():
-        logger.warning(f"{problem}, so that this run rebuilds it and what was made from it")
-    force_rebuild(unreadable)
+    sweep_unreadable_tables()
 
 
 rule all:

@@ -110,6 +110,10 @@ def test_a_broken_table_is_reported_with_its_path(tmp_path, damage):
         read_table(path, BITEXT)
 
 
+def every_path(path: str) -> bool:
+    return True
+
+
 def test_unreadable_tables_are_removed_and_named_and_only_they(tmp_path):
     good = tmp_path / "tokenized" / "train.parquet"
     truncated = tmp_path / "grammar" / "bilingual.parquet"
@@ -122,7 +126,7 @@ def test_unreadable_tables_are_removed_and_named_and_only_they(tmp_path):
     for path in (truncated, temporary, scratch):
         path.write_bytes(path.read_bytes()[:-100])
     empty.write_bytes(b"")
-    assert remove_unreadable_tables(tmp_path) == {
+    assert remove_unreadable_tables(tmp_path, every_path, dry_run=False) == {
         str(empty): f"{empty}: not a readable Parquet file (Parquet file size is 0 bytes); "
                     "removed it",
         str(truncated): f"{truncated}: not a readable Parquet file (Parquet magic bytes not "
@@ -130,7 +134,7 @@ def test_unreadable_tables_are_removed_and_named_and_only_they(tmp_path):
                         "file.); removed it"}
     assert not empty.exists() and not truncated.exists()
     assert good.exists() and temporary.exists() and scratch.exists()
-    assert remove_unreadable_tables(tmp_path) == {}
+    assert remove_unreadable_tables(tmp_path, every_path, dry_run=False) == {}
 
 
 def test_an_unreadable_table_on_a_read_only_tree_is_named_not_fatal(tmp_path, monkeypatch):
@@ -143,7 +147,7 @@ def test_an_unreadable_table_on_a_read_only_tree_is_named_not_fatal(tmp_path, mo
         raise OSError(errno.EROFS, os.strerror(errno.EROFS), str(path))
 
     monkeypatch.setattr(Path, "unlink", read_only)
-    [problem] = remove_unreadable_tables(tmp_path).values()
+    [problem] = remove_unreadable_tables(tmp_path, every_path, dry_run=False).values()
     assert problem.startswith(f"{truncated}: not a readable Parquet file (")
     assert problem.endswith("; could not remove it (Read-only file system)")
 

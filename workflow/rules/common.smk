@@ -8,7 +8,7 @@ import re
 from snakemake.common.tbdstring import TBDString
 from snakemake.logging import logger
 
-from circle.core.tables import config_hash, parquet_rows
+from circle.core.tables import config_hash, parquet_rows, remove_unreadable_tables
 from circle.corpus.prepare import EVAL_SETS, UNUSED_TRAINING
 from circle.experiments.conditions import (
     CONDITION_PATTERN,
@@ -126,20 +126,34 @@ wildcard_constraints:
     grammar_table=r"grammar/bilingual|paraphrase/bias(?:0|0?\.\d+)",
 
 
-def force_rebuild(paths):
-    """Force the jobs of the files ``paths`` in this run, as --forcerun would, so that the
-    outputs made from them are rebuilt too. Snakemake sets the run's DAG settings only after the
-    Snakefile is read, so they are amended when it prepares the DAG."""
-    if not paths:
-        return
+def is_workflow_output(path):
+    """Whether a rule of the workflow makes the file ``path`` (an output, log or benchmark)."""
+    return any(rule.is_producer(path) for rule in workflow.rules)
+
+
+def sweep_unreadable_tables():
+    """Remove the workflow's unreadable tables under results/<experiment>/
+    (circle.core.tables.remove_unreadable_tables) and force their jobs, as --forcerun would, so
+    that the outputs made from them are rebuilt too: Snakemake would not rebuild a missing table
+    whose dependent outputs are up to date. Whether the run is a dry run (which removes nothing,
+    and shows the jobs a run would force) is known, and the run's DAG settings are set, only
+    after the Snakefile is read, so the sweep runs when Snakemake prepares the DAG; only a run
+    that executes jobs removes files (not --touch, --summary, --unlock, ...)."""
     prepare_dag = workflow._prepare_dag
 
-    def prepare_with_forced(*args, **kwargs):
+    def prepare_after_sweep(*args, **kwargs):
+        executes = workflow.executor_plugin is not None and not (workflow.dryrun or
+                                                                 workflow.touch)
+        unreadable = remove_unreadable_tables(f"results/{EXPERIMENT}", is_workflow_output,
+                                              dry_run=not executes)
+        rebuilds = "this run rebuilds" if executes else "a run would rebuild"
+        for problem in unreadable.values():
+            logger.warning(f"{problem}, so that {rebuilds} it and what was made from it")
         settings = workflow.dag_settings
-        settings.forcerun = {*settings.forcerun, *paths}
+        settings.forcerun = {*settings.forcerun, *unreadable}
         return prepare_dag(*args, **kwargs)
 
-    workflow._prepare_dag = prepare_with_forced
+    workflow._prepare_dag = prepare_after_sweep
 
 
 def memory_mb(wildcards, input, threads, rulename):

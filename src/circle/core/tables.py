@@ -22,7 +22,7 @@ import os
 import re
 import shutil
 import tempfile
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
 from importlib import metadata
 from pathlib import Path
@@ -58,14 +58,17 @@ def parquet_errors(path: str | os.PathLike) -> Iterator[None]:
         raise SchemaError(f"{path}: not a readable Parquet file ({error})") from None
 
 
-def remove_unreadable_tables(directory: str | os.PathLike) -> dict[str, str]:
+def remove_unreadable_tables(directory: str | os.PathLike, is_output: Callable[[str], bool],
+                             dry_run: bool) -> dict[str, str]:
     """Remove the Parquet files under ``directory`` whose footer cannot be read (truncated,
-    overwritten, not Parquet) and return each one's path and problem, ``path: not a readable
-    Parquet file (...); removed it`` (or, on a read-only tree, why it could not be removed), for
-    the workflow to rebuild them (the Snakefile forces their jobs, so that the outputs made from
-    them are rebuilt too). Only footers are read, so this is fast; hidden files (a running
-    job's temporaries) are left alone. Every table is written atomically, so an unreadable one
-    was damaged after its job finished, not caught while being written."""
+    overwritten, not Parquet) and that the workflow makes (``is_output`` of the path), and
+    return each one's path and problem, ``path: not a readable Parquet file (...); removed it``
+    (on a read-only tree, why it could not be removed; with ``dry_run``, that a run removes
+    it: a dry run changes nothing), for the workflow to rebuild them (the workflow forces their
+    jobs, so that the outputs made from them are rebuilt too). Files no rule makes (a user's
+    own) and hidden files (a running job's temporaries) are left alone. Only footers are read,
+    so this is fast. Every table is written atomically, so an unreadable one was damaged after
+    its job finished, not caught while being written."""
     directory = Path(directory)
     problems = {}
     for path in sorted(directory.rglob("*.parquet")):
@@ -75,6 +78,11 @@ def remove_unreadable_tables(directory: str | os.PathLike) -> dict[str, str]:
             with parquet_errors(path):
                 pq.read_metadata(path)
         except SchemaError as error:
+            if not is_output(str(path)):
+                continue
+            if dry_run:
+                problems[str(path)] = f"{error}; a run would remove it (a dry run removes nothing)"
+                continue
             try:
                 path.unlink()
                 problems[str(path)] = f"{error}; removed it"
