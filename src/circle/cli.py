@@ -455,6 +455,16 @@ def main(argv: Sequence[str] | None = None) -> int:
     except (CorpusError, SchemaError, AlignmentError, FileNotFoundError, ValueError) as error:
         print(f"circle {args.command}: error: {error}", file=sys.stderr)
         return 2
+    except OSError as error:  # a full disk or a failing device, stdout's included: one line
+        where = error.filename
+        try:
+            sys.stdout.flush()
+        except OSError:  # what stdout could not take is dropped, not retried at exit
+            os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+            where = "standard output"
+        print(f"circle {args.command}: error: {f'{where}: ' if where else ''}"
+              f"{error.strerror or error}", file=sys.stderr)
+        return 1
     return 0
 
 
