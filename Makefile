@@ -2,7 +2,7 @@
 CORES ?= 2
 SNAKEMAKE := .venv/bin/snakemake
 
-.PHONY: run test setup setup-bible ladder
+.PHONY: run test setup setup-bible ladder powered
 
 run: setup
 	$(SNAKEMAKE) --cores $(CORES)
@@ -32,6 +32,20 @@ ladder: setup
 	  $(SNAKEMAKE) --cores $(CORES) --configfile config/config.yaml config/$$rung.yaml \
 	    -- $$targets || exit 1; done
 	.venv/bin/circle ladder results/default $(addprefix results/,$(LADDER_EXPERIMENTS) $(LADDER_RUNGS))
+
+# The powered experiment (docs/results.md, "The powered experiment: decision rules, fixed before
+# the run"), on config/paper.yaml's whole sets: 1H, 2H, 1H+1P and the dose-response's controls,
+# then 1H+1P with the ladder's most adequate rung and with the φ_ident copier, the last to drop
+# if the design does not fit. Run its pilot first (config/powered-pilot.yaml); each run resumes
+# where it stopped.
+POWERED := --configfile config/paper.yaml config/powered.yaml
+
+powered: setup
+	$(SNAKEMAKE) --cores $(CORES) $(POWERED) -- reference_sparsity dose_response
+	$(SNAKEMAKE) --cores $(CORES) $(POWERED) config/ladder-languages-english.yaml \
+	  config/powered-languages-english.yaml -- reference_sparsity
+	$(SNAKEMAKE) --cores $(CORES) $(POWERED) config/identity-feature.yaml \
+	  config/powered-identity.yaml -- reference_sparsity
 
 setup:
 	bash envs/setup.sh

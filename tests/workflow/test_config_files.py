@@ -443,7 +443,9 @@ def test_every_shipped_config_is_covered():
                        "config/ladder-es-english-shared-lms.yaml",
                        "config/ladder-languages-english-shared-lms.yaml",
                        "config/ladder-es-english-identity.yaml",
-                       "config/six-replicates.yaml",
+                       "config/six-replicates.yaml", "config/powered.yaml",
+                       "config/powered-pilot.yaml", "config/powered-languages-english.yaml",
+                       "config/powered-identity.yaml",
                        "tests/data/tiny/config.yaml"}
 
 
