@@ -455,6 +455,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     except (CorpusError, SchemaError, AlignmentError, FileNotFoundError, ValueError) as error:
         print(f"circle {args.command}: error: {error}", file=sys.stderr)
         return 2
+    except MemoryError as error:
+        print(f"circle {args.command}: error: out of memory: "
+              f"{str(error) or 'an allocation failed'}", file=sys.stderr)
+        return 1
     except OSError as error:  # a full disk or a failing device, stdout's included: one line
         where = error.filename
         try:

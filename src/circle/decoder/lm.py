@@ -14,6 +14,7 @@ Scores are log10, as KenLM returns them; the search multiplies by :data:`LN10`.
 
 from __future__ import annotations
 
+import errno
 import math
 import os
 from typing import Protocol
@@ -50,6 +51,9 @@ class LanguageModel:
             try:
                 self.model = kenlm.Model(os.fspath(model))
             except OSError as error:
+                if os.strerror(errno.ENOMEM) in str(error):  # KenLM's mmap or malloc failed
+                    raise MemoryError(f"{model}: not enough memory to load the language model "
+                                      f"({error})") from None
                 raise LanguageModelError(f"{model}: not a KenLM model ({error})") from None
         self.order: int = self.model.order
         self._null = kenlm.State()
