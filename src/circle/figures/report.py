@@ -10,7 +10,10 @@ over tuning replicates, with the sample standard deviation when there are severa
 unstable; Clark et al. 2011). Given the :data:`~circle.core.schemas.CONDITION_SUMMARY` of the same
 runs, a cell also carries the approximate randomisation test over all replicates against the
 baseline: ``*`` significantly better, ``†`` significantly worse; ``≡`` flags a cell two of whose
-replicates scored alike (:func:`circle.experiments.evaluate.close_replicates`). Outputs are
+replicates scored alike (:func:`circle.experiments.evaluate.close_replicates`). Under the table,
+the test whose unit is the tuning run (Welch's t over the replicates' scores, Holm-corrected over
+the page: :func:`replicate_tests`) and what the table's replicates can detect
+(:func:`power_line`). Outputs are
 Markdown, CSV and a PNG plot of BLEU against k. Each figure (:data:`THESIS_TABLES`) keeps its series
 and puts the thesis's published numbers beside ours (:func:`figure_table`); the thesis prints
 different numbers for the same conditions in Fig. 4.3 and Fig. 5.10, so each figure has its own.
