@@ -24,6 +24,7 @@ from circle.align import AlignmentError
 from circle.core.tables import SchemaError, parquet_errors, read_metadata
 from circle.corpus.preprocess import normalize
 from circle.corpus.validate import CorpusError, decode_lines, limit_problems, read_parallel
+from circle.experiments.evaluate import AR_SHUFFLES, BOOTSTRAP_SAMPLES
 
 Handler = Callable[[argparse.Namespace], None]
 
@@ -31,6 +32,7 @@ PARAPHRASE_GRAMMAR = "paraphrase/bias0.parquet"
 TUNED_PARAPHRASE_WEIGHTS = "weights/paraphraser-bias0.txt"
 UNTUNED_PARAPHRASE_WEIGHTS = "weights/untuned-paraphrase.txt"
 DECODING_LM = "lm/3gram.binary"
+TEST_SET = "sets/test.parquet"
 
 
 def positive_int(text: str) -> int:
@@ -236,6 +238,73 @@ def _translate(args: argparse.Namespace) -> None:
     print(f"circle translate: {untranslated_summary(translations)}", file=sys.stderr)
 
 
+def _scoring_inputs(args: argparse.Namespace) -> tuple[list[list[str]], bool, Callable]:
+    """The references (the experiment's test set, or --references files), whether the text is
+    lowercased, and how an output file is read (checked against the references' segments)."""
+    import logging
+
+    from circle.experiments.scoring import (
+        check_output,
+        set_references,
+        stream_references,
+        tokenised,
+    )
+    from circle.translate import Experiment
+
+    logging.getLogger("sacrebleu").setLevel(logging.ERROR)  # its advice is for detokenised text
+    experiment = Experiment.at(args.results)
+    lowercased = experiment.lowercase
+
+    def read(path: str) -> list[str]:
+        lines = _read_input(path)
+        return tokenised(lines, experiment.target_lang, lowercased) if args.tokenize else lines
+
+    if args.references:
+        references = stream_references({path: read(path) for path in args.references})
+    else:
+        references = set_references(_in_results(args, None, TEST_SET))
+
+    def output(path: str) -> list[str]:
+        lines = read(path)
+        check_output(path, lines, len(references))
+        return lines
+
+    return references, lowercased, output
+
+
+def _score(args: argparse.Namespace) -> None:
+    from circle.experiments.scoring import SCORES, score_output
+
+    references, lowercased, output = _scoring_inputs(args)
+    for path in args.outputs:
+        scores = score_output(output(path), references, lowercased)
+        print(f"{path}: " + ", ".join(f"{SCORES[s]} {scores[s]:.2f}" for s in SCORES))
+        for score in SCORES:
+            print(f"  {SCORES[score]}: {scores[f'{score}_signature']}")
+
+
+def _compare(args: argparse.Namespace) -> None:
+    from circle.experiments.scoring import compare_outputs
+
+    systems = [(path, [path]) for path in args.outputs]
+    for group in args.system or []:
+        if len(group) < 2:
+            raise ValueError(f"--system {' '.join(group)}: give a name and at least one output")
+        systems.append((group[0], group[1:]))
+    names = [name for name, _ in systems]
+    if len(set(names)) != len(names):
+        raise ValueError(f"system names repeat: {', '.join(names)}")
+    references, lowercased, output = _scoring_inputs(args)
+    frame = compare_outputs({name: [output(path) for path in paths] for name, paths in systems},
+                            references, lowercased, args.shuffles, args.samples, args.seed)
+    print(f"{len(references)} segments; baseline {names[0]}; approximate randomisation "
+          f"({args.shuffles:,} shuffles, two-sided), paired bootstrap ({args.samples:,} "
+          "resamples, one-sided: not better), Welch over outputs with Holm's adjustment; "
+          f"seed {args.seed}")
+    print(frame.dropna(axis=1, how="all").to_string(index=False,
+                                                    float_format=lambda x: f"{x:.4g}"))
+
+
 def _results_docs(args: argparse.Namespace) -> None:
     from circle.figures.summary import write_results_docs
 
@@ -305,6 +374,17 @@ def _decoder_arguments(sub: argparse.ArgumentParser, grammar_help: str, weights_
     sub.add_argument("--lang", help=f"tokeniser language (default: {lang})")
     sub.add_argument("--tokenized", action="store_true",
                      help="input is already tokenised and lowercased")
+    _results_argument(sub)
+
+
+def _scoring_arguments(sub: argparse.ArgumentParser) -> None:
+    sub.add_argument("--references", nargs="+", metavar="FILE",
+                     help="reference files instead of the test set, one per reference stream, "
+                          "line i for segment i, empty where a segment has fewer (as "
+                          "RESULTS/sets/test.ref<k>.txt)")
+    sub.add_argument("--tokenize", action="store_true",
+                     help="the outputs and reference files are plain text (as circle "
+                          "translate prints): tokenise them as the pipeline does first")
     _results_argument(sub)
 
 
@@ -394,6 +474,35 @@ def build_parser() -> argparse.ArgumentParser:
         f"weight file (default: RESULTS/{TUNED_PARAPHRASE_WEIGHTS}, the tuned paraphraser, "
         f"if it exists, else RESULTS/{UNTUNED_PARAPHRASE_WEIGHTS}); which one is used is "
         "printed on stderr", "the target language of the experiment's config", required=False)
+
+    sub = command("score", _score, "score outputs of the test set as the report tables do: "
+                  "BLEU, TER and chrF (sacrebleu, percent, with signatures) on the pipeline's "
+                  "tokenisation, lowercased where the experiment lowercases, against every "
+                  "reference of RESULTS/sets/test.parquet")
+    sub.add_argument("outputs", nargs="+", metavar="OUTPUT",
+                     help="an output, one line per test segment in the set's order, tokenised "
+                          "as RESULTS/decode/RUN/test.1best.txt (or plain text with --tokenize)")
+    _scoring_arguments(sub)
+
+    sub = command("compare", _compare, "compare systems' outputs of the test set with the "
+                  "project's significance tests: approximate randomisation over all of a "
+                  "system's outputs, the paired bootstrap for one output each, and Welch's "
+                  "t-test over the outputs (Holm-adjusted) when each system has several "
+                  "(tuning replicates); the first system is the baseline")
+    sub.add_argument("outputs", nargs="*", metavar="OUTPUT",
+                     help="one output per system, named by its path")
+    sub.add_argument("--system", nargs="+", action="append", metavar="NAME_AND_OUTPUTS",
+                     help="a system given as NAME OUTPUT [OUTPUT ...], one output per tuning "
+                          "replicate (repeatable; after the positional outputs)")
+    sub.add_argument("--shuffles", type=positive_int, default=AR_SHUFFLES,
+                     help="approximate randomisation shuffles (default: %(default)s, as the "
+                          "tables)")
+    sub.add_argument("--samples", type=positive_int, default=BOOTSTRAP_SAMPLES,
+                     help="bootstrap resamples (default: %(default)s)")
+    sub.add_argument("--seed", type=int, default=0,
+                     help="the tests' random seed (default: %(default)s; the tables use the "
+                          "config's seed)")
+    _scoring_arguments(sub)
 
     sub = command("results-docs", _results_docs, "write a run's results documentation: "
                   "OUT/index.md, every report page of RESULTS/report on one page under the "

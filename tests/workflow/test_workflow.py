@@ -568,6 +568,37 @@ def test_bad_corpus_stops_in_the_first_job_naming_file_and_line(tmp_path):
     assert not (tmp_path / "results/tiny/tokenized").exists()
 
 
+def test_circle_score_and_compare_give_the_tables_numbers(tiny_default_run):
+    """`circle score` of a run's test output is its row of the evaluation table, and `circle
+    compare` with the config's samples, shuffles and seed gives the tables' p-values (one
+    replicate per condition: the bootstrap of the row, the randomisation test of the summary)."""
+    results = tiny_default_run.directory / "results" / "tiny"
+    evaluation = read_table(results / "evaluation/results.parquet", EVALUATION)
+    runs = {row.condition: row for row in evaluation.itertuples() if row.replicate == 0}
+    outputs = [str(results / f"decode/{run}.rep0/test.1best.txt") for run in ("1H", "2H")]
+    circle = [sys.executable, "-m", "circle.cli"]
+    score = subprocess.run([*circle, "score", outputs[1], "--results", str(results)],
+                           capture_output=True, text=True, timeout=120)
+    assert score.returncode == 0, score.stderr
+    row = runs["2H"]
+    assert score.stdout.splitlines() == [
+        f"{outputs[1]}: BLEU {row.bleu:.2f}, TER {row.ter:.2f}, chrF {row.chrf:.2f}",
+        f"  BLEU: {row.bleu_signature}", f"  TER: {row.ter_signature}",
+        f"  chrF: {row.chrf_signature}"]
+    compare = subprocess.run([*circle, "compare", *outputs, "--results", str(results),
+                              "--samples", "100", "--seed", "13"],
+                             capture_output=True, text=True, timeout=120)
+    assert compare.returncode == 0, compare.stderr
+    tested = compare.stdout.splitlines()[-1].split()
+    header = compare.stdout.splitlines()[1].split()
+    summary = read_table(results / "evaluation/conditions.parquet", CONDITION_SUMMARY)
+    summary = summary.set_index("condition").loc["2H"]
+    assert float(tested[header.index("bleu_bootstrap_p")]) == \
+        pytest.approx(row.p_value_vs_baseline, rel=1e-3)
+    assert float(tested[header.index("bleu_ar_p")]) == pytest.approx(summary["bleu_p_value"],
+                                                                     rel=1e-3)
+
+
 def test_tiny_end_to_end_through_grammars_and_decoding(tiny_default_run, tmp_path):
     result = tiny_default_run
     result.copy_to(tmp_path)
