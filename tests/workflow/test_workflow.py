@@ -24,6 +24,7 @@ import numpy as np
 import pandas as pd
 import pytest
 import yaml
+from markdown_it import MarkdownIt
 
 from circle.core.schemas import (
     ALIGNMENT,
@@ -563,7 +564,7 @@ def test_bad_corpus_stops_in_the_first_job_naming_file_and_line(tmp_path):
     config.write_text(yaml.safe_dump(data))
     result = snakemake("--cores", "1", "--configfile", str(config), "--directory", str(tmp_path))
     assert result.returncode != 0
-    log = (tmp_path / "logs/tiny/prepare_corpus.log").read_text()
+    log = "".join(p.read_text() for p in (tmp_path / "logs/tiny").glob("prepare_corpus/*.log"))
     assert f"{bad}:5: empty or whitespace-only line" in log
     assert not (tmp_path / "results/tiny/tokenized").exists()
 
@@ -597,6 +598,19 @@ def test_circle_score_and_compare_give_the_tables_numbers(tiny_default_run):
         pytest.approx(row.p_value_vs_baseline, rel=1e-3)
     assert float(tested[header.index("bleu_ar_p")]) == pytest.approx(summary["bleu_p_value"],
                                                                      rel=1e-3)
+
+
+def test_tiny_report_pages_render_without_swallowed_placeholders(tiny_default_run):
+    """Every Markdown page of the run renders (CommonMark, as forges do) without raw HTML: a
+    placeholder such as H<k> or noise<p> would be read as a tag and vanish."""
+    renderer = MarkdownIt("commonmark").enable("table")
+    pages = sorted((tiny_default_run.directory / "results" / "tiny").rglob("*.md"))
+    assert len(pages) > 5
+    for page in pages:
+        tokens = renderer.parse(page.read_text(encoding="utf-8"))
+        raw = [part.content for token in tokens for part in [token, *(token.children or [])]
+               if part.type in ("html_inline", "html_block")]
+        assert raw == [], page
 
 
 def test_tiny_end_to_end_through_grammars_and_decoding(tiny_default_run, tmp_path):

@@ -42,6 +42,25 @@ IMAGE = re.compile(r"!\[([^\]\n]*)\]\(([^()\s]+)\)\s*$")
 """A Markdown image on a line of its own, ``![alt](file.png)``."""
 
 
+PLACEHOLDER = re.compile(r"<([A-Za-z][\w.-]*)>")
+"""A placeholder such as ``<k>``, ``<variant>`` or ``<series>``, which Markdown renderers read
+as an HTML tag and drop."""
+
+_FENCE_OR_CODE = re.compile(r"^```.*?^```[^\n]*$|(`+).+?\1", re.M | re.S)
+
+
+def escape_placeholders(text: str) -> str:
+    """Markdown with every :data:`PLACEHOLDER` outside code spans and fenced blocks written
+    ``&lt;word&gt;``, so that ``H<k>`` reads as such on a forge instead of as ``H``."""
+    kept = [(m.start(), m.end()) for m in _FENCE_OR_CODE.finditer(text)]
+    parts, position = [], 0
+    for start, end in [*kept, (len(text), len(text))]:
+        parts.append(PLACEHOLDER.sub(r"&lt;\1&gt;", text[position:start]))
+        parts.append(text[start:end])
+        position = end
+    return "".join(parts)
+
+
 def _inline_html(text: str) -> str:
     """One line of the pages' Markdown as HTML: escaped once, ``**bold**``, code and links
     kept.
@@ -125,7 +144,9 @@ def markdown_html(text: str, title: str,
 
 def write_page(text: str, markdown_path: str | os.PathLike,
                html_path: str | os.PathLike, title: str) -> None:
-    """Write a report page as Markdown and as HTML (:func:`markdown_html`)."""
+    """Write a report page as Markdown (placeholders escaped: :func:`escape_placeholders`) and
+    as HTML (:func:`markdown_html`)."""
+    text = escape_placeholders(text)
     write_text_atomically(text, markdown_path)
     write_text_atomically(markdown_html(text, title), html_path)
 

@@ -24,7 +24,13 @@ from pathlib import Path
 
 import pandas as pd
 
-from circle.core.pages import SUMMARY_PAGE, heading_id, markdown_html, write_text_atomically
+from circle.core.pages import (
+    SUMMARY_PAGE,
+    escape_placeholders,
+    heading_id,
+    markdown_html,
+    write_text_atomically,
+)
 from circle.experiments.replicates import ALPHA
 from circle.figures.report import replicate_tests
 
@@ -256,7 +262,8 @@ def write_summary(results_dir: str | Path, stems: Iterable[str],
     """Write the summary of the pages ``stems`` as Markdown and as self-contained HTML, naming
     the commit of the code that runs (circle's checkout)."""
     pages = page_order(stems)
-    text = summary_markdown(results_dir, pages, checkout_commit(Path(__file__).parent))
+    text = escape_placeholders(summary_markdown(results_dir, pages,
+                                                checkout_commit(Path(__file__).parent)))
     write_text_atomically(text, markdown_path)
     write_text_atomically(summary_html(text, Path(results_dir) / "report",
                                        f"{TITLE}: {Path(results_dir).name}"), html_path)
@@ -283,7 +290,6 @@ def write_results_docs(results_dir: str | Path, out_dir: str | Path,
                   + (f" --made-at '{made_at}'" if made_at else "") + "` at commit "
                   f"{checkout_commit(Path(__file__).parent)}")
     page = out_dir / f"{SUMMARY_PAGE}.md"
-    write_text_atomically(summary_markdown(results_dir, pages,
-                                           made_at or run_commit(results_dir), written_by),
-                          page)
+    write_text_atomically(escape_placeholders(summary_markdown(
+        results_dir, pages, made_at or run_commit(results_dir), written_by)), page)
     return page
