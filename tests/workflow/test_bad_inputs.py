@@ -127,7 +127,7 @@ def test_a_control_character_line_stops_the_first_job(tmp_path):
         str(TINY / "tune.ref0.txt"), str(bad)]})
     result = snakemake("--cores", "1", "--configfile", str(config), "--directory", str(tmp_path))
     assert result.returncode != 0
-    log = (tmp_path / "logs/tiny/prepare_corpus.log").read_text()
+    log = "".join(p.read_text() for p in (tmp_path / "logs/tiny").glob("prepare_corpus/*.log"))
     assert f"{bad}:7: no token left after tokenisation" in log and "Traceback" not in log
     assert not (tmp_path / "results/tiny/tokenized").exists()
 

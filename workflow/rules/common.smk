@@ -1,6 +1,7 @@
 # Validation, wildcard constraints and the rules' one-line helpers (no rules here): what the
 # config asks to build is circle.pipeline.plan.Plan, tested code; the helpers below hand it a
 # job's wildcards.
+import functools
 import itertools
 import os
 import re
@@ -9,6 +10,7 @@ from snakemake.common.tbdstring import TBDString
 from snakemake.logging import logger
 
 from circle.core.tables import config_hash, parquet_rows, remove_unreadable_tables
+from circle.corpus import prepare
 from circle.corpus.prepare import EVAL_SETS, UNUSED_TRAINING
 from circle.experiments.conditions import (
     CONDITION_PATTERN,
@@ -200,8 +202,21 @@ def corpus_params():
     return PLAN.corpus_params()
 
 
-def corpus_files(wildcards):
-    return PLAN.corpus_files()
+def ancient_corpus_files(wildcards):
+    """Every corpus file, its modification time ignored: the corpus jobs rerun on their
+    split_digest param."""
+    return [ancient(path) for path in PLAN.corpus_files()]
+
+
+@functools.cache
+def corpus_digest(split):
+    return prepare.split_digest(PLAN.corpus_params(), split)
+
+
+def split_digest(wildcards):
+    """The digest of what the job's split is made from (circle.corpus.prepare.split_digest),
+    computed once per split."""
+    return corpus_digest(wildcards.get("split", UNUSED_TRAINING))
 
 
 def alignment_path(system):

@@ -24,21 +24,23 @@ rule build_bible_table:
 
 
 rule prepare_corpus:
-    """Validate the corpus and write the train bitext and the tune/test/paratune tables."""
+    """Validate the corpus and write one split's table: the train bitext or the tune, test or
+    paratune set. Each split is its own job, rerun when what the split is made from changes
+    (its digest is a param; the corpus files are ancient, so a touch reruns nothing): fixing
+    a tune reference rebuilds the tune table and what reads it, not the grammar or the LMs.
+    Every job checks the whole corpus, the overlaps between the sets included."""
     input:
-        corpus_files,
+        ancient_corpus_files,
     output:
-        train="results/{experiment}/corpus/train.parquet",
-        tune="results/{experiment}/corpus/tune.parquet",
-        test="results/{experiment}/corpus/test.parquet",
-        paratune="results/{experiment}/corpus/paratune.parquet",
+        table="results/{experiment}/corpus/{split}.parquet",
     log:
-        "logs/{experiment}/prepare_corpus.log",
+        "logs/{experiment}/prepare_corpus/{split}.log",
     params:
         corpus=corpus_params(),
         max_line_chars=config["validation"]["max_line_chars"],
         seed=config["seed"],
         overlap=config["validation"]["overlap"],
+        digest=split_digest,
     wildcard_constraints:
         experiment=MAIN_SYSTEM,
     conda:
@@ -51,9 +53,10 @@ rule prepare_corpus:
 
 rule unused_training_segments:
     """With corpus.train_segments: the training segments its seeded sample leaves out of the
-    bitext, whose source side stays monolingual text of the OOV paraphrases."""
+    bitext, whose source side stays monolingual text of the OOV paraphrases. Rerun, as the
+    training split, when the training segments change (prepare_corpus)."""
     input:
-        corpus_files,
+        ancient_corpus_files,
     output:
         table=f"results/{{experiment}}/corpus/{UNUSED_TRAINING}.parquet",
     log:
@@ -62,6 +65,7 @@ rule unused_training_segments:
         corpus=corpus_params(),
         max_line_chars=config["validation"]["max_line_chars"],
         seed=config["seed"],
+        digest=split_digest,
     wildcard_constraints:
         experiment=MAIN_SYSTEM,
     conda:

@@ -3,5 +3,5 @@ from circle.corpus.prepare import prepare_corpus
 
 provenance = start_job(snakemake)
 prepare_corpus(snakemake.params.corpus, snakemake.params.max_line_chars, snakemake.params.seed,
-               outputs=dict(snakemake.output.items()), provenance=provenance,
-               overlap=snakemake.params.overlap)
+               outputs={snakemake.wildcards.split: snakemake.output.table},
+               provenance=provenance, overlap=snakemake.params.overlap)

@@ -13,6 +13,7 @@ With ``corpus.train_segments`` the training bitext is a seeded, nested sample of
 
 from __future__ import annotations
 
+import hashlib
 import json
 import logging
 import re
@@ -248,6 +249,43 @@ def corpus_tables(corpus: Mapping[str, Any], max_line_chars: int, seed: int
         return bible_tables(bible["table"], bible["source"], bible["train_target"],
                             bible["references"], seed, rule)
     return file_tables(corpus["files"], max_line_chars, seed, rule)
+
+
+def split_files(files: Mapping[str, Any], split: str) -> list[str]:
+    """The files of config ``corpus.files`` that ``split``'s table is made from."""
+    spec = files[split]
+    if split == "train":
+        return [spec["source"], spec["target"]]
+    return [spec["source"], *spec["references"], *([spec["documents"]] if spec.get("documents")
+                                                   else [])]
+
+
+def split_digest(corpus: Mapping[str, Any], split: str) -> str:
+    """The SHA-256 digest of what ``split``'s table is made from: the bytes of its files, or
+    its rows of the Bible table in the columns it takes (``UNUSED_TRAINING``: the training
+    split's). The corpus jobs' param, so that an edit reruns the splits it changes and no
+    other, and a touch reruns none. A file that cannot be read gives ``unreadable``: the job
+    then names the problem."""
+    split = "train" if split == UNUSED_TRAINING else split
+    digest = hashlib.sha256()
+    try:
+        if corpus["kind"] == "bible":
+            bible = corpus["bible"]
+            texts = ([bible["train_target"]] if split == "train"
+                     else list(bible["references"]))
+            columns = ["segment_id", "document", "split", "usable_eval", "single_ref",
+                       bible["source"], *texts]
+            verses = pd.read_parquet(bible["table"], columns=columns)
+            rows = verses[verses["split"] == split]
+            digest.update(json.dumps(columns).encode())
+            digest.update(pd.util.hash_pandas_object(rows, index=False).to_numpy().tobytes())
+        else:
+            for path in split_files(corpus["files"], split):
+                with open(path, "rb") as file:
+                    digest.update(hashlib.file_digest(file, "sha256").digest())
+    except (OSError, ValueError, KeyError):
+        return "unreadable"
+    return digest.hexdigest()
 
 
 def prepare_corpus(corpus: Mapping[str, Any], max_line_chars: int, seed: int,
