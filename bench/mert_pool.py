@@ -1,0 +1,94 @@
+"""One MERT optimisation on a real n-best pool: the start points one after the other against
+side by side in two processes, with the same weights.
+
+    python bench/mert_pool.py --condition 4H --iterations 6     # build the pool once (cached)
+    python bench/mert_pool.py --condition 4H --workers 1        # then time one optimisation
+    python bench/mert_pool.py --condition 4H --workers 2
+
+The pool is that of a tuning run of ``--condition`` (replicate 0, the experiment of
+``--config``, whose tune grammar must exist) stopped after ``--iterations`` decodes, saved beside
+the experiment's results (``bench-pools/``) so that the timed runs do not decode. Each timed run
+prints the pool's size, the optimisation's wall seconds, its line searches and a digest of the
+weights it returns; time whole processes interleaved (the machine's speed drifts).
+"""
+
+import argparse
+import hashlib
+import os
+import time
+from dataclasses import replace
+
+import numpy as np
+import yaml
+
+from circle.core.schemas import EVALSET
+from circle.core.tables import read_table
+from circle.decoder import DecoderSettings, grammar_features, read_weights
+from circle.experiments.conditions import Condition, run_seed
+from circle.experiments.mt_tuning import condition_references
+from circle.tune import mert
+from circle.tune.loop import TUNING_FIXED, FlatPool, TuningProblem, TuningSettings, tune
+from circle.tune.mert import NBestPool
+
+
+def build_pool(results: str, config: dict, condition: str, iterations: int, path: str) -> None:
+    tune_set = read_table(f"{results}/sets/tune.parquet", EVALSET)
+    settings = TuningSettings.from_config(config.get("tuning", {}),
+                                          run_seed(config["seed"], f"{condition}.rep0"))
+    result = tune(list(tune_set["source"]),
+                  condition_references(tune_set, Condition.parse(condition), None),
+                  f"{results}/grammar/filtered/tune.parquet",
+                  f"{results}/lm/{config.get('lm', {}).get('decoding_order', 3)}gram.binary",
+                  read_weights(f"{results}/weights/untuned-translation.txt"),
+                  DecoderSettings.from_config(config.get("decoder", {})),
+                  replace(settings, max_iterations=iterations - 1), 2, fixed=TUNING_FIXED)
+    os.makedirs(os.path.dirname(path), exist_ok=True)
+    result.pool.save(path)
+    np.save(path + ".weights.npy", np.array(result.log[-1].weights))
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--config", default="config/config.yaml")
+    parser.add_argument("--condition", default="4H")
+    parser.add_argument("--iterations", type=int, default=6)
+    parser.add_argument("--workers", type=int, default=1)
+    args = parser.parse_args()
+    with open(args.config, encoding="utf-8") as handle:
+        config = yaml.safe_load(handle)
+    results = f"results/{config['experiment']}"
+    path = f"{results}/bench-pools/{args.condition}.it{args.iterations}.npz"
+    if not os.path.exists(path):
+        build_pool(results, config, args.condition, args.iterations, path)
+    pool = NBestPool.load(path).flat()
+    weights = np.load(path + ".weights.npy")
+    settings = TuningSettings.from_config(config.get("tuning", {}), 0)
+    problem = TuningProblem(grammar_features(f"{results}/grammar/filtered/tune.parquet"),
+                            read_weights(f"{results}/weights/untuned-translation.txt"), settings,
+                            TUNING_FIXED)
+    free = problem.free
+    offset = pool.features[:, ~free] @ weights[~free]
+    sub = FlatPool(pool.features[:, free], pool.stats, pool.starts, pool.segment,
+                   pool.segment_ids, offset)
+    searches = 0
+    line_search = mert.line_search
+
+    def counted(*arguments, **keywords):
+        nonlocal searches
+        searches += 1
+        return line_search(*arguments, **keywords)
+
+    mert.line_search = counted  # counts the serial run's searches (workers fork after this)
+    began = time.perf_counter()
+    found, score = mert.optimise(sub, problem.metric, weights[free], settings.mert,
+                                 settings.iteration_rng(2), problem.box, args.workers)
+    wall = time.perf_counter() - began
+    digest = hashlib.sha256(found.tobytes()).hexdigest()[:12]
+    print(f"{args.condition} pool of {len(pool.features)} hypotheses, {len(pool.starts)} "
+          f"segments; {args.workers} worker(s): {wall:.2f} s, "
+          f"{searches if args.workers == 1 else 'n/a'} line searches, BLEU {score:.4f}, "
+          f"weights {digest}")
+
+
+if __name__ == "__main__":
+    main()
