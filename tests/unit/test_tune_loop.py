@@ -583,3 +583,37 @@ def test_a_recorded_decode_of_the_start_weights_stands_in_for_the_first_one(
         assert counting.calls == plain.calls - saved_calls
     with pytest.raises(ValueError, match=r"start.parquet: no n-best list for segments \[99\]"):
         RecordedDecode.read(tmp_path / "start.parquet", [*segment_ids, 99])
+
+
+def logs(*scores: float) -> list[loop.IterationLog]:
+    return [loop.IterationLog(i + 1, (), score, None, 1, i + 1) for i, score in enumerate(scores)]
+
+
+def test_patience_counts_decodes_since_the_best_tuned_score():
+    problem = loop.TuningProblem(("f1", "f2"), BAD_WEIGHTS, TuningSettings(patience=2))
+    waited = problem.decodes_without_gain
+    assert waited(logs(0.30, 0.35), 0.34) is None  # the best is one decode old
+    assert waited(logs(0.30, 0.35, 0.34), 0.35) == 2  # a tie does not beat the earlier best
+    assert waited(logs(0.30, 0.35, 0.34), 0.36) is None
+    # the start's score is no best to wait on: the first optimisation often collapses
+    assert waited(logs(0.30, 0.01, 0.20), 0.25) is None
+    ter = loop.TuningProblem(("f1", "f2"), BAD_WEIGHTS, TuningSettings(metric="ter", patience=1))
+    assert ter.decodes_without_gain(logs(0.60, 0.50), 0.55) == 1  # lower TER is better
+    assert loop.TuningProblem(("f1", "f2"), BAD_WEIGHTS, TuningSettings()).decodes_without_gain(
+        logs(0.30, 0.35, 0.34, 0.33), 0.32) is None  # no patience: no such stop
+    with pytest.raises(ValueError, match="patience"):
+        TuningSettings(patience=0)
+
+
+def test_a_run_out_of_patience_stops_without_optimising(grammar, lm_path):
+    problem = loop.TuningProblem(("f1", "f2"), BAD_WEIGHTS, TuningSettings(patience=2))
+    builder = loop.PoolBuilder(problem, loop.default_hook(REFERENCES))
+    nbests = decode_corpus(SENTENCES, grammar, lm_path, BAD_WEIGHTS, DECODER)
+    new, score = builder.merge([builder.score(list(range(len(SENTENCES))), SENTENCES, [nbests])])
+    start = problem.start
+    stopped, weights = problem.step(builder, logs(0.30, 0.35, 0.34), start, new, 0.33)
+    assert "iteration 2 was not beaten in 2 decodes" in stopped.stop_reason
+    assert stopped.pool_score is None and weights is start
+    going_on, weights = problem.step(builder, logs(0.30, 0.35, 0.34), start, new, 0.36)
+    assert going_on.stop_reason is None and going_on.pool_score is not None
+    assert not np.array_equal(weights, start)

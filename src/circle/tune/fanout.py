@@ -136,8 +136,8 @@ def optimise_iteration(builder: PoolBuilder, saved: Sequence[SavedIteration],
     if covered != sorted(set(covered)):
         raise ValueError("the shards of an iteration overlap")
     new_rows, decode_score = builder.merge(shards)
-    entry, new = problem.step(builder, len(saved) + 1, weights, new_rows, decode_score,
-                              workers)
+    entry, new = problem.step(builder, [restored_entry(iteration) for iteration in saved],
+                              weights, new_rows, decode_score, workers)
     logger.info("iteration %d: %s of the decode %.4f%s; %d new hypotheses, pool %d%s",
                 entry.iteration, problem.metric.name, decode_score,
                 "" if entry.pool_score is None else f", of the pool at the new weights "

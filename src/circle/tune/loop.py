@@ -110,6 +110,7 @@ class TuningSettings:
     metric: str = "bleu"
     optimizer: str = "mert"
     max_iterations: int = 25  # optimisations; the weights of the last one are decoded too
+    patience: int | None = None  # stop after this many decodes without a better tune score
     epsilon: float = 1e-5  # stop when no (normalised) tuned weight moves by this much
     seed: int = 0
     bounds: tuple[tuple[str, float | None, float | None], ...] = DEFAULT_BOUNDS
@@ -120,6 +121,8 @@ class TuningSettings:
     pro: ProSettings = field(default_factory=ProSettings)
 
     def __post_init__(self):
+        if self.patience is not None and self.patience < 1:
+            raise ValueError(f"patience must be at least 1 decode, not {self.patience}")
         if self.optimizer not in OPTIMIZERS:
             raise ValueError(f"unknown optimizer {self.optimizer!r}; choose one of "
                              f"{list(OPTIMIZERS)}")
@@ -135,7 +138,8 @@ class TuningSettings:
         bounds = tuple((pattern, low, high) for pattern, (low, high)
                        in tuning.get("bounds", {p: [lo, hi] for p, lo, hi in DEFAULT_BOUNDS}
                                      ).items())
-        simple = {k: tuning[k] for k in ("metric", "optimizer", "max_iterations", "first_pool",
+        simple = {k: tuning[k] for k in ("metric", "optimizer", "max_iterations", "patience",
+                                         "first_pool",
                                          "first_pool_spread", "replicate_pool") if k in tuning}
         return cls(**simple, seed=seed, bounds=bounds, mert=pick(MertSettings, tuning),
                    pro=pick(ProSettings, tuning.get("pro")))
@@ -322,18 +326,23 @@ class TuningProblem:
                 "weights": self.weights_of(self.start), "fixed": self.fixed,
                 "settings": asdict(self.settings), "decoder": asdict(decoder_settings)}
 
-    def step(self, pool: PoolBuilder, iteration: int, weights: np.ndarray, new_rows: int,
-             decode_score: float, workers: int = 1) -> tuple[IterationLog, np.ndarray]:
-        """End iteration ``iteration``, which decoded ``weights`` and added ``new_rows`` to the
-        pool: optimise on the pool (seeded by the iteration; MERT's start points side by side in
-        ``workers`` processes), or stop. Returns its log entry and the weights the next
-        iteration decodes (``weights`` when it stops)."""
+    def step(self, pool: PoolBuilder, earlier: Sequence[IterationLog], weights: np.ndarray,
+             new_rows: int, decode_score: float, workers: int = 1
+             ) -> tuple[IterationLog, np.ndarray]:
+        """End the iteration after the ``earlier`` ones, which decoded ``weights`` and added
+        ``new_rows`` to the pool: optimise on the pool (seeded by the iteration; MERT's start
+        points side by side in ``workers`` processes), or stop. Returns its log entry and the
+        weights the next iteration decodes (``weights`` when it stops)."""
         settings = self.settings
+        iteration = len(earlier) + 1
         reason, pool_score, new = None, None, weights
         if new_rows == 0:
             reason = "no new hypotheses in the n-best lists"
         elif iteration > settings.max_iterations:
             reason = f"reached {settings.max_iterations} optimisations (the last one decoded)"
+        elif (waited := self.decodes_without_gain(earlier, decode_score)) is not None:
+            reason = (f"the tune score of iteration {iteration - waited} was not beaten in "
+                      f"{waited} decodes (patience {settings.patience})")
         else:
             starts = self.replicate_starts(weights) if iteration == 1 else []
             new, pool_score = _optimise(pool.pool.flat(), self.metric,
@@ -345,6 +354,27 @@ class TuningProblem:
         entry = IterationLog(iteration, tuple(weights.tolist()), decode_score, pool_score,
                              new_rows, len(pool.pool), False, reason)
         return entry, new
+
+    def decodes_without_gain(self, earlier: Sequence[IterationLog],
+                             decode_score: float) -> int | None:
+        """With ``settings.patience`` p: p when the best tune score so far (the earliest of
+        equals, the one a run returns) was decoded p iterations before the latest decode
+        (``decode_score``) and is not the start's, else None. Later decodes then only cost time
+        unless one beats it: the run returns its best decoded weights (Moses
+        ``--return-best-dev``) and would end with them. The start's score does not count as a
+        best: the first optimisation's weights often decode far worse than the pool promised,
+        and the next ones recover (Z-MERT likewise starts its early-stopping count only after
+        ``minIt`` iterations)."""
+        patience = self.settings.patience
+        if patience is None:
+            return None
+        scores = [entry.decode_score for entry in earlier] + [decode_score]
+        best = 0
+        for index, score in enumerate(scores):
+            if self.metric.better(score, scores[best]):
+                best = index
+        waited = len(scores) - 1 - best
+        return waited if best > 0 and waited >= patience else None
 
     def result(self, log: Sequence[IterationLog], pool: NBestPool | None) -> TuningResult:
         """The finished run: the weights of its best decoded iteration (the earliest of equals)
@@ -561,7 +591,7 @@ def tune(sentences: Sequence[str], references_per_sentence: Sequence[Sequence[st
         decoded = time.perf_counter()
         n_new, decode_score = builder.merge([builder.score(everyone, sentences, nbests)])
         scored = time.perf_counter()
-        entry, new = problem.step(builder, iteration, weights, n_new, decode_score, workers)
+        entry, new = problem.step(builder, log, weights, n_new, decode_score, workers)
         log.append(entry)
         logger.info("iteration %d of at most %d: %s of the decode %.4f%s; %d new hypotheses, "
                     "pool %d; decode %.1f s, references %.1f s, optimise %.1f s", iteration,
