@@ -37,7 +37,7 @@ rule decode_shard:
     params:
         settings=decoder_settings(),
         shards=config["decoder"]["shards"],
-    threads: 1
+    threads: 2 if config["decoder"]["shards"] == 1 else 1
     resources:
         runtime=runtime_minutes,
         mem_mb=memory_mb,
