@@ -2,7 +2,7 @@
 CORES ?= 2
 SNAKEMAKE := .venv/bin/snakemake
 
-.PHONY: run test setup setup-bible ladder powered
+.PHONY: help run test setup setup-bible ladder powered
 
 run: setup
 	$(SNAKEMAKE) --cores $(CORES)
@@ -52,3 +52,11 @@ setup:
 
 setup-bible:
 	bash envs/setup.sh --bible
+
+help:
+	@echo "make run          the default experiment, its report and summary (results/default/)"
+	@echo "make test         the test suite (tiny data; CORES=$(CORES) workers)"
+	@echo "make ladder       the ladder of paraphrasers (docs/results.md; about 14 h on 2 cores)"
+	@echo "make powered      the powered experiment on config/paper.yaml's sets"
+	@echo "make setup        the environment (.venv) the other targets use"
+	@echo "make setup-bible  the environment and the Bible corpora the tests need"

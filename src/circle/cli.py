@@ -57,6 +57,32 @@ def search_size(text: str) -> int:
     return value
 
 
+CHECKOUT = Path(__file__).resolve().parents[2]
+"""The checkout circle runs from, if it runs from one (a directory with the Snakefile)."""
+
+
+def version_text(checkout: Path = CHECKOUT) -> str:
+    """The package version and the commit of ``checkout``, as the README asks users to cite:
+    its commit (``+dirty`` with uncommitted changes) where it is a git checkout of the project,
+    else 'unknown commit'."""
+    from circle.figures.summary import checkout_commit
+
+    commit = checkout_commit(checkout) if (checkout / "Snakefile").is_file() else "unknown"
+    described = "unknown commit" if commit == "unknown" else f"commit {commit}"
+    return f"circle {metadata.version('circle')} ({described})"
+
+
+class VersionAction(argparse.Action):
+    """``--version``: print :func:`version_text` and exit (git runs only when asked)."""
+
+    def __init__(self, option_strings: Sequence[str], dest: str, **kwargs) -> None:
+        super().__init__(option_strings, dest, nargs=0, **kwargs)
+
+    def __call__(self, parser, namespace, values, option_string=None) -> None:
+        print(version_text())
+        parser.exit()
+
+
 def _in_results(args: argparse.Namespace, given: str | None, relative: str) -> str:
     """``given`` if the user gave it, else ``relative`` inside the ``--results`` directory."""
     return given if given is not None else str(Path(args.results) / relative)
@@ -188,9 +214,9 @@ def _paraphrase(args: argparse.Namespace) -> None:
 
 
 def _translate(args: argparse.Namespace) -> None:
-    from circle.translate import Experiment, Translator, untranslated_summary
+    from circle.translate import Experiment, Translator, existing_results, untranslated_summary
 
-    experiment = Experiment.at(args.results)
+    experiment = Experiment.at(existing_results(args.results))
     if not (Path(args.results) / "config.yaml").is_file():
         print(f"circle translate: warning: {args.results}/config.yaml not found; assuming "
               "Spanish to English, lowercased", file=sys.stderr)
@@ -392,9 +418,11 @@ def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="circle", description="The circle command: the package's functions for ad-hoc use, "
         "outside Snakemake. Tables not given default to those of --results.")
-    parser.add_argument("--version", action="version",
-                        version=f"%(prog)s {metadata.version('circle')}")
-    commands = parser.add_subparsers(dest="command", required=True)
+    parser.add_argument("--version", action=VersionAction,
+                        help="print the package version and the commit of the checkout circle "
+                             "runs from, and exit")
+    commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND",
+                                     help="one of these; circle COMMAND --help describes it")
 
     def command(name: str, handler: Handler, help_text: str) -> argparse.ArgumentParser:
         sub = commands.add_parser(name, help=help_text, description=help_text)
@@ -403,17 +431,21 @@ def build_parser() -> argparse.ArgumentParser:
 
     sub = command("validate", _validate, "check line-parallel corpus files (UTF-8, empty lines, "
                   "lines without a token after tokenisation, line counts, line length)")
-    sub.add_argument("files", nargs="+")
+    sub.add_argument("files", nargs="+", metavar="FILE",
+                     help="line-parallel text or Parquet files, e.g. a source and its "
+                          "references")
     sub.add_argument("--max-line-chars", type=positive_int, default=2000,
                      help="longest accepted line (default: %(default)s)")
 
     sub = command("tokenize", _tokenize, "tokenise and lowercase stdin as the pipeline does")
-    sub.add_argument("--lang", default="en")
-    sub.add_argument("--keep-case", action="store_true")
+    sub.add_argument("--lang", default="en",
+                     help="the Moses tokeniser's language (default: %(default)s)")
+    sub.add_argument("--keep-case", action="store_true", help="tokenise without lowercasing")
 
     sub = command("info", _info, "print a pipeline table's row count, columns with their "
                   "types, schema and provenance")
-    sub.add_argument("table")
+    sub.add_argument("table", help="a Parquet table the pipeline wrote, e.g. "
+                     "results/default/grammar/bilingual.parquet")
 
     sub = command("paraphrases", _paraphrases, "print the top paraphrases of an English phrase "
                   "in a paraphrase grammar, with their features")

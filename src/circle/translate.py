@@ -98,6 +98,19 @@ def results_directory(results: str | os.PathLike | None, experiment: str | None,
     return root / "results" / (experiment or "default")
 
 
+def existing_results(results: str | os.PathLike) -> Path:
+    """``results`` if it is a directory, else FileNotFoundError naming it and the experiments
+    beside it (an experiment misspelt or not run yet)."""
+    results = Path(results)
+    if results.is_dir():
+        return results
+    found = sorted(p.name for p in results.parent.iterdir() if p.is_dir()) \
+        if results.parent.is_dir() else []
+    raise FileNotFoundError(f"{results}: no such results directory (experiments in "
+                            f"{results.parent}: {', '.join(found) or 'none'}; name one with "
+                            "--experiment, or give --results)")
+
+
 @dataclass
 class Experiment:
     """A finished experiment's results directory and its effective config."""

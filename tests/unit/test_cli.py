@@ -24,7 +24,8 @@ def circle(*args: str, **options) -> subprocess.CompletedProcess:
 def test_version():
     result = circle("--version")
     assert result.returncode == 0
-    assert result.stdout.strip() == f"circle {metadata.version('circle')}"
+    assert re.fullmatch(rf"circle {re.escape(metadata.version('circle'))} "
+                        r"\((commit [0-9a-f]{7}(\+dirty)?|unknown commit)\)\n", result.stdout)
 
 
 @pytest.mark.parametrize("args", [
