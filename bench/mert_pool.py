@@ -16,32 +16,19 @@ import argparse
 import hashlib
 import os
 import time
-from dataclasses import replace
 
 import numpy as np
 import yaml
+from tuning_threads import tune_run
 
-from circle.core.schemas import EVALSET
-from circle.core.tables import read_table
-from circle.decoder import DecoderSettings, grammar_features, read_weights
-from circle.experiments.conditions import Condition, run_seed
-from circle.experiments.mt_tuning import condition_references
+from circle.decoder import grammar_features, read_weights
 from circle.tune import mert
-from circle.tune.loop import TUNING_FIXED, FlatPool, TuningProblem, TuningSettings, tune
+from circle.tune.loop import TUNING_FIXED, FlatPool, TuningProblem, TuningSettings
 from circle.tune.mert import NBestPool
 
 
-def build_pool(results: str, config: dict, condition: str, iterations: int, path: str) -> None:
-    tune_set = read_table(f"{results}/sets/tune.parquet", EVALSET)
-    settings = TuningSettings.from_config(config.get("tuning", {}),
-                                          run_seed(config["seed"], f"{condition}.rep0"))
-    result = tune(list(tune_set["source"]),
-                  condition_references(tune_set, Condition.parse(condition), None),
-                  f"{results}/grammar/filtered/tune.parquet",
-                  f"{results}/lm/{config.get('lm', {}).get('decoding_order', 3)}gram.binary",
-                  read_weights(f"{results}/weights/untuned-translation.txt"),
-                  DecoderSettings.from_config(config.get("decoder", {})),
-                  replace(settings, max_iterations=iterations - 1), 2, fixed=TUNING_FIXED)
+def build_pool(config_path: str, condition: str, iterations: int, path: str) -> None:
+    result = tune_run(config_path, condition, 0, 2, max_iterations=iterations - 1)
     os.makedirs(os.path.dirname(path), exist_ok=True)
     result.pool.save(path)
     np.save(path + ".weights.npy", np.array(result.log[-1].weights))
@@ -59,7 +46,7 @@ def main() -> None:
     results = f"results/{config['experiment']}"
     path = f"{results}/bench-pools/{args.condition}.it{args.iterations}.npz"
     if not os.path.exists(path):
-        build_pool(results, config, args.condition, args.iterations, path)
+        build_pool(args.config, args.condition, args.iterations, path)
     pool = NBestPool.load(path).flat()
     weights = np.load(path + ".weights.npy")
     settings = TuningSettings.from_config(config.get("tuning", {}), 0)

@@ -21,6 +21,7 @@ import hashlib
 import json
 import multiprocessing
 import time
+from dataclasses import replace
 
 import yaml
 
@@ -32,22 +33,31 @@ from circle.experiments.mt_tuning import condition_references
 from circle.tune.loop import TUNING_FIXED, TuningSettings, tune
 
 
-def tune_replicate(config_path: str, condition: str, replicate: int, workers: int) -> str:
-    """One tuning run; its line of output."""
+def tune_run(config_path: str, condition: str, replicate: int, workers: int,
+             max_iterations: int | None = None):
+    """One tuning run of ``condition`` (replicate ``replicate``) on the experiment of
+    ``config_path``, as the pipeline's job runs it; its :class:`~circle.tune.loop.TuningResult`."""
     with open(config_path, encoding="utf-8") as handle:
         config = yaml.safe_load(handle)
     results = f"results/{config['experiment']}"
     tune_set = read_table(f"{results}/sets/tune.parquet", EVALSET)
-    seed = run_seed(config["seed"], f"{condition}.rep{replicate}")
+    settings = TuningSettings.from_config(config.get("tuning", {}),
+                                          run_seed(config["seed"], f"{condition}.rep{replicate}"))
+    if max_iterations is not None:
+        settings = replace(settings, max_iterations=max_iterations)
+    return tune(list(tune_set["source"]),
+                condition_references(tune_set, Condition.parse(condition), None),
+                f"{results}/grammar/filtered/tune.parquet",
+                f"{results}/lm/{config.get('lm', {}).get('decoding_order', 3)}gram.binary",
+                read_weights(f"{results}/weights/untuned-translation.txt"),
+                DecoderSettings.from_config(config.get("decoder", {})), settings, workers,
+                fixed=TUNING_FIXED)
+
+
+def tune_replicate(config_path: str, condition: str, replicate: int, workers: int) -> str:
+    """One tuning run; its line of output."""
     began = time.perf_counter()
-    result = tune(list(tune_set["source"]),
-                  condition_references(tune_set, Condition.parse(condition), None),
-                  f"{results}/grammar/filtered/tune.parquet",
-                  f"{results}/lm/{config.get('lm', {}).get('decoding_order', 3)}gram.binary",
-                  read_weights(f"{results}/weights/untuned-translation.txt"),
-                  DecoderSettings.from_config(config.get("decoder", {})),
-                  TuningSettings.from_config(config.get("tuning", {}), seed), workers,
-                  fixed=TUNING_FIXED)
+    result = tune_run(config_path, condition, replicate, workers)
     digest = hashlib.sha256(json.dumps(result.weights, sort_keys=True).encode()).hexdigest()
     return (f"{condition}.rep{replicate}: {time.perf_counter() - began:.1f} s, "
             f"{len(result.log)} iterations, {workers} worker(s), weights {digest[:12]}")
