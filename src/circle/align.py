@@ -14,6 +14,7 @@ Symmetrisation heuristics follow Koehn, Och & Marcu (2003) and the Moses ``symal
 
 from __future__ import annotations
 
+import argparse
 import hashlib
 import logging
 import shutil
@@ -22,10 +23,13 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import pandas as pd
+import pyarrow.parquet as pq
 
 from circle.core.external import run_tool
 from circle.core.schemas import ALIGNMENT, BITEXT
 from circle.core.tables import (
+    META_PREFIX,
+    PARQUET_WRITE_OPTIONS,
     atomic_path,
     read_metadata,
     read_table,
@@ -197,22 +201,68 @@ def bitext_digest(bitext: pd.DataFrame) -> str:
     return hashlib.sha256(text.encode("utf-8")).hexdigest()
 
 
+def check_alignment_fits(alignment_path: str | Path, bitext: pd.DataFrame,
+                         bitext_path: str | Path) -> None:
+    """Raise :class:`AlignmentError` unless the ALIGNMENT table holds exactly the bitext's
+    segments and every link fits its sentence pair: all that can be checked of a table that
+    records no :data:`BITEXT_DIGEST`."""
+    links = read_table(alignment_path, ALIGNMENT, columns=["segment_id", "links"])
+    if sorted(links["segment_id"]) != sorted(bitext["segment_id"]):
+        apart = sorted(set(links["segment_id"]) ^ set(bitext["segment_id"]))
+        raise AlignmentError(f"{alignment_path}: its {len(links)} segments are not the "
+                             f"{len(bitext)} of {bitext_path}"
+                             + (f" (first in one only: segment {apart[0]})" if apart else "")
+                             + f"; the table records no bitext digest and does not fit; "
+                             f"{REFREEZE_HINT}")
+    rows = bitext.merge(links, on="segment_id")
+    for segment, source, target, text in zip(rows["segment_id"], rows["source"], rows["target"],
+                                             rows["links"], strict=True):
+        try:
+            parse_links(text, len(source.split()), len(target.split()),
+                        f"{alignment_path}: segment {segment}")
+        except AlignmentError as error:
+            raise AlignmentError(f"{error} of {bitext_path}; the table records no bitext digest "
+                                 f"and does not fit; {REFREEZE_HINT}") from None
+
+
 def check_bitext_digest(alignment_path: str | Path, bitext: pd.DataFrame,
                         bitext_path: str | Path) -> None:
     """An alignment table is replayed only onto the bitext it was made for: raise
     :class:`AlignmentError` when its :data:`BITEXT_DIGEST` is another bitext's. A table made
-    before alignments recorded the digest is checked only segment by segment (links against
-    sentence lengths), with a warning."""
+    before alignments recorded the digest is refused when it does not fit the bitext
+    (:func:`check_alignment_fits`), else replayed with a warning."""
     made_for = read_metadata(alignment_path).get(BITEXT_DIGEST)
     if made_for is None:
+        check_alignment_fits(alignment_path, bitext, bitext_path)
         logger.warning("%s records no digest of the bitext it was made for (made before "
-                       "alignment tables recorded one): its links are checked only against the "
-                       "sentence lengths of %s; `snakemake refreeze_alignment` makes one that "
-                       "records it", alignment_path, bitext_path)
+                       "alignment tables recorded one): its links fit the sentences of %s, "
+                       "but a sentence that grew would pass; `python -m circle.align "
+                       "record-digest` adds the digest", alignment_path, bitext_path)
     elif made_for != bitext_digest(bitext):
         raise AlignmentError(f"{alignment_path}: made for another training bitext than "
                              f"{bitext_path} (bitext digest {made_for[:12]}…, this bitext's "
                              f"{bitext_digest(bitext)[:12]}…); {REFREEZE_HINT}")
+
+
+def record_bitext_digest(alignment_path: str | Path, bitext_path: str | Path) -> str:
+    """Add the :data:`BITEXT_DIGEST` of the tokenised bitext ``bitext_path`` to an ALIGNMENT
+    table made for it before tables recorded one, after :func:`check_alignment_fits`; the
+    table's rows and other metadata are written back unchanged (checked before it replaces the
+    file, atomically). Returns the digest."""
+    bitext = read_table(bitext_path, BITEXT, columns=["segment_id", "source", "target"])
+    digest = bitext_digest(bitext)
+    made_for = read_metadata(alignment_path).get(BITEXT_DIGEST)
+    if made_for is not None and made_for != digest:
+        raise AlignmentError(f"{alignment_path}: already records the digest of another bitext "
+                             f"than {bitext_path} ({made_for[:12]}…, not {digest[:12]}…)")
+    check_alignment_fits(alignment_path, bitext, bitext_path)
+    table = pq.read_table(alignment_path)
+    metadata = {**table.schema.metadata, f"{META_PREFIX}{BITEXT_DIGEST}".encode(): digest.encode()}
+    with atomic_path(alignment_path) as tmp:
+        pq.write_table(table.replace_schema_metadata(metadata), tmp, **PARQUET_WRITE_OPTIONS)
+        if not pq.read_table(tmp).equals(table):
+            raise AlignmentError(f"{alignment_path}: the rows written back differ; left as it was")
+    return digest
 
 
 def align_table(bitext_path: str | Path, out_path: str | Path, samplers: int, model: int,
@@ -286,3 +336,23 @@ def join_pivot_language(pairs: Sequence[tuple[str | Path, str | Path]],
                 {"aligner": str(aligner), "symmetrization": str(symmetrization),
                  BITEXT_DIGEST: bitext_digest(joined)})
     return len(joined)
+
+
+def main(argv: Sequence[str] | None = None) -> None:
+    """``python -m circle.align record-digest ALIGNMENT BITEXT``: :func:`record_bitext_digest`."""
+    parser = argparse.ArgumentParser(prog="python -m circle.align", description=main.__doc__)
+    commands = parser.add_subparsers(dest="command", required=True)
+    record = commands.add_parser("record-digest", help="add the digest of the tokenised bitext "
+                                 "an alignment table was made for to its metadata")
+    record.add_argument("alignment", help="the ALIGNMENT table (rewritten with the same rows)")
+    record.add_argument("bitext", help="the tokenised BITEXT table it was made for")
+    args = parser.parse_args(argv)
+    try:
+        digest = record_bitext_digest(args.alignment, args.bitext)
+    except AlignmentError as error:
+        parser.exit(2, f"error: {error}\n")
+    print(f"{args.alignment}: bitext digest {digest}")
+
+
+if __name__ == "__main__":
+    main()

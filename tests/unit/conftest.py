@@ -7,6 +7,7 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
+from circle.align import BITEXT_DIGEST, bitext_digest
 from circle.core.schemas import ALIGNMENT, BITEXT, PARAPHRASE_GRAMMAR
 from circle.core.tables import read_table, write_table
 from circle.decoder import decode_corpus
@@ -18,7 +19,8 @@ from circle.tune.loop import PoolBuilder, TuningProblem, default_hook
 @pytest.fixture
 def write_aligned_bitext(tmp_path):
     """Writes rows (segment_id, source, target, links) as a tokenised BITEXT table and its
-    ALIGNMENT table in ``tmp_path``; returns their paths."""
+    ALIGNMENT table in ``tmp_path``, which records the bitext's digest as alignments made now
+    do; returns their paths."""
 
     def write(rows) -> tuple[Path, Path]:
         ids = [row[0] for row in rows]
@@ -28,7 +30,8 @@ def write_aligned_bitext(tmp_path):
         alignment = pd.DataFrame({"segment_id": ids, "forward": "", "reverse": "",
                                   "links": [row[3] for row in rows]})
         write_table(bitext, tmp_path / "bitext.parquet", BITEXT)
-        write_table(alignment, tmp_path / "alignment.parquet", ALIGNMENT)
+        write_table(alignment, tmp_path / "alignment.parquet", ALIGNMENT,
+                    metadata={BITEXT_DIGEST: bitext_digest(bitext)})
         return tmp_path / "bitext.parquet", tmp_path / "alignment.parquet"
 
     return write

@@ -397,8 +397,9 @@ def test_segment_mismatch_is_reported(tmp_path, write_aligned_bitext):
     bitext, alignment = write_aligned_bitext([(1, "a", "x", "0-0"), (2, "b", "y", "0-0")])
     write_table(pd.DataFrame({"segment_id": [1], "forward": "", "reverse": "", "links": "0-0"}),
                 alignment, ALIGNMENT)
-    with pytest.raises(GrammarInputError, match=r"bitext.parquet: 1 segment\(s\) have no row in "
-                                                r".*alignment.parquet \(first: segment 2\)"):
+    with pytest.raises(AlignmentError, match=r"alignment.parquet: its 1 segments are not the "
+                                             r"2 of .*bitext.parquet \(first in one only: "
+                                             r"segment 2\)"):
         extract_grammar(bitext, alignment, tmp_path / "g.parquet")
 
 

@@ -10,6 +10,7 @@ from circle.align import BITEXT_DIGEST, bitext_digest
 from circle.core.schemas import ALIGNMENT, BITEXT, EVALSET
 from circle.core.tables import read_metadata, read_table, write_table
 from circle.corpus.prepare import file_tables
+from circle.corpus.preprocess import tokenize_bitext
 from circle.experiments.conditions import Condition
 from circle.experiments.heldout import (
     TUNING_SETS,
@@ -38,12 +39,18 @@ def tiny_tables(directory: Path, seed: int, duplicate: bool = False) -> dict[str
                           else [str(TINY / v) for v in value]) for key, value in spec.items()}
              for name, spec in files.items()}
     tables = file_tables(files, 2000, 13)
+    tables["train"] = tokenize_bitext(tables["train"], "es", "en")  # the tiny config's
     if duplicate:
         block = choose_block(tables["train"], sum(block_sizes(len(tables["tune"]), FRACTIONS)),
                              seed)
         outside = 0 if block["segment_id"].iloc[0] > 0 else len(tables["train"]) - 1
         tables["train"].loc[outside, "target"] = block["target"].iloc[0]
     paths = {"alignment": TINY / "alignment.parquet"}
+    if duplicate:  # the frozen links, made for the changed bitext as far as they know
+        paths["alignment"] = directory / "alignment.parquet"
+        write_table(read_table(TINY / "alignment.parquet", ALIGNMENT), paths["alignment"],
+                    ALIGNMENT, metadata={**read_metadata(TINY / "alignment.parquet"),
+                                         BITEXT_DIGEST: bitext_digest(tables["train"])})
     for name, table in tables.items():
         paths[name] = directory / f"{name}.parquet"
         schema = BITEXT if name == "train" else EVALSET
