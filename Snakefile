@@ -64,6 +64,15 @@ rule all:
         rules.targeted_tuning.input if targeted_conditions() else [],
         rules.reference_quality.input if reference_count("tune") > 1 else [],
         f"results/{EXPERIMENT}/report/index.html",
+        # What the circle command reads from the results beside the named targets' files (the
+        # weights circle translate and circle paraphrase choose from, the test set): Snakemake
+        # rebuilds a missing file only when it is a target or a job that reads it reruns, so
+        # without these a plain rerun would leave one deleted by hand missing, and the command
+        # would fall back to other weights.
+        PLAN.paraphraser_weights(EXPERIMENT),
+        [WEIGHTS.format(experiment=EXPERIMENT, weights=name)
+         for name in ("untuned-translation", "untuned-paraphrase", *tuning_runs())],
+        EVALSET_TABLE.format(experiment=EXPERIMENT, evalset="test"),
 
 
 onsuccess:

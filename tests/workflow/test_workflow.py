@@ -996,3 +996,23 @@ def check_grid_search(results: Path) -> None:
     assert "## Fig. 5.8" in report and "**Chosen**" in report
     for figure in ("fig5_3.png", "fig5_8.png"):
         assert (results / "report" / figure).read_bytes()[:4] == b"\x89PNG"
+
+
+def test_the_files_the_circle_command_reads_are_rebuilt_when_deleted(tiny_default_run, tmp_path):
+    """Snakemake rebuilds a missing file only when it is a target or a job that reads it reruns:
+    the default target names the weights and the test set the command reads, so a plain rerun
+    rebuilds them (`circle paraphrase` would otherwise find no tuned weights, `circle translate`
+    take another replicate's)."""
+    run = tiny_default_run.copy_to(tmp_path)
+    deleted = {"results/tiny/weights/paraphraser-bias0.txt": "tune_paraphraser",
+               "results/tiny/weights/untuned-paraphrase.txt": "write_initial_weights",
+               "results/tiny/weights/1H.rep0.txt": "tune_translation",
+               "results/tiny/sets/test.parquet": "select_evalset"}
+    for path in deleted:
+        (run / path).unlink()
+    result = snakemake("-n", "--configfile", str(run / "config.yaml"), "--directory", str(run))
+    output = result.stdout + result.stderr
+    assert result.returncode == 0, output
+    for path, rule in deleted.items():
+        assert re.search(rf"^rule {rule}:\n(    .*\n)*?    reason: Missing output files: "
+                         rf"{re.escape(path)}", output, re.MULTILINE), output
