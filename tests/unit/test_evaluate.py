@@ -332,6 +332,7 @@ def tuning_log(path, metric: str, scores: list[float], returned: int):
         "pool_size": np.arange(1, len(scores) + 1, dtype=np.int64) * 10,
         "returned": [i + 1 == returned for i in range(len(scores))],
         "stop_reason": [None] * (len(scores) - 1) + ["max_iterations"],
+        "decoded_sentences": np.full(len(scores), 100, dtype=np.int64),
     })
     write_table(frame, path, TUNING_LOG)
     return read_table(path, TUNING_LOG)

@@ -223,7 +223,8 @@ def tuning_log_frame(scores: list[float], returned: int, metric: str = "bleu") -
         "new_hypotheses": np.full(n, 5, dtype=np.int64),
         "pool_size": np.arange(1, n + 1, dtype=np.int64) * 5,
         "returned": [i + 1 == returned for i in range(n)],
-        "stop_reason": [None] * (n - 1) + ["max_iterations"]})
+        "stop_reason": [None] * (n - 1) + ["max_iterations"],
+        "decoded_sentences": np.full(n, 183, dtype=np.int64)})
 
 
 def evaluation_inputs(tmp_path, scores=None):
@@ -391,7 +392,8 @@ def test_paraphraser_report_shows_the_curve_weights_identity_rate_and_seeded_sam
                              "decode_score": scores, "pool_score": [None] * len(scores),
                              "new_hypotheses": 1, "pool_size": 1,
                              "returned": [i == returned for i in range(len(scores))],
-                             "stop_reason": [None] * len(scores)})
+                             "stop_reason": [None] * len(scores),
+                             "decoded_sentences": 100})
 
     def page(log_name, name, **options):
         return paraphraser_report(tmp_path / log_name, tmp_path / "nbest.parquet",

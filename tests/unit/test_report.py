@@ -300,7 +300,8 @@ def tuning_log(scores: list[float], returned: int, metric: str = "bleu") -> pd.D
         "pool_score": [*scores[1:], None], "new_hypotheses": np.full(n, 20, dtype=np.int64),
         "pool_size": np.arange(1, n + 1, dtype=np.int64) * 20,
         "returned": [i + 1 == returned for i in range(n)],
-        "stop_reason": [None] * (n - 1) + ["converged"]})
+        "stop_reason": [None] * (n - 1) + ["converged"],
+        "decoded_sentences": np.full(n, 100, dtype=np.int64)})
 
 
 def test_tuning_curves_plot_every_run_from_the_logs(tmp_path):

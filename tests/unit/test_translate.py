@@ -49,7 +49,8 @@ def tuning_log(score: float) -> pd.DataFrame:
     return pd.DataFrame({"iteration": [1, 2], "metric": "bleu", "weights": [[0.0], [0.0]],
                          "decode_score": [score / 2, score], "pool_score": [score, None],
                          "new_hypotheses": [10, 0], "pool_size": [10, 10],
-                         "returned": [False, True], "stop_reason": [None, "converged"]})
+                         "returned": [False, True], "stop_reason": [None, "converged"],
+                         "decoded_sentences": [0, 100]})
 
 
 @pytest.fixture(scope="module")

@@ -442,7 +442,7 @@ PIVOT_LOOKUP = _schema(
 
 TUNING_LOG = _schema(
     "tuning_log",
-    2,
+    3,
     "One row per tuning iteration (Och 2003; thesis §3.2.3): `weights` are the weights this "
     "iteration decoded the tune set with, in the order of metadata `circle.feature_names` (JSON "
     "list; `circle.fixed_features` were not tuned); `decode_score` is the tuning metric "
@@ -450,7 +450,9 @@ TUNING_LOG = _schema(
     "untuned start), `pool_score` that of the pool's 1-best at the weights the optimiser chose "
     "next (null on the last row, which only decodes); `returned` marks the iteration whose "
     "weights the run returned (the best decoded tune score, Moses' --return-best-dev); "
-    "`stop_reason` is set on the last row. No timings: identical reruns give identical tables.",
+    "`stop_reason` is set on the last row; `decoded_sentences` counts the tune-set sentences "
+    "the decoder decoded in the iteration (lists recorded by the decode stage not counted). No "
+    "timings: identical reruns give identical tables.",
     [
         pa.field("iteration", pa.int32(), nullable=False),
         pa.field("metric", pa.string(), nullable=False),
@@ -461,6 +463,7 @@ TUNING_LOG = _schema(
         pa.field("pool_size", pa.int64(), nullable=False),
         pa.field("returned", pa.bool_(), nullable=False),
         pa.field("stop_reason", pa.string()),
+        pa.field("decoded_sentences", pa.int64(), nullable=False),
     ],
 )
 

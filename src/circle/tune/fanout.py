@@ -28,6 +28,7 @@ import json
 import logging
 import os
 from collections.abc import Callable, Mapping, Sequence
+from dataclasses import replace
 
 import numpy as np
 import pandas as pd
@@ -138,6 +139,8 @@ def optimise_iteration(builder: PoolBuilder, saved: Sequence[SavedIteration],
     new_rows, decode_score = builder.merge(shards)
     entry, new = problem.step(builder, [restored_entry(iteration) for iteration in saved],
                               weights, new_rows, decode_score, workers)
+    entry = replace(entry, decoded_sentences=len(covered) * len(
+        problem.decoded_vectors(entry.iteration, weights)))
     logger.info("iteration %d: %s of the decode %.4f%s; %d new hypotheses, pool %d%s",
                 entry.iteration, problem.metric.name, decode_score,
                 "" if entry.pool_score is None else f", of the pool at the new weights "

@@ -178,6 +178,7 @@ class IterationLog:
     pool_size: int
     returned: bool = False
     stop_reason: str | None = None
+    decoded_sentences: int = 0  # sentences the decoder decoded (recorded lists not counted)
 
 
 @dataclass
@@ -576,22 +577,27 @@ def tune(sentences: Sequence[str], references_per_sentence: Sequence[Sequence[st
         raise ValueError(f"{recorded.path}: {len(recorded.lists)} n-best lists for "
                          f"{len(sentences)} tune sentences")
 
+    sentence_decodes = 0  # sentences decoded in this iteration
+
     def decode(vector: np.ndarray) -> list[list[Hypothesis]]:
+        nonlocal sentence_decodes
         weights_map = problem.weights_of(vector)
         if recorded is not None and (lists := recorded.lists_for(weights_map)) is not None:
             logger.info("the n-best lists of %s stand in for decoding its weights", recorded.path)
             return lists
+        sentence_decodes += len(sentences)
         return decode_corpus(sentences, grammar, lm_path, weights_map, decoder_settings, workers)
 
     everyone = list(range(len(sentences)))
     while not log or log[-1].stop_reason is None:
         iteration = len(log) + 1
-        started = time.perf_counter()
+        started, sentence_decodes = time.perf_counter(), 0
         nbests = [decode(vector) for vector in problem.decoded_vectors(iteration, weights)]
         decoded = time.perf_counter()
         n_new, decode_score = builder.merge([builder.score(everyone, sentences, nbests)])
         scored = time.perf_counter()
         entry, new = problem.step(builder, log, weights, n_new, decode_score, workers)
+        entry = replace(entry, decoded_sentences=sentence_decodes)
         log.append(entry)
         logger.info("iteration %d of at most %d: %s of the decode %.4f%s; %d new hypotheses, "
                     "pool %d; decode %.1f s, references %.1f s, optimise %.1f s", iteration,
