@@ -46,9 +46,11 @@ include: "workflow/rules/samt.smk"
 
 
 # Once, not in each cluster job: the workflow's unreadable tables are removed and their jobs
-# forced when the DAG is prepared (sweep_unreadable_tables).
+# forced when the DAG is prepared (sweep_unreadable_tables), and results made with another
+# config that Snakemake has no record of are refused (refuse_stale_results).
 if not (workflow.remote_exec or workflow.subprocess_exec):
     sweep_unreadable_tables()
+    refuse_stale_results()
 
 
 rule all:

@@ -7,6 +7,8 @@ import os
 import re
 
 from snakemake.common.tbdstring import TBDString
+from snakemake.exceptions import WorkflowError
+from snakemake.io import IOFile
 from snakemake.logging import logger
 
 from circle.core.tables import config_hash, parquet_rows, remove_unreadable_tables
@@ -60,6 +62,7 @@ from circle.pipeline.runs import (
     UNTARGETED_PARAPHRASES,
     WEIGHTS,
 )
+from circle.pipeline.stale import stale_results_problem
 from circle.tune.checkpoint import ended
 
 
@@ -156,6 +159,25 @@ def sweep_unreadable_tables():
         return prepare_dag(*args, **kwargs)
 
     workflow._prepare_dag = prepare_after_sweep
+
+
+def refuse_stale_results():
+    """Refuse, before any job, results made with another configuration when Snakemake has no
+    record of how they were made (circle.pipeline.stale): with .snakemake/ gone it would rerun
+    nothing for the change. --forceall rebuilds them. Checked when the DAG is prepared, once
+    the run's records are open, and only by runs and dry runs (not --unlock, --touch, ...)."""
+    prepare_dag = workflow._prepare_dag
+
+    def prepare_and_check(*args, **kwargs):
+        prepared = prepare_dag(*args, **kwargs)
+        checks = workflow.executor_plugin is not None and not (workflow.touch or
+                                                               workflow.dag_settings.forceall)
+        if checks and workflow.persistence.metadata(IOFile(EFFECTIVE_CONFIG)) is None:
+            if problem := stale_results_problem(EFFECTIVE_CONFIG, config):
+                raise WorkflowError(problem)
+        return prepared
+
+    workflow._prepare_dag = prepare_and_check
 
 
 def memory_mb(wildcards, input, threads, rulename):
