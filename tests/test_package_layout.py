@@ -12,12 +12,12 @@ PACKAGE = Path(__file__).resolve().parents[1] / "src" / "circle"
 
 STAGES: tuple[str, ...] = (
     "_ter", "core", "corpus", "align", "lm", "distributional", "grammar", "decoder", "tune",
-    "paraphrase", "lattice", "experiments", "figures", "pipeline", "translate", "cli",
+    "paraphrase", "lattice", "experiments", "figures", "pipeline", "system", "translate", "cli",
 )
 """circle's top-level modules and packages in the order of the circle: infrastructure, corpus,
 alignment, LMs, monolingual paraphrases of unseen source words, grammars, the decoder, tuning,
 paraphrasing, word lattices, the experiments, their figures and pages, the Snakemake-facing
-code, and the user's commands."""
+code, a trained system's files, and the user's commands."""
 
 
 def module_name(path: Path) -> str:

@@ -11,12 +11,14 @@ from), not from the working directory (:func:`circle.translate.project_root`).
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import os
 import sys
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from importlib import metadata
 from pathlib import Path
+from typing import TYPE_CHECKING, TextIO
 
 import pyarrow.parquet as pq
 
@@ -25,6 +27,10 @@ from circle.core.tables import SchemaError, parquet_errors, read_metadata
 from circle.corpus.preprocess import normalize
 from circle.corpus.validate import CorpusError, decode_lines, limit_problems, read_parallel
 from circle.experiments.evaluate import AR_SHUFFLES, BOOTSTRAP_SAMPLES
+
+if TYPE_CHECKING:
+    from circle.system import System
+    from circle.translate import UnknownMarks
 
 Handler = Callable[[argparse.Namespace], None]
 
@@ -147,7 +153,7 @@ def _decode_lines(args: argparse.Namespace, lines: list[str]) -> None:
         args.lang = Experiment.at(args.results).source_lang if args.command == "decode" else "en"
     sentences = lines if args.tokenized else [normalize(line, args.lang) for line in lines]
     weights = read_weights(args.weights)
-    settings = DecoderSettings(pop_limit=args.pop_limit, k=args.k)
+    settings = DecoderSettings.from_config({}, pop_limit=args.pop_limit, k=args.k)
     lm = _in_results(args, args.lm, DECODING_LM)
     outputs = decode_corpus(sentences, args.grammar, lm, weights, settings, workers=args.workers)
     for number, hypotheses in enumerate(outputs):
@@ -162,106 +168,191 @@ def _decode(args: argparse.Namespace) -> None:
     if args.input and not Path(args.input).is_file():
         raise FileNotFoundError(f"{args.input}: not a file (--input names a text file, one "
                                 "sentence per line)")
+    if args.system is None and (args.grammar is None or args.weights is None):
+        raise ValueError("give --grammar and --weights, or --system DIR")
     stream = open(args.input, "rb") if args.input else sys.stdin.buffer  # noqa: SIM115
     with stream:
         lines, problems = decode_lines(stream, name)
     if problems:
         raise CorpusError(limit_problems(name, problems))
-    _decode_lines(args, lines)
+    if args.system is None:
+        _decode_lines(args, lines)
+        return
+    system, note = _translation_system(args)
+    if args.lang is not None and args.lang != system.source_lang:
+        raise ValueError(f"--lang {args.lang}: the system translates from {system.source_lang}")
+    _translate_lines(args, system, note, lines, "tokenized", {}, None)
+
+
+def _with_system(args: argparse.Namespace, *options: str) -> None:
+    """Refuse the ``options`` (argparse names) that --system replaces."""
+    given = [f"--{option.replace('_', '-')}" for option in (*options, "experiment", "results")
+             if getattr(args, option) is not None]
+    if given:
+        raise ValueError(f"--system {args.system} names every file and setting; drop "
+                         f"{', '.join(given)}")
+
+
+def _translation_system(args: argparse.Namespace) -> tuple[System, str]:
+    """The system to translate with (--system's, else the experiment's with the weights
+    --weights names or the best-tuned 1H replicate's) and a sentence saying which."""
+    from circle.system import System
+    from circle.translate import Experiment, existing_results
+
+    if args.system is not None:
+        _with_system(args, "grammar", "lm", "weights")
+        system = System.load(args.system)
+        return system, (f"{system.where}: {system.source_lang} to {system.target_lang}, "
+                        f"decoding with the weights {system.files['weights'].path}")
+    experiment = Experiment.at(existing_results(args.results))
+    if not (Path(args.results) / "config.yaml").is_file():
+        print(f"circle {args.command}: warning: {args.results}/config.yaml not found; assuming "
+              "Spanish to English, lowercased", file=sys.stderr)
+    weights, note = experiment.translation_weights(args.weights)
+    system = experiment.system(weights).overriding(grammar=args.grammar, lm=args.lm)
+    return system, (f"{args.results}: {experiment.source_lang} to {experiment.target_lang}, "
+                    f"decoding with {note}")
 
 
 def _paraphrase(args: argparse.Namespace) -> None:
     from circle.decoder import read_weights
     from circle.paraphrase.paraphraser import Paraphraser
-    from circle.translate import Experiment, paraphrase_lines
+    from circle.system import System
+    from circle.translate import Experiment, cased_tokens, paraphrase_lines
 
-    args.grammar = _in_results(args, args.grammar, PARAPHRASE_GRAMMAR)
-    tuned = Path(args.results) / TUNED_PARAPHRASE_WEIGHTS
-    if args.weights is not None:
-        note = f"the weights {args.weights}"
-    elif tuned.exists():
-        args.weights = str(tuned)
-        note = f"the tuned paraphraser weights {tuned}"
+    if args.system is not None:
+        _with_system(args, "grammar", "lm", "weights")
+        system = System.load(args.system)
+        note = f"the weights {system.path('paraphraser_weights')} of {system.where}"
     else:
-        args.weights = str(Path(args.results) / UNTUNED_PARAPHRASE_WEIGHTS)
-        note = f"the untuned weights {args.weights} (there are no tuned ones at {tuned})"
+        experiment = Experiment.at(args.results)
+        system = experiment.system().overriding(paraphrase_grammar=args.grammar,
+                                                paraphraser_lm=args.lm,
+                                                paraphraser_weights=args.weights)
+        note = (f"the weights {args.weights}" if args.weights is not None
+                else experiment.paraphraser_weights()[1])
     print(f"circle paraphrase: decoding with {note}", file=sys.stderr)
     lines = args.sentence if args.sentence else _read_input(args.input)
-    experiment = Experiment.at(args.results)
-    lang = args.lang or experiment.target_lang
+    lang = args.lang or system.target_lang
     sentences = lines if args.tokenized else [
-        normalize(line, lang, lowercase=experiment.lowercase) for line in lines]
-    weights = read_weights(args.weights)
-    settings = experiment.decoder_settings(pop_limit=args.pop_limit, k=args.k)
-    lm = args.lm if args.lm is not None else str(experiment.paraphraser_lm)
-    paraphraser = Paraphraser(args.grammar, lm, weights, settings, args.workers)  # loaded once
-    if args.k > 1:
-        from circle.decoder import format_nbest
+        normalize(line, lang, lowercase=system.lowercase) for line in lines]
+    weights = read_weights(system.path("paraphraser_weights"))
+    settings = system.decoder_settings(pop_limit=args.pop_limit, k=args.k)
+    lm = system.path("paraphraser_lm")  # the LM is checked first, as Paraphraser loads it
+    paraphraser = Paraphraser(system.path("paraphrase_grammar"), lm, weights, settings,
+                              args.workers)  # loaded once
+    recaser = system.recaser()
+    show = _shown(args.print, recaser is not None)
+    with _output(args.output) as out:
+        if args.k > 1:
+            from circle.decoder import format_nbest
 
-        for number, hypotheses in enumerate(paraphraser.paraphrase(sentences, k=args.k)):
-            print("\n".join(format_nbest(number, hypotheses)))
-        return
-    results = paraphrase_lines(paraphraser, sentences)
-    for number, result in enumerate(results, start=1):
-        print(result.paraphrase)
-        if result.reason is not None:
-            where = f"line {number}" if len(results) > 1 else "the sentence"
-            print(f"circle paraphrase: {where}: no paraphrase of '{result.source}': "
-                  f"{result.reason}", file=sys.stderr)
+            for number, hypotheses in enumerate(paraphraser.paraphrase(sentences, k=args.k)):
+                out.write("".join(f"{line}\n" for line in format_nbest(number, hypotheses)))
+            return
+        cased = [sentence.split() if args.tokenized else
+                 cased_tokens(line, sentence.split(), lang)
+                 for line, sentence in zip(lines, sentences, strict=True)]
+        results = paraphrase_lines(paraphraser, sentences, cased, lang, recaser)
+        for number, result in enumerate(results, start=1):
+            out.write(getattr(result, show) + "\n")
+            if result.reason is not None:
+                where = f"line {number}" if len(results) > 1 else "the sentence"
+                print(f"circle paraphrase: {where}: no paraphrase of '{result.source}': "
+                      f"{result.reason}", file=sys.stderr)
     changed = sum(result.reason is None for result in results)
-    print(f"circle paraphrase: {changed:,} of {len(results):,} sentence(s) paraphrased",
-          file=sys.stderr)
+    print(f"circle paraphrase: {changed:,} of {len(results):,} sentence(s) paraphrased"
+          + (f"; wrote {args.output}" if args.output else ""), file=sys.stderr)
+
+
+def _shown(given: str | None, recased: bool) -> str:
+    """What --print shows: ``given``, else the recased text where there is a recaser."""
+    show = given or ("recased" if recased else "detokenized")
+    if show == "recased" and not recased:
+        raise ValueError("--print recased: the system keeps case, there is nothing to "
+                         "recase (use --print detokenized)")
+    return show
+
+
+@contextlib.contextmanager
+def _output(path: str | None) -> Iterator[TextIO]:
+    """A text file written at ``path``, else standard output."""
+    if path is None:
+        yield sys.stdout
+        return
+    with open(path, "w", encoding="utf-8") as out:
+        yield out
 
 
 def _translate(args: argparse.Namespace) -> None:
-    from circle.translate import Experiment, Translator, existing_results, untranslated_summary
+    from circle.translate import UnknownMarks
 
-    experiment = Experiment.at(existing_results(args.results))
-    if not (Path(args.results) / "config.yaml").is_file():
-        print(f"circle translate: warning: {args.results}/config.yaml not found; assuming "
-              "Spanish to English, lowercased", file=sys.stderr)
-    weights, note = experiment.translation_weights(args.weights)
-    print(f"circle translate: {args.results}: {experiment.source_lang} to "
-          f"{experiment.target_lang}, decoding with {note}", file=sys.stderr)
+    system, note = _translation_system(args)
     lines = _read_input(args.input)
-    settings = experiment.decoder_settings(pop_limit=args.pop_limit)
-    translator = Translator(experiment, weights, settings, args.workers, grammar=args.grammar,
-                            lm=args.lm)
-    show = args.print or ("recased" if translator.recaser else "detokenized")
-    if show == "recased" and translator.recaser is None:
-        raise ValueError("--print recased: the experiment keeps case, there is nothing to "
-                         "recase (use --print detokenized)")
+    marks = UnknownMarks(args.unknown_prefix, args.unknown_suffix) if args.mark_unknown \
+        else None
+    show = _shown(args.print, system.lowercase)
     files = {}
     if args.output_prefix:
-        kinds = ["tokenized", "detokenized"] + (["recased"] if translator.recaser else [])
-        files = {kind: open(f"{args.output_prefix}.{kind}", "w", encoding="utf-8")  # noqa: SIM115
-                 for kind in kinds}
+        kinds = ["tokenized", "detokenized"] + (["recased"] if system.lowercase else [])
+        files = {kind: f"{args.output_prefix}.{kind}" for kind in kinds}
+    _translate_lines(args, system, note, lines, show, files, marks)
+
+
+def _translate_lines(args: argparse.Namespace, system: System, note: str, lines: list[str],
+                     show: str, files: dict[str, str], marks: UnknownMarks | None) -> None:
+    """Translate ``lines`` with ``system``: on stdout what ``show`` names (the n-best lists with
+    -k > 1), into ``files`` (kind → path) the 1-best's texts; on stderr ``note``, progress and
+    what was left untranslated."""
+    from circle.decoder import format_nbest
+    from circle.translate import Translator, untranslated_summary
+
+    print(f"circle {args.command}: {note}", file=sys.stderr)
+    translator = Translator(system, system.decoder_settings(pop_limit=args.pop_limit),
+                            args.workers)
     translations = []
 
     def progress(message: str) -> None:
-        print(f"circle translate: {message}", file=sys.stderr, flush=True)
+        print(f"circle {args.command}: {message}", file=sys.stderr, flush=True)
 
-    try:
-        for translation in translator.translate(lines, tokenized=args.tokenized,
-                                                progress=progress):
+    with contextlib.ExitStack() as stack:
+        outs = {kind: stack.enter_context(open(path, "w", encoding="utf-8"))
+                for kind, path in files.items()}
+        for number, translation in enumerate(translator.translate(
+                lines, tokenized=args.tokenized, progress=progress, k=args.k, marks=marks)):
             translations.append(translation)
-            print(getattr(translation, show))
-            for kind, out in files.items():
+            if args.k > 1:
+                print("\n".join(format_nbest(number, translation.nbest)))
+            else:
+                print(getattr(translation, show))
+            for kind, out in outs.items():
                 out.write(getattr(translation, kind) + "\n")
-    finally:
-        for out in files.values():
-            out.close()
     stats = translator.stats
     borrowed = ("" if translator.oov_paraphrases is None else
                 f"; {translator.oov_paraphrases.borrowed:,} rules borrowed for OOV phrases from "
                 "their distributional paraphrases")
-    print(f"circle translate: {len(translations):,} line(s); {stats.rules:,} rules of "
+    print(f"circle {args.command}: {len(translations):,} line(s); {stats.rules:,} rules of "
           f"{translator.grammar_path} apply (read {stats.row_groups_read} of its "
           f"{stats.row_groups} row groups){borrowed}", file=sys.stderr)
     if files:
-        print("circle translate: wrote " + ", ".join(out.name for out in files.values()),
-              file=sys.stderr)
-    print(f"circle translate: {untranslated_summary(translations)}", file=sys.stderr)
+        print(f"circle {args.command}: wrote " + ", ".join(files.values()), file=sys.stderr)
+    print(f"circle {args.command}: {untranslated_summary(translations)}", file=sys.stderr)
+
+
+def _export_system(args: argparse.Namespace) -> None:
+    from circle.system import export_system
+    from circle.translate import Experiment, existing_results
+
+    experiment = Experiment.at(existing_results(args.results))
+    if not (experiment.results / "config.yaml").is_file():
+        raise FileNotFoundError(f"{experiment.results / 'config.yaml'}: not found; an export "
+                                "states the experiment's languages and decoder settings")
+    weights, note = experiment.translation_weights(args.run)
+    manifest = export_system(experiment.system(weights), experiment.results, args.dir,
+                             version_text(), {"experiment": experiment.config.get("experiment"),
+                                              "results": str(experiment.results),
+                                              "run": args.run})
+    print(f"circle export-system: wrote {manifest}, translating with {note}")
 
 
 def _scoring_inputs(args: argparse.Namespace) -> tuple[list[list[str]], bool, Callable]:
@@ -386,20 +477,34 @@ def _results_argument(sub: argparse.ArgumentParser) -> None:
                           "$CIRCLE_PROJECT, else the checkout circle runs from)")
 
 
+def _system_argument(sub: argparse.ArgumentParser) -> None:
+    sub.add_argument("--system", metavar="DIR",
+                     help="a system written by circle export-system (relative to the working "
+                          "directory): every file and setting from its manifest, checked "
+                          "against its checksums, instead of a results directory")
+
+
+def _nbest_argument(sub: argparse.ArgumentParser) -> None:
+    sub.add_argument("-k", "--nbest", dest="k", type=search_size, default=1,
+                     help="n-best size; >1 prints Moses n-best lines (0-based line number ||| "
+                          "tokenised hypothesis ||| features ||| score)")
+
+
 def _decoder_arguments(sub: argparse.ArgumentParser, grammar_help: str, weights_help: str,
-                       lang: str, required: bool) -> None:
-    sub.add_argument("--grammar", required=required, help=grammar_help)
+                       lang: str) -> None:
+    sub.add_argument("--grammar", help=grammar_help)
     sub.add_argument("--lm", help=f"KenLM binary model (default: RESULTS/{DECODING_LM})")
-    sub.add_argument("--weights", required=required, help=weights_help)
-    sub.add_argument("-k", type=search_size, default=1,
-                     help="n-best size; >1 prints Moses n-best lines")
-    sub.add_argument("--pop-limit", type=search_size, default=100,
-                     help="cube-pruning pops per chart cell (default: %(default)s)")
+    sub.add_argument("--weights", help=weights_help)
+    _nbest_argument(sub)
+    sub.add_argument("--pop-limit", type=search_size,
+                     help="cube-pruning pops per chart cell (default: the system's or "
+                          "experiment's, else 100)")
     sub.add_argument("--workers", type=positive_int, default=1,
                      help="decoding processes (default: %(default)s)")
     sub.add_argument("--lang", help=f"tokeniser language (default: {lang})")
     sub.add_argument("--tokenized", action="store_true",
                      help="input is already tokenised and lowercased")
+    _system_argument(sub)
     _results_argument(sub)
 
 
@@ -461,9 +566,11 @@ def build_parser() -> argparse.ArgumentParser:
                   "filtered to the input: a full grammar does not fit in memory; 'circle "
                   "translate' filters the experiment's grammar itself), an LM and weights")
     sub.add_argument("--input", help="input file, one sentence per line (default: stdin)")
-    _decoder_arguments(sub, "grammar table (Parquet), filtered to the input's phrases",
-                       "weight file: 'name value' per line",
-                       "the source language of the experiment's config", required=True)
+    _decoder_arguments(sub, "grammar table (Parquet), filtered to the input's phrases "
+                       "(required without --system, which reads its full grammar for the "
+                       "input's phrases only, as translate does)",
+                       "weight file: 'name value' per line (required without --system)",
+                       "the source language of the experiment's config")
 
     sub = command("translate", _translate, "translate new text with an experiment: its full "
                   "bilingual grammar read for the input's phrases only (bounded memory), its "
@@ -491,6 +598,27 @@ def build_parser() -> argparse.ArgumentParser:
     sub.add_argument("--tokenized", action="store_true",
                      help="input is already tokenised (and lowercased where the experiment "
                           "lowercases)")
+    _nbest_argument(sub)
+    sub.add_argument("--mark-unknown", action="store_true",
+                     help="mark the words passed through untranslated (Moses' -mark-unknown), "
+                          "e.g. UNK_miles")
+    sub.add_argument("--unknown-prefix", default="UNK_",
+                     help="with --mark-unknown, put before a passed-through word (default: "
+                          "%(default)s)")
+    sub.add_argument("--unknown-suffix", default="",
+                     help="with --mark-unknown, put after a passed-through word (default: none)")
+    _system_argument(sub)
+    _results_argument(sub)
+
+    sub = command("export-system", _export_system, "write a trained system into a directory "
+                  "of its own: the grammar, LM, a run's weights, the recaser's spellings and "
+                  "the paraphraser (hard links where on the same file system, else copies) and "
+                  "a manifest, DIR/system.yaml, with their SHA-256 checksums, the languages, "
+                  "tokeniser and decoder settings and circle's version; translate, paraphrase "
+                  "and decode read it with --system DIR from anywhere")
+    sub.add_argument("run", help="the run whose weights it translates with, e.g. 1H.rep0 "
+                     "(RESULTS/weights/1H.rep0.txt), or a weight file")
+    sub.add_argument("dir", help="the directory to write, new or empty")
     _results_argument(sub)
 
     sub = command("paraphrase", _paraphrase, "paraphrase English sentences (a file, stdin or "
@@ -505,7 +633,12 @@ def build_parser() -> argparse.ArgumentParser:
         sub, f"paraphrase grammar table (default: RESULTS/{PARAPHRASE_GRAMMAR})",
         f"weight file (default: RESULTS/{TUNED_PARAPHRASE_WEIGHTS}, the tuned paraphraser, "
         f"if it exists, else RESULTS/{UNTUNED_PARAPHRASE_WEIGHTS}); which one is used is "
-        "printed on stderr", "the target language of the experiment's config", required=False)
+        "printed on stderr", "the target language of the experiment's config")
+    sub.add_argument("--print", choices=["tokenized", "detokenized", "recased"],
+                     help="what is written (default: recased where the experiment lowercases, "
+                          "else detokenized)")
+    sub.add_argument("--output", metavar="FILE",
+                     help="write the paraphrases to FILE instead of stdout")
 
     sub = command("score", _score, "score outputs of the test set as the report tables do: "
                   "BLEU, TER and chrF (sacrebleu, percent, with signatures) on the pipeline's "
@@ -584,7 +717,7 @@ def build_parser() -> argparse.ArgumentParser:
 def main(argv: Sequence[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     try:
-        if hasattr(args, "results"):
+        if hasattr(args, "results") and getattr(args, "system", None) is None:
             from circle.translate import results_directory
 
             args.results = str(results_directory(args.results, args.experiment, args.project))

@@ -4,6 +4,9 @@
 An :class:`Experiment` is one results directory, ``results/<experiment>``, found from the
 project root (the checkout with the Snakefile), not from the working directory; its effective
 config (``config.yaml``) gives the languages, the lowercasing and the decoding LM's order.
+:meth:`Experiment.system` names its files as a :class:`circle.system.System`, which is what
+:class:`Translator` and the paraphraser read; a system exported with ``circle export-system``
+is read the same way, so both translate alike.
 
 New text needs the rules of the experiment's full bilingual grammar that can apply to it
 (tens of millions on the default experiment: loading them all does not fit in memory).
@@ -18,28 +21,25 @@ test the workflow's ``filter_grammar`` applies). Input is translated in chunks o
 inputs too.
 
 Words that no rule translates on their own are passed through by the decoder (its ``oov``
-feature); :class:`Translation` lists them. With the weights of a kH_oov run (which weight the
-paraphrase feature ``log_paraphrase_similarity``), the OOV phrases of each chunk first borrow
-rules from their distributional paraphrases (:class:`OovParaphrases`), as the workflow's
-augmented tune and test grammars do.
+feature); :class:`Translation` lists them. In the output they can be marked
+(:class:`UnknownMarks`, Moses' ``-mark-unknown``) and the recased text gives them the input's
+spelling (:func:`render`; the decoder counts them but does not say where they went, so each is
+taken to be the output token spelt as it nearest its place in the input). With the weights of a
+kH_oov run (which weight the paraphrase feature ``log_paraphrase_similarity``), the OOV phrases
+of each chunk first borrow rules from their distributional paraphrases
+(:class:`OovParaphrases`), as the workflow's augmented tune and test grammars do.
 
-Where the experiment lowercases, a :class:`Recaser` restores case in the detokenised output:
-it capitalises the first letter of each sentence and gives each word the spelling it has most
-often in the training target side (raw text) away from the start of a line, when that spelling
-is not all lowercase ("lord" becomes "LORD" only if the training text writes it so more often
-than otherwise). It does not model context (a word capitalised in some uses only takes its
-most frequent form everywhere), does not capitalise after a sentence end inside a line, and
-leaves words unseen in training as the decoder wrote them.
+Where the experiment lowercases, the output is recased (:class:`circle.system.Recaser`).
 """
 
 from __future__ import annotations
 
 import bisect
+import html
 import logging
 import os
-import re
 import time
-from collections import Counter, defaultdict
+from collections import Counter
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -53,12 +53,20 @@ import yaml
 from circle.core.schemas import BITEXT, EVALSET
 from circle.core.tables import read_metadata
 from circle.corpus.preprocess import detokenize, normalize
-from circle.decoder import DecoderSettings, Grammar, LanguageModel, decode_corpus, read_weights
+from circle.decoder import (
+    DecoderSettings,
+    Grammar,
+    Hypothesis,
+    LanguageModel,
+    decode_corpus,
+    read_weights,
+)
 from circle.decoder.chart import match
 from circle.distributional import DistributionalSettings, MonolingualCorpus
 from circle.grammar.filter import SentenceIndex, SourcePattern
 from circle.grammar.oov_paraphrase import FEATURE as OOV_FEATURE
 from circle.grammar.oov_paraphrase import borrowed_for, one_word_sources, source_texts
+from circle.system import Recaser, System, SystemFile
 
 log = logging.getLogger(__name__)
 
@@ -159,10 +167,35 @@ class Experiment:
     def grammar(self) -> Path:
         return self.results / "grammar" / "bilingual.parquet"
 
-    def decoder_settings(self, **overrides) -> DecoderSettings:
-        """The experiment's decoder settings (config ``decoder``), k = 1 unless overridden."""
-        return DecoderSettings.from_config({**self.config.get("decoder", {}), "k": 1},
-                                           **overrides)
+    def paraphraser_weights(self) -> tuple[Path, str]:
+        """The paraphraser's weights, and a sentence saying which: the tuned ones (the
+        ``tune_paraphraser`` rule's) where they exist, else the untuned ones."""
+        tuned = self.results / "weights" / "paraphraser-bias0.txt"
+        if tuned.exists():
+            return tuned, f"the tuned paraphraser weights {tuned}"
+        untuned = self.results / "weights" / "untuned-paraphrase.txt"
+        return untuned, f"the untuned weights {untuned} (there are no tuned ones at {tuned})"
+
+    def system(self, weights: Path | None = None) -> System:
+        """The experiment's files as a :class:`circle.system.System`, translating with
+        ``weights``; recasing learns from ``corpus/train.parquet`` (first letters only,
+        with a warning, without it)."""
+        files = {"grammar": self.grammar, "lm": self.lm,
+                 "paraphrase_grammar": self.results / "paraphrase" / "bias0.parquet",
+                 "paraphraser_lm": self.paraphraser_lm,
+                 "paraphraser_weights": self.paraphraser_weights()[0]}
+        if weights is not None:
+            files["weights"] = weights
+        train = self.results / "corpus" / "train.parquet"
+        if self.lowercase and train.is_file():
+            files["recaser"] = train
+        oov_text = [SystemFile(path) for path in sorted((self.results / "tokenized").glob(
+            "*.parquet")) if read_metadata(path).get("schema") in (BITEXT.name, EVALSET.name)]
+        return System(self.source_lang, self.target_lang, self.lowercase,
+                      dict(self.config.get("decoder", {})),
+                      {role: SystemFile(path) for role, path in files.items()}, oov_text,
+                      dict(self.config.get("oov_paraphrase", {})),
+                      int(self.config.get("seed", 13)), str(self.results))
 
     def translation_weights(self, given: str | None) -> tuple[Path, str]:
         """The weight file to translate with, and a sentence saying which and why: ``given``
@@ -335,84 +368,117 @@ def grammar_from_rules(rules: pa.Table, feature_names: Sequence[str]) -> Grammar
     return Grammar(strings("source"), strings("target"), values, feature_names)
 
 
-WORD = re.compile(r"\w+(?:['’]\w+)*")
+@dataclass(frozen=True)
+class UnknownMarks:
+    """How passed-through words are marked in the output (Moses' ``-mark-unknown``)."""
 
+    prefix: str = "UNK_"
+    suffix: str = ""
 
-class Recaser:
-    """Restores case in detokenised lowercased output (module doc: what it does and doesn't)."""
-
-    def __init__(self, forms: dict[str, str]):
-        self.forms = forms
-        """Lowercased word → its most frequent training spelling, where that is not lowercase."""
-
-    @classmethod
-    def from_text(cls, lines: Iterable[str]) -> Recaser:
-        counts: dict[str, Counter] = defaultdict(Counter)
-        for line in lines:
-            for number, found in enumerate(WORD.finditer(line)):
-                if number:  # the first word of a line is capitalised whatever it is
-                    word = found.group()
-                    counts[word.lower()][word] += 1
-        forms = {}
-        for key, spellings in counts.items():
-            form, _ = spellings.most_common(1)[0]
-            if form != key:
-                forms[key] = form
-        return cls(forms)
-
-    @classmethod
-    def for_experiment(cls, experiment: Experiment) -> Recaser:
-        """From the raw target side of the experiment's training corpus
-        (``corpus/train.parquet``); an empty recaser (first letters only) without it."""
-        path = experiment.results / "corpus" / "train.parquet"
-        if not path.is_file():
-            log.warning("%s not found: recasing capitalises first letters only", path)
-            return cls({})
-        targets = pq.read_table(path, columns=["target"])["target"].to_pylist()
-        return cls.from_text(targets)
-
-    def recase(self, text: str) -> str:
-        recased = WORD.sub(lambda found: self.forms.get(found.group().lower(), found.group()),
-                           text)
-        for position, character in enumerate(recased):
-            if character.isalpha():
-                return recased[:position] + character.upper() + recased[position + 1:]
-        return recased
+    def wrap(self, word: str) -> str:
+        return f"{self.prefix}{word}{self.suffix}"
 
 
 @dataclass
-class Translation:
-    """One input line's translation."""
+class Output:
+    """One output string, tokenised, detokenised and recased (None where no recaser)."""
 
-    source: str
-    """The input, tokenised (and lowercased where the experiment lowercases)."""
     tokenized: str
     detokenized: str
     recased: str | None
-    """None where the experiment keeps case."""
-    untranslated: list[str]
+
+
+@dataclass
+class Translation(Output):
+    """One input line's translation."""
+
+    source: str = ""
+    """The input, tokenised (and lowercased where the experiment lowercases)."""
+    untranslated: list[str] = field(default_factory=list)
     """The words no rule translates on their own, which the decoder copied (pass-through)."""
+    nbest: list[Hypothesis] = field(default_factory=list)
+    """The n-best list (passed-through words marked as in ``tokenized``), when asked for."""
 
 
-def passed_through(grammar: Grammar, words: Sequence[str], hypotheses: Sequence,
-                   span_limit: int, known: set[str]) -> list[str]:
-    """The words the 1-best copies untranslated, as many as its ``oov`` feature counts: of the
-    words no rule translates on their own, first those in no rule at all (not in ``known``,
-    the source words of the rules), then those found in the output (a word with rules only in
-    larger phrases may be translated inside one)."""
-    if not words or not hypotheses:
-        return list(words)
-    count = round(hypotheses[0].features.get("oov", 0.0))
-    candidates = [words[position] for position in match(grammar, tuple(words), span_limit).oov]
-    output = Counter(hypotheses[0].text.split())
-    unknown = [word for word in candidates if word not in known]
+def passed_through(words: Sequence[str], candidates: Sequence[int],
+                   hypothesis: Hypothesis | None, known: set[str] | None) -> list[int]:
+    """The positions of the input words ``hypothesis`` copies untranslated, as many as its
+    ``oov`` feature counts: of the ``candidates`` (the positions of the words no rule
+    translates on their own), first those in no rule at all (not in ``known``, the source
+    words of the rules; None: every word may be in a rule), then those found in the output (a
+    word with rules only in larger phrases may be translated inside one)."""
+    if hypothesis is None:
+        return list(range(len(words)))
+    count = round(hypothesis.features.get("oov", 0.0))
+    output = Counter(hypothesis.text.split())
+    unknown = [p for p in candidates if known is not None and words[p] not in known]
     copied = []
-    for word in candidates:
-        if word in known and output[word] > 0:
-            output[word] -= 1
-            copied.append(word)
-    rest = [word for word in candidates if word in known and word not in copied]
+    for position in candidates:
+        if position not in unknown and output[words[position]] > 0:
+            output[words[position]] -= 1
+            copied.append(position)
+    rest = [p for p in candidates if p not in unknown and p not in copied]
     return (unknown + copied + rest)[:count]
+
+
+def copied_tokens(tokens: Sequence[str], words: Sequence[str], positions: Iterable[int]
+                  ) -> dict[int, int]:
+    """Output token index → input position of the passed-through words at ``positions``. The
+    decoder reports how many words it copies, not where they went: each is taken to be the
+    unclaimed output token spelt as it whose relative place in the output is nearest its
+    relative place in the input."""
+    found: dict[int, int] = {}
+    for position in sorted(positions):
+        same = [j for j, token in enumerate(tokens) if token == words[position] and j not in found]
+        if same:
+            found[min(same, key=lambda j: abs(j / len(tokens) - position / len(words)))] = position
+    return found
+
+
+def token_spans(tokens: Sequence[str], text: str) -> list[tuple[int, int] | None]:
+    """The character span of each token in its detokenised ``text``, in order (None for a
+    token the detokeniser changed)."""
+    spans: list[tuple[int, int] | None] = []
+    cursor = 0
+    for token in tokens:
+        plain = html.unescape(token)
+        start = text.find(plain, cursor)
+        if start < 0:
+            spans.append(None)
+            continue
+        cursor = start + len(plain)
+        spans.append((start, cursor))
+    return spans
+
+
+def render(text: str, words: Sequence[str], cased: Sequence[str], positions: Iterable[int],
+           lang: str, recaser: Recaser | None, marks: UnknownMarks | None) -> Output:
+    """An output string (tokenised, as the decoder writes it) of input ``words`` (``cased``:
+    the same tokens as written), whose words at ``positions`` were passed through: those are
+    marked with ``marks``, and in the recased text they keep the input's spelling."""
+    tokens = text.split()
+    copies = copied_tokens(tokens, words, positions)
+
+    def marked(j: int, token: str) -> str:
+        return marks.wrap(token) if marks is not None and j in copies else token
+
+    tokenized = " ".join(marked(j, token) for j, token in enumerate(tokens))
+    detokenized = detokenize(tokenized, lang)
+    if recaser is None:
+        return Output(tokenized, detokenized, None)
+    kept = [marked(j, cased[copies[j]] if j in copies else token)
+            for j, token in enumerate(tokens)]
+    plain = detokenize(" ".join(kept), lang)
+    spans = token_spans(kept, plain)
+    keep = [span for j, span in enumerate(spans) if j in copies and span is not None]
+    return Output(tokenized, detokenized, recaser.recase(plain, keep))
+
+
+def cased_tokens(line: str, words: Sequence[str], lang: str) -> list[str]:
+    """The tokens of ``line`` as written, where they are ``words`` with their case (else
+    ``words``: tokenised input gives nothing more)."""
+    cased = normalize(line, lang, lowercase=False).split()
+    return cased if [token.lower() for token in cased] == list(words) else list(words)
 
 
 Progress = Callable[[str], None]
@@ -422,17 +488,15 @@ class OovParaphrases:
     """New text's OOV phrases translated through their distributional paraphrases (Marton,
     Callison-Burch & Resnik 2009; :mod:`circle.grammar.oov_paraphrase`), as the workflow's
     augmented grammars are for the tune and test sets: the monolingual source text is the
-    experiment's tokenised splits (and the training verses a sample left out), indexed once
-    with the experiment's ``oov_paraphrase`` settings."""
+    system's tokenised tables (an experiment's splits and the training verses a sample left
+    out), indexed once with its ``oov_paraphrase`` settings."""
 
-    def __init__(self, experiment: Experiment, bilingual: Path):
-        tables = [path for path in sorted((experiment.results / "tokenized").glob("*.parquet"))
-                  if read_metadata(path).get("schema") in (BITEXT.name, EVALSET.name)]
+    def __init__(self, system: System, bilingual: Path):
+        tables = system.oov_tables()
         if not tables:
-            raise FileNotFoundError(f"{experiment.results / 'tokenized'}: no tokenised splits, "
-                                    "the monolingual text of the OOV paraphrases")
-        settings = DistributionalSettings.from_config(
-            experiment.config.get("oov_paraphrase", {}), int(experiment.config.get("seed", 13)))
+            raise FileNotFoundError(f"{system.where}: no tokenised splits, the monolingual "
+                                    "text of the OOV paraphrases")
+        settings = DistributionalSettings.from_config(system.oov_paraphrase, system.seed)
         started = time.monotonic()
         self.corpus = MonolingualCorpus(source_texts(tables), settings)
         self.bilingual = bilingual
@@ -455,43 +519,42 @@ class OovParaphrases:
 
 
 class Translator:
-    """An experiment's decoder for new text: its language model loaded once, the rules read
-    per chunk of input (:func:`rules_for`), the given weights."""
+    """A system's decoder for new text: its language model loaded once, the rules read per
+    chunk of input (:func:`rules_for`), its weights."""
 
-    def __init__(self, experiment: Experiment, weights: str | os.PathLike,
-                 settings: DecoderSettings | None = None, workers: int = 1,
-                 grammar: str | os.PathLike | None = None, lm: str | os.PathLike | None = None,
-                 recase: bool | None = None):
-        self.experiment = experiment
-        self.grammar_path = Path(grammar) if grammar is not None else experiment.grammar
+    def __init__(self, system: System, settings: DecoderSettings | None = None,
+                 workers: int = 1):
+        self.system = system
+        self.grammar_path = system.path("grammar")
         if not self.grammar_path.is_file():
             raise FileNotFoundError(f"{self.grammar_path}: the experiment's bilingual grammar "
                                     "does not exist (snakemake ... grammars builds it)")
         from circle.decoder import grammar_features
 
         self.features = grammar_features(self.grammar_path)
-        self.lm = LanguageModel(lm if lm is not None else experiment.lm)
-        self.weights = read_weights(weights)
-        self.oov_paraphrases = (OovParaphrases(experiment, self.grammar_path)
+        self.lm = LanguageModel(system.path("lm"))
+        self.weights = read_weights(system.path("weights"))
+        self.oov_paraphrases = (OovParaphrases(system, self.grammar_path)
                                 if OOV_FEATURE in self.weights else None)
         """Weights of a kH_oov run (they weight the paraphrase feature): each chunk's OOV
         phrases borrow rules from their distributional paraphrases, as in the workflow."""
-        self.settings = settings or experiment.decoder_settings()
+        self.settings = settings or system.decoder_settings()
         self.workers = workers
-        wanted = experiment.lowercase if recase is None else recase
-        self.recaser = Recaser.for_experiment(experiment) if wanted else None
+        self.recaser = system.recaser()
         self.stats = RuleReadStats()
 
     def translate(self, lines: Sequence[str], tokenized: bool = False,
-                  progress: Progress | None = None) -> Iterator[Translation]:
-        """Translations of raw ``lines`` (tokenised here as the experiment tokenises, unless
-        ``tokenized``), in input order, chunk by chunk."""
+                  progress: Progress | None = None, k: int = 1,
+                  marks: UnknownMarks | None = None) -> Iterator[Translation]:
+        """Translations of raw ``lines`` (tokenised here as the system tokenises, unless
+        ``tokenized``), in input order, chunk by chunk; with ``k`` > 1 each has its n-best
+        list; ``marks`` marks the passed-through words."""
         started = time.monotonic()
-        lang = self.experiment.source_lang
+        lang = self.system.source_lang
         for first in range(0, len(lines), CHUNK_SENTENCES):
             chunk = lines[first:first + CHUNK_SENTENCES]
             sources = list(chunk) if tokenized else [
-                normalize(line, lang, lowercase=self.experiment.lowercase) for line in chunk]
+                normalize(line, lang, lowercase=self.system.lowercase) for line in chunk]
             stats = RuleReadStats()
             rules = rules_for(self.grammar_path, sources, self.settings.span_limit, stats)
             self.stats.row_groups = stats.row_groups
@@ -506,15 +569,21 @@ class Translator:
             known = set(" ".join(pc.unique(rules["source"]).to_pylist()).split())
             del rules
             outputs = decode_corpus(sources, grammar, self.lm, self.weights, self.settings,
-                                    workers=self.workers, k=1)
-            for source, hypotheses in zip(sources, outputs, strict=True):
-                words = tuple(source.split())
-                tokens = hypotheses[0].text if hypotheses else ""
-                plain = detokenize(tokens, self.experiment.target_lang)
-                yield Translation(source, tokens, plain,
-                                  self.recaser.recase(plain) if self.recaser else None,
-                                  passed_through(grammar, words, hypotheses,
-                                                 self.settings.span_limit, known))
+                                    workers=self.workers, k=k)
+            for line, source, hypotheses in zip(chunk, sources, outputs, strict=True):
+                words = source.split()
+                cased = words if tokenized else cased_tokens(line, words, lang)
+                candidates = match(grammar, tuple(words), self.settings.span_limit).oov
+                best = hypotheses[0] if hypotheses else None
+                positions = passed_through(words, candidates, best, known)
+                output = render(best.text if best else "", words, cased, positions,
+                                self.system.target_lang, self.recaser, marks)
+                nbest = [Hypothesis(render(h.text, words, cased,
+                                           passed_through(words, candidates, h, known),
+                                           self.system.target_lang, None, marks).tokenized,
+                                    h.score, h.features) for h in hypotheses] if k > 1 else []
+                yield Translation(output.tokenized, output.detokenized, output.recased,
+                                  source, [words[p] for p in positions], nbest)
             if progress is not None and len(lines) > CHUNK_SENTENCES:
                 done = min(first + CHUNK_SENTENCES, len(lines))
                 elapsed = time.monotonic() - started
@@ -523,28 +592,30 @@ class Translator:
 
 
 @dataclass
-class ParaphraseResult:
+class ParaphraseResult(Output):
     """One input's 1-best paraphrase, and why there is none when there is none."""
 
-    source: str
-    paraphrase: str
-    reason: str | None
+    source: str = ""
+    reason: str | None = None
     """None when the 1-best differs from the input, else why it does not."""
 
 
-def paraphrase_lines(paraphraser, sentences: Sequence[str]) -> list[ParaphraseResult]:
+def paraphrase_lines(paraphraser, sentences: Sequence[str], cased: Sequence[Sequence[str]],
+                     lang: str, recaser: Recaser | None) -> list[ParaphraseResult]:
     """The 1-best paraphrases of tokenised ``sentences`` with one loaded
-    :class:`circle.paraphrase.paraphraser.Paraphraser`, each with the reason where there is none."""
+    :class:`circle.paraphrase.paraphraser.Paraphraser`, each with the reason where there is
+    none; ``cased`` holds each sentence's tokens as written (:func:`render`)."""
     outputs = paraphraser.paraphrase(list(sentences), k=1)
+    span_limit = paraphraser.settings.span_limit
     results = []
-    for sentence, hypotheses in zip(sentences, outputs, strict=True):
+    for sentence, tokens, hypotheses in zip(sentences, cased, outputs, strict=True):
         best = hypotheses[0].text if hypotheses else sentence
         reason = None
         words = tuple(sentence.split())
+        matches = match(paraphraser.grammar, words, span_limit)
         if not words:
             reason = "the line is empty"
         elif best == sentence:
-            matches = match(paraphraser.grammar, words, paraphraser.settings.span_limit)
             spans = sum(1 for found in matches.spans.values() if found)
             if not spans:
                 reason = "no rule of the paraphrase grammar matches any of its phrases"
@@ -552,7 +623,11 @@ def paraphrase_lines(paraphraser, sentences: Sequence[str]) -> list[ParaphraseRe
                 reason = (f"rules match {spans} of its spans, but the best-scoring derivation "
                           "under the paraphraser's weights and language model rewrites "
                           "nothing (the sentence itself scores best)")
-        results.append(ParaphraseResult(sentence, best, reason))
+        positions = (passed_through(words, matches.oov, hypotheses[0], None) if hypotheses
+                     else range(len(words)))
+        output = render(best, words, tokens, positions, lang, recaser, None)
+        results.append(ParaphraseResult(output.tokenized, output.detokenized, output.recased,
+                                        sentence, reason))
     return results
 
 
@@ -576,6 +651,6 @@ def untranslated_summary(translations: Sequence[Translation], limit: int = 20) -
             f"{shown}{more}")
 
 
-__all__ = ["Experiment", "ParaphraseResult", "Recaser", "Translation", "Translator",
-           "best_tuned_run", "key_ranges", "paraphrase_lines", "project_root",
-           "results_directory", "rules_for", "untranslated_summary"]
+__all__ = ["Experiment", "Output", "ParaphraseResult", "Recaser", "Translation", "Translator",
+           "UnknownMarks", "best_tuned_run", "key_ranges", "paraphrase_lines", "project_root",
+           "render", "results_directory", "rules_for", "untranslated_summary"]

@@ -239,7 +239,7 @@ def test_one_hundred_sentences_are_paraphrased_in_one_call(project, tmp_path):
     inputs = tmp_path / "in.en"
     inputs.write_text("\n".join(paraphrase_inputs()) + "\n", encoding="utf-8")
     result = circle("paraphrase", str(inputs), "--project", str(project), "--experiment",
-                    "tiny", "--pop-limit", "5", cwd=tmp_path)
+                    "tiny", "--pop-limit", "5", "--print", "tokenized", cwd=tmp_path)
     assert result.returncode == 0, result.stderr
     outputs = result.stdout.splitlines()
     assert len(outputs) == 100
@@ -249,7 +249,7 @@ def test_one_hundred_sentences_are_paraphrased_in_one_call(project, tmp_path):
     assert f"circle paraphrase: {changed} of 100 sentence(s) paraphrased" in result.stderr
     assert result.stderr.count("decoding with the tuned paraphraser weights") == 1
     piped = circle("paraphrase", "-", "--project", str(project), "--experiment", "tiny",
-                   "--pop-limit", "5", cwd=tmp_path,
+                   "--pop-limit", "5", "--print", "tokenized", cwd=tmp_path,
                    stdin="zzz qqq xxyy\n" + paraphrase_inputs()[0] + "\n")
     assert piped.returncode == 0, piped.stderr
     assert piped.stdout.splitlines() == ["zzz qqq xxyy", outputs[0]]
