@@ -174,7 +174,9 @@ class Experiment:
         if tuned.exists():
             return tuned, f"the tuned paraphraser weights {tuned}"
         untuned = self.results / "weights" / "untuned-paraphrase.txt"
-        return untuned, f"the untuned weights {untuned} (there are no tuned ones at {tuned})"
+        return untuned, (f"the UNTUNED weights {untuned}: warning, there are no tuned ones at "
+                         f"{tuned} (a plain rerun of the workflow rebuilds them, or give "
+                         "--weights)")
 
     def system(self, weights: Path | None = None) -> System:
         """The experiment's files as a :class:`circle.system.System`, translating with

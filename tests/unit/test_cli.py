@@ -93,8 +93,8 @@ def test_paraphrase_says_which_weights_and_finds_tables_under_results(tmp_path):
     untuned = results / "weights/untuned-paraphrase.txt"
     untuned.write_text("lm 1\n")
     result = circle("paraphrase", "--results", str(results), "-s", "the house")
-    assert (f"decoding with the untuned weights {untuned} (there are no tuned ones at "
-            f"{results / 'weights/paraphraser-bias0.txt'})") in result.stderr
+    assert (f"decoding with the UNTUNED weights {untuned}: warning, there are no tuned ones at "
+            f"{results / 'weights/paraphraser-bias0.txt'}") in result.stderr
     # the next problem is the language model, looked for in the results directory given
     assert result.returncode == 2
     assert f"{results / 'lm/3gram.binary'}: language model does not exist" in result.stderr
