@@ -16,7 +16,7 @@ with_bible=false
 
 apt_packages=(build-essential cmake zlib1g-dev libbz2-dev liblzma-dev
               libboost-program-options-dev libboost-system-dev libboost-thread-dev libboost-test-dev
-              graphviz)
+              graphviz wordnet-base)
 $with_bible && apt_packages+=(sword-text-sparv sword-text-kjv sword-text-web)
 
 missing=()

@@ -61,6 +61,69 @@ rule lattice_parses:
         f"results/{EXPERIMENT}/report/lattice.md",
 
 
+rule lattice_paraphrases_table:
+    """The paraphrase pairs of every verse's lattice (circle.lattice.pairs; the seed's §4.1):
+    pairs of paths between the same two states of the squeezed lattice of all its references."""
+    input:
+        parses="results/{experiment}/lattice/{evalset}.parses.parquet",
+    output:
+        table="results/{experiment}/lattice/{evalset}.paraphrases.parquet",
+    log:
+        "logs/{experiment}/lattice_paraphrases_table/{evalset}.log",
+    benchmark:
+        "benchmarks/{experiment}/lattice_paraphrases_table/{evalset}.tsv"
+    wildcard_constraints:
+        experiment=MAIN_SYSTEM,
+    conda:
+        "../../envs/circle.yaml"
+    resources:
+        runtime=runtime_minutes,
+    script:
+        "../scripts/lattice_paraphrases.py"
+
+
+rule report_lattice_paraphrases:
+    """The pairs' counts, examples and the seed's Table 2, recall of WordNet-consistent synonyms
+    (circle.lattice.pairs_page; WordNet from Debian's wordnet-base, envs/setup.sh)."""
+    input:
+        pairs=expand(
+            "results/{{experiment}}/lattice/{evalset}.paraphrases.parquet",
+            evalset=("tune", "test"),
+        ),
+        parses=expand(
+            "results/{{experiment}}/lattice/{evalset}.parses.parquet", evalset=("tune", "test")
+        ),
+    output:
+        markdown="results/{experiment}/report/lattice_paraphrases.md",
+        html=report(
+            "results/{experiment}/report/lattice_paraphrases.html",
+            caption="../report/lattice_paraphrases.rst",
+            category="Word lattices",
+        ),
+    log:
+        "logs/{experiment}/report_lattice_paraphrases.log",
+    benchmark:
+        "benchmarks/{experiment}/report_lattice_paraphrases.tsv"
+    params:
+        evalsets=["tune", "test"],
+    wildcard_constraints:
+        experiment=MAIN_SYSTEM,
+    conda:
+        "../../envs/circle.yaml"
+    resources:
+        runtime=runtime_minutes,
+    script:
+        "../scripts/report_lattice_paraphrases.py"
+
+
+rule lattice_paraphrases:
+    """Named target: the paraphrase pairs of the tune and test verses' lattices and their page
+    (report/lattice_paraphrases.md). Not part of the default target."""
+    input:
+        EFFECTIVE_CONFIG,
+        f"results/{EXPERIMENT}/report/lattice_paraphrases.md",
+
+
 rule lattice_references:
     """New tuning references for kH+mL (circle.lattice.references): per tune segment, the best
     sentences by the reranking LM of the squeezed lattice of its first {human} references in

@@ -921,6 +921,27 @@ LATTICE_REFERENCES = _schema(
     ],
 )
 
+LATTICE_PARAPHRASES = _schema(
+    "lattice_paraphrases",
+    1,
+    "Paraphrase pairs read off word lattices (circle.lattice.pairs; Pang, Knight & Marcu 2003, "
+    "§3 and §4.1): per segment, every unordered pair of different word sequences on two paths "
+    "of the squeezed lattice of all its references that run between the same two states and "
+    "meet nowhere in between, once a segment. `start` and `end` the states (BEGIN is 0), "
+    "`phrase1` < `phrase2` the two sequences (the parser's tokens, lowercased), `whole` true "
+    "when the paths run from BEGIN to END (two sentences of the lattice). Metadata "
+    "`circle.reference_names` (the references merged, in order) and `circle.segments` (groups "
+    "read, with or without pairs).",
+    [
+        pa.field("segment_id", pa.int64(), nullable=False),
+        pa.field("start", pa.int32(), nullable=False),
+        pa.field("end", pa.int32(), nullable=False),
+        pa.field("phrase1", pa.string(), nullable=False),
+        pa.field("phrase2", pa.string(), nullable=False),
+        pa.field("whole", pa.bool_(), nullable=False),
+    ],
+)
+
 ALL_SCHEMAS: dict[str, TableSchema] = {
     s.name: s for s in (VERSES, FOREIGN_BIBLES, BITEXT, EVALSET, ALIGNMENT, ALIGNED_BITEXT, LEXICAL,
                         RULE_COUNTS, LABELLED_RULE_COUNTS, GRAMMAR, LABELLED_GRAMMAR,
@@ -934,5 +955,5 @@ ALL_SCHEMAS: dict[str, TableSchema] = {
                         DOSE_RESPONSE, GRID_SAMPLE,
                         TARGETED_NBEST, REFERENCE_DISTANCES, TARGETING_WEIGHTS, GRID_POINTS,
                         GRID_CHOICE, TARGETED_CACHE, ITERATION_SCORES, PARSES,
-                        LATTICE_REFERENCES)
+                        LATTICE_REFERENCES, LATTICE_PARAPHRASES)
 }
