@@ -59,7 +59,6 @@ def test_fig5_gives_the_seeds_three_paraphrases():
         ParaphrasePair(0, 1, ("12",), ("twelve",)),
         ParaphrasePair(1, 2, ("people",), ("persons",)),
         ParaphrasePair(2, 4, ("died",), ("were", "killed"))]
-    assert [pair.lexical for pair in paraphrase_pairs(fig5_lattice())] == [True, True, False]
 
 
 def test_paths_that_meet_in_between_make_no_pair_and_a_pair_is_listed_once():

@@ -55,10 +55,6 @@ class ParaphrasePair:
     first: tuple[str, ...]
     second: tuple[str, ...]
 
-    @property
-    def lexical(self) -> bool:
-        return len(self.first) == len(self.second) == 1
-
 
 def paraphrase_pairs(lattice: Lattice) -> list[ParaphrasePair]:
     """Every pair of different word sequences on two paths between the same two states that
