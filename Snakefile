@@ -79,7 +79,7 @@ rule all:
 
 onsuccess:
     if not (workflow.remote_exec or workflow.subprocess_exec):  # not in each cluster job
-        print(finished_line(f"results/{EXPERIMENT}/report"))
         from circle.pipeline.work import DecodingWork  # here: the workflow build needs it not
 
         print(DecodingWork.of(f"results/{EXPERIMENT}").line())
+        print(finished_line(f"results/{EXPERIMENT}/report"))

@@ -34,23 +34,25 @@ from circle.tune.loop import TUNING_FIXED, TuningSettings, tune
 
 
 def tune_run(config_path: str, condition: str, replicate: int, workers: int,
-             max_iterations: int | None = None):
+             k: int | None = None, **settings):
     """One tuning run of ``condition`` (replicate ``replicate``) on the experiment of
-    ``config_path``, as the pipeline's job runs it; its :class:`~circle.tune.loop.TuningResult`."""
+    ``config_path``, as the pipeline's job runs it (``k``: another n-best size; ``settings``:
+    other :class:`~circle.tune.loop.TuningSettings`); its
+    :class:`~circle.tune.loop.TuningResult`."""
     with open(config_path, encoding="utf-8") as handle:
         config = yaml.safe_load(handle)
     results = f"results/{config['experiment']}"
     tune_set = read_table(f"{results}/sets/tune.parquet", EVALSET)
-    settings = TuningSettings.from_config(config.get("tuning", {}),
-                                          run_seed(config["seed"], f"{condition}.rep{replicate}"))
-    if max_iterations is not None:
-        settings = replace(settings, max_iterations=max_iterations)
+    tuning = replace(TuningSettings.from_config(
+        config.get("tuning", {}), run_seed(config["seed"], f"{condition}.rep{replicate}")),
+        **settings)
+    decoder = DecoderSettings.from_config(config.get("decoder", {}))
     return tune(list(tune_set["source"]),
                 condition_references(tune_set, Condition.parse(condition), None),
                 f"{results}/grammar/filtered/tune.parquet",
                 f"{results}/lm/{config.get('lm', {}).get('decoding_order', 3)}gram.binary",
                 read_weights(f"{results}/weights/untuned-translation.txt"),
-                DecoderSettings.from_config(config.get("decoder", {})), settings, workers,
+                decoder if k is None else replace(decoder, k=k), tuning, workers,
                 fixed=TUNING_FIXED)
 
 

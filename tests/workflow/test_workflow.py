@@ -55,6 +55,7 @@ from circle.corpus.preprocess import detokenize
 from circle.decoder import read_weights
 from circle.decoder.nbest import NBEST
 from circle.lattice.parse import read_bracketings
+from circle.pipeline.work import DecodingWork
 
 ROOT = Path(__file__).resolve().parents[2]
 TINY = ROOT / "tests" / "data" / "tiny"
@@ -749,6 +750,13 @@ def test_tiny_end_to_end_through_grammars_and_decoding(tiny_default_run, tmp_pat
     assert logs[0]["decode_score"].iloc[0] == logs[1]["decode_score"].iloc[0]
     assert list(logs[0]["weights"].iloc[1]) != list(logs[1]["weights"].iloc[1])
     assert "Shell command" not in result.stdout + result.stderr
+    # the run's decoding work (counted before the later commands above added runs), then where
+    # to read it
+    counts = re.fullmatch(r"Decoding: ([\d,]+) sentence decodes, ([\d,]+) in (\d+) tuning runs "
+                          r"and ([\d,]+) in (\d+) decoded sets\.", result.stdout.splitlines()[-2])
+    total, tuning, runs, sets, decoded = (int(n.replace(",", "")) for n in counts.groups())
+    assert total == tuning + sets and tuning > 0 and sets > 0 and decoded > 0
+    assert runs < DecodingWork.of(results).tuning_runs  # 1H.rep1 came later
     assert result.stdout.splitlines()[-1].startswith(
         "Summary: results/tiny/report/index.html (one page, open it in a browser). "
         "Tables: results/tiny/report/fig4_3.md, results/tiny/report/fig5_10.md, "
