@@ -445,7 +445,7 @@ def test_every_shipped_config_is_covered():
                        "config/ladder-es-english-identity.yaml",
                        "config/six-replicates.yaml", "config/powered.yaml",
                        "config/powered-pilot.yaml", "config/powered-languages-english.yaml",
-                       "config/powered-identity.yaml",
+                       "config/powered-identity.yaml", "config/one-machine.yaml",
                        "tests/data/tiny/config.yaml"}
 
 
