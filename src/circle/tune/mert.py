@@ -409,7 +409,9 @@ _SHARED_SEARCH: tuple | None = None
 def _start_worker() -> None:
     """One BLAS thread per worker: the workers already fill the cores, and OpenBLAS's own
     threads in every forked worker spin against each other (an optimisation took 2.6 times
-    as long on two workers as on one)."""
+    as long on two workers as on one). Its matrix-vector products over a pool of 8-15
+    features gain nothing from threads, and when other jobs hold the cores its threads cost
+    a serial optimisation 3-4 times its time (bench/mert_pool.py)."""
     threadpool_limits(1)
 
 
@@ -426,8 +428,9 @@ def _ascents(pool: FlatPool, metric: Metric, points: Sequence[np.ndarray],
     processes that inherit the pool (copy-on-write) instead of receiving it."""
     workers = min(workers, len(points))
     if workers <= 1 or "fork" not in multiprocessing.get_all_start_methods():
-        return [coordinate_ascent(pool, metric, point, settings, generator, box)
-                for point, generator in zip(points, generators, strict=True)]
+        with threadpool_limits(1):  # see _start_worker: here too when other jobs fill the cores
+            return [coordinate_ascent(pool, metric, point, settings, generator, box)
+                    for point, generator in zip(points, generators, strict=True)]
     global _SHARED_SEARCH
     _SHARED_SEARCH = (pool, metric, settings, box)
     try:
