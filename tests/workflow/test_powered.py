@@ -82,7 +82,17 @@ def test_the_pilot_tunes_the_powered_experiments_first_eight_1h_runs(tmp_path):
     assert powered["sets"]["max_segments"] == {"tune": None, "test": None, "paratune": None}
     assert powered["paraphrase"]["min_count"] == 1
     command = documented_commands()[0]
-    assert command[command.index("--configfile") + 1:command.index("--")] == OVERLAYS["pilot"]
+    assert command[command.index("--configfile") + 1:command.index("--")] == [
+        *OVERLAYS["pilot"], "config/one-machine.yaml"]
+    # on one machine the pilot decodes each set in one job; its tuning runs are the same
+    (tmp_path / "one-machine").mkdir()
+    one_machine = effective_config(tmp_path / "one-machine", "powered",
+                                   *(ROOT / path for path in command[
+                                       command.index("--configfile") + 1:command.index("--")]))
+    assert one_machine["decoder"].pop("shards") == 1 and pilot["decoder"]["shards"] == 16
+    for replicate in range(8):
+        assert Plan(one_machine).tuning_job_params("powered", "1H", replicate) \
+            == plans[0].tuning_job_params("powered", "1H", replicate)
     tuned, rules = planned(tmp_path, command)
     assert tuned == runs("powered", ["1H"])
     assert not rules & PARAPHRASER_RULES  # 1H alone needs no paraphraser
