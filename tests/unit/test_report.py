@@ -437,3 +437,21 @@ def test_own_data_tables_and_plots_leave_out_the_thesis(tmp_path):
     assert "thesis" not in paths[2].read_text(encoding="utf-8")
     with_thesis = write_report(frame, *paths, figure="5.10")
     assert "human_bleu_thesis" in with_thesis.columns
+
+
+def test_a_summary_of_the_baseline_alone_is_its_own_baseline(tmp_path):
+    """A pilot tunes 1H alone: its page shows 1H's replicates with nothing to mark."""
+    frame = evaluation()
+    frame = frame[frame["condition"] == "1H"]
+    conditions = summary(frame)
+    assert conditions["baseline_condition"].isna().all()
+    assert Significance.of(conditions).baseline == "1H"
+    write_report(frame, tmp_path / "t.md", tmp_path / "t.html", tmp_path / "t.csv",
+                 tmp_path / "t.png", conditions=conditions)
+    rows = parse_markdown((tmp_path / "t.md").read_text(encoding="utf-8"))
+    assert [row[0] for row in rows[2:]] == ["1 (1H+0)"]
+    assert not marks([rows[2][1]])[0]
+    mixed = summary(evaluation())
+    mixed.loc[mixed["condition"] == "2H", "baseline_condition"] = "2H"
+    with pytest.raises(ValueError, match="mixes baselines"):
+        Significance.of(mixed)

@@ -134,8 +134,11 @@ class Significance:
 
     @classmethod
     def of(cls, conditions: pd.DataFrame) -> Significance:
-        """The test of a :data:`~circle.core.schemas.CONDITION_SUMMARY` (one setting throughout)."""
+        """The test of a :data:`~circle.core.schemas.CONDITION_SUMMARY` (one setting throughout;
+        a summary of the baseline alone, such as a pilot's 1H, is its own baseline)."""
         baselines = conditions["baseline_condition"].dropna().unique()
+        if len(baselines) == 0 and conditions["condition"].nunique() == 1:
+            baselines = conditions["condition"].unique()
         levels, shuffles = conditions["significance_level"].unique(), \
             conditions["shuffles"].unique()
         if len(baselines) != 1 or len(levels) != 1 or len(shuffles) != 1:
