@@ -265,3 +265,15 @@ def test_entropy_difference_compares_the_lattices_sentences_with_the_groups(lett
     assert entropy_difference(lattice, written, lm, max_paths=8) == pytest.approx(expected)
     assert entropy_difference(lattice, written, lm, max_paths=7) is None
     assert entropy_difference(lattice_of(FIG5_TREE1), written[:1], lm, 8) == 0.0
+
+
+def test_a_language_model_that_does_not_load_is_named_with_its_reason(tmp_path):
+    from circle.decoder.lm import LanguageModelError
+    from circle.lattice.fsa import KenLMModel
+
+    with pytest.raises(LanguageModelError, match="missing.binary: language model does not exist"):
+        KenLMModel(str(tmp_path / "missing.binary"))
+    broken = tmp_path / "broken.binary"
+    broken.write_text("not a model\n")
+    with pytest.raises(LanguageModelError, match="broken.binary: not a KenLM model"):
+        KenLMModel(str(broken))

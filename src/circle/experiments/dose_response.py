@@ -56,6 +56,7 @@ from circle.core.schemas import (
 from circle.core.tables import read_metadata, read_table, write_table
 from circle.corpus.prepare import reference_names
 from circle.corpus.preprocess import normalize
+from circle.decoder.lm import LanguageModel
 from circle.decoder.nbest import NBEST
 from circle.experiments.conditions import Condition, TuningRun, run_seed
 from circle.experiments.evaluate import summary_test
@@ -545,7 +546,7 @@ def dose_response_report(tune_path: str | os.PathLike,
         conditions[f"1H+1X_{extra}"] = extra
         if read_metadata(path).get("extra") != extra:
             raise ValueError(f"{path} is not the {extra} extra reference table")
-    lm = None if lm_path is None else kenlm.Model(str(lm_path))
+    lm = None if lm_path is None else LanguageModel(lm_path).model
     quality = adequacy(tune, candidates, lm, lowercased)
     evaluation = read_table(evaluation_path, EVALUATION)
     summary = read_table(conditions_path, CONDITION_SUMMARY)

@@ -37,12 +37,12 @@ import os
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
-import kenlm
 import numpy as np
 import pandas as pd
 
 from circle.core.schemas import EVALSET, REFERENCE_QUALITY
 from circle.core.tables import read_table, write_table
+from circle.decoder.lm import LanguageModel
 from circle.decoder.nbest import NBEST
 from circle.experiments.evaluate import corpus_bleu, corpus_chrf, corpus_ter
 from circle.tune.loop import ordered_references
@@ -351,8 +351,8 @@ def quality_of_run(tune_path: str | os.PathLike, untuned_path: str | os.PathLike
             sets += ranked_sets(targeted_lists(cached, single, start, forest), "T", "targeted",
                                 replicate)
     reachable = [set().union(*(ngram_set(h) for h in lists)) for lists in untuned]
-    models = {"decoding": kenlm.Model(str(decoding_lm)),
-              "reranking": kenlm.Model(str(reranking_lm))}
+    models = {"decoding": LanguageModel(decoding_lm).model,
+              "reranking": LanguageModel(reranking_lm).model}
     order = {kind: n for n, kind in enumerate(KINDS)}
     sets.sort(key=lambda s: (order[s.kind], s.rank, -1 if s.replicate is None else s.replicate))
     return reference_quality(tune, sets, reachable, models, lowercased)

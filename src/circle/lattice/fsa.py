@@ -221,8 +221,10 @@ class KenLMModel:
     def __init__(self, path: str) -> None:
         import kenlm
 
+        from circle.decoder.lm import LanguageModel  # a model that does not load says why
+
         self._kenlm = kenlm
-        self.model = kenlm.Model(path)
+        self.model = LanguageModel(path).model
 
     def begin(self) -> object:
         state = self._kenlm.State()
