@@ -370,20 +370,23 @@ class TuningProblem:
         if patience is None:
             return None
         scores = [entry.decode_score for entry in earlier] + [decode_score]
+        best = self.best_decode(scores)
+        waited = len(scores) - 1 - best
+        return waited if best > 0 and waited >= patience else None
+
+    def best_decode(self, scores: Sequence[float]) -> int:
+        """The index of the best of the decodes' tune ``scores``, the earliest of equals: the
+        iteration a run returns (Moses ``--return-best-dev``)."""
         best = 0
         for index, score in enumerate(scores):
             if self.metric.better(score, scores[best]):
                 best = index
-        waited = len(scores) - 1 - best
-        return waited if best > 0 and waited >= patience else None
+        return best
 
     def result(self, log: Sequence[IterationLog], pool: NBestPool | None) -> TuningResult:
         """The finished run: the weights of its best decoded iteration (the earliest of equals)
         marked as returned."""
-        best = log[0]
-        for entry in log[1:]:
-            if self.metric.better(entry.decode_score, best.decode_score):
-                best = entry
+        best = log[self.best_decode([entry.decode_score for entry in log])]
         logger.info("tuning stops: %s; returning the weights of iteration %d (%s %.4f)",
                     log[-1].stop_reason, best.iteration, self.metric.name, best.decode_score)
         entries = [replace(entry, returned=entry is best) for entry in log]
