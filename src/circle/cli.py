@@ -119,13 +119,29 @@ def _tokenize(args: argparse.Namespace) -> None:
         print(normalize(line.rstrip("\n"), args.lang, lowercase=not args.keep_case))
 
 
+def _given_or_in_results(args: argparse.Namespace, given: str) -> Path:
+    """A table the user named: ``given`` where it exists (as given, relative to the working
+    directory, like every table option), else ``given`` inside the ``--results`` directory;
+    FileNotFoundError naming both paths tried if neither exists."""
+    tried = [Path(given)]
+    if not tried[0].is_absolute():
+        tried.append(Path(args.results) / given)
+    for path in tried:
+        if path.exists():
+            return path
+    where = "" if len(tried) == 1 else (f" (tried {tried[0]} in the working directory and "
+                                        f"{tried[1]} in the results directory)")
+    raise FileNotFoundError(f"{given}: no such table{where}")
+
+
 def _info(args: argparse.Namespace) -> None:
-    with parquet_errors(args.table):
-        parquet = pq.ParquetFile(args.table)
-    print(f"{args.table}: {parquet.metadata.num_rows} rows")
+    table = _given_or_in_results(args, args.table)
+    with parquet_errors(table):
+        parquet = pq.ParquetFile(table)
+    print(f"{table}: {parquet.metadata.num_rows} rows")
     for field in parquet.schema_arrow:
         print(f"  {field.name}: {field.type}{'' if field.nullable else ' not null'}")
-    print(json.dumps(read_metadata(args.table), indent=2, sort_keys=True))
+    print(json.dumps(read_metadata(table), indent=2, sort_keys=True))
 
 
 def _paraphrases(args: argparse.Namespace) -> None:
@@ -549,8 +565,11 @@ def build_parser() -> argparse.ArgumentParser:
 
     sub = command("info", _info, "print a pipeline table's row count, columns with their "
                   "types, schema and provenance")
-    sub.add_argument("table", help="a Parquet table the pipeline wrote, e.g. "
-                     "results/default/grammar/bilingual.parquet")
+    sub.add_argument("table", help="a Parquet table the pipeline wrote: a path as given "
+                     "(relative to the working directory) where it exists, else one relative "
+                     "to the results directory, e.g. grammar/bilingual.parquet for "
+                     "RESULTS/grammar/bilingual.parquet")
+    _results_argument(sub)
 
     sub = command("paraphrases", _paraphrases, "print the top paraphrases of an English phrase "
                   "in a paraphrase grammar, with their features")

@@ -66,6 +66,29 @@ def test_info_shows_rows_columns_with_types_and_provenance(tmp_path):
     assert '"rule": "prepare_corpus"' in result.stdout and '"schema": "bitext"' in result.stdout
 
 
+def test_info_finds_a_table_as_given_else_in_the_results_directory(tmp_path):
+    """The path rule of the other subcommands: a path as given (the working directory), else
+    one inside --results (relative to the project root); a missing table names both tries."""
+    results = tmp_path / "results" / "mine"
+    (results / "corpus").mkdir(parents=True)
+    write_table(tiny_bitext(), results / "corpus/train.parquet", BITEXT)
+    elsewhere = tmp_path / "elsewhere"
+    (elsewhere / "corpus").mkdir(parents=True)
+    write_table(tiny_bitext().head(2), elsewhere / "corpus/train.parquet", BITEXT)
+    options = ["--project", str(tmp_path), "--experiment", "mine"]
+    found = circle("info", "corpus/train.parquet", *options, cwd=tmp_path)
+    assert found.returncode == 0, found.stderr
+    assert found.stdout.startswith(f"{results / 'corpus/train.parquet'}: {len(tiny_bitext())} "
+                                   "rows\n")
+    given = circle("info", "corpus/train.parquet", *options, cwd=elsewhere)
+    assert given.returncode == 0 and given.stdout.startswith("corpus/train.parquet: 2 rows\n")
+    missing = circle("info", "corpus/test.parquet", *options, cwd=elsewhere)
+    assert missing.returncode == 2 and missing.stdout == ""
+    assert missing.stderr == ("circle info: error: corpus/test.parquet: no such table (tried "
+                              "corpus/test.parquet in the working directory and "
+                              f"{results / 'corpus/test.parquet'} in the results directory)\n")
+
+
 def test_help_has_no_docstring_markup():
     parser = build_parser()
     commands = parser._subparsers._group_actions[0].choices  # every subcommand's own help
