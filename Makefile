@@ -37,15 +37,17 @@ ladder: setup
 # the run"), on config/paper.yaml's whole sets: 1H, 2H, 1H+1P and the dose-response's controls,
 # then 1H+1P with the ladder's most adequate rung and with the φ_ident copier, the last to drop
 # if the design does not fit. Run its pilot first (config/powered-pilot.yaml); each run resumes
-# where it stopped.
+# where it stopped. On one machine each set is decoded in one job (config/one-machine.yaml,
+# last); on a cluster leave it out (docs/results.md gives the SLURM commands).
 POWERED := --configfile config/paper.yaml config/powered.yaml
 
 powered: setup
-	$(SNAKEMAKE) --cores $(CORES) $(POWERED) -- reference_sparsity dose_response
+	$(SNAKEMAKE) --cores $(CORES) $(POWERED) config/one-machine.yaml \
+	  -- reference_sparsity dose_response
 	$(SNAKEMAKE) --cores $(CORES) $(POWERED) config/ladder-languages-english.yaml \
-	  config/powered-languages-english.yaml -- reference_sparsity
+	  config/powered-languages-english.yaml config/one-machine.yaml -- reference_sparsity
 	$(SNAKEMAKE) --cores $(CORES) $(POWERED) config/identity-feature.yaml \
-	  config/powered-identity.yaml -- reference_sparsity
+	  config/powered-identity.yaml config/one-machine.yaml -- reference_sparsity
 
 setup:
 	bash envs/setup.sh

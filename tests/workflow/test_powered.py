@@ -141,7 +141,8 @@ def test_the_paraphraser_experiments_tune_the_powered_1h_runs(tmp_path):
 
 def test_make_powered_runs_the_documented_experiments():
     """`make powered` runs the three experiments of the documented cluster commands, in their
-    order, with their configs and targets."""
+    order, with their configs and targets, each set decoded in one job (the one-machine
+    overlay, last)."""
     outside_make = {k: v for k, v in os.environ.items()  # `make test` runs this test
                     if k not in ("MAKEFLAGS", "MFLAGS", "MAKELEVEL")}
     planned_make = subprocess.run(["make", "--no-print-directory", "-n", "powered"], cwd=ROOT,
@@ -152,4 +153,6 @@ def test_make_powered_runs_the_documented_experiments():
             if line.startswith(".venv/bin/snakemake --cores")]
     cluster = [command[command.index("--configfile"):] for command in documented_commands()
                if "--workflow-profile" in command]
-    assert made == cluster
+    one_machine = [[*command[:command.index("--")], "config/one-machine.yaml",
+                    *command[command.index("--"):]] for command in cluster]
+    assert made == one_machine
