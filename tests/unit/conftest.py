@@ -109,3 +109,27 @@ class LetterLM:
 def letter_lm() -> LetterLM:
     """A :class:`LetterLM`."""
     return LetterLM()
+
+
+@pytest.fixture
+def forge_tables():
+    """Renders a page's Markdown as a forge does (CommonMark with pipe tables, markdown-it) and
+    returns its tables, each a list of rows (the header first) of cell texts."""
+    from markdown_it import MarkdownIt
+
+    renderer = MarkdownIt("commonmark").enable("table")
+
+    def tables(text: str) -> list[list[list[str]]]:
+        found: list[list[list[str]]] = []
+        inside = False
+        for token in renderer.parse(text):
+            if token.type in ("table_open", "table_close"):
+                inside = token.type == "table_open"
+                found += [[]] if inside else []
+            elif inside and token.type == "tr_open":
+                found[-1].append([])
+            elif inside and token.type == "inline":
+                found[-1][-1].append(token.content)
+        return found
+
+    return tables

@@ -13,6 +13,7 @@ import yaml
 from sacrebleu.metrics import BLEU, CHRF
 from snakemake.utils import validate
 
+from circle.core.pages import FORGE_COLUMNS, csv_text
 from circle.core.schemas import EVALSET, EXTRA_REFERENCE, VERSES
 from circle.core.tables import read_metadata, read_table, write_table
 from circle.corpus.prepare import bible_tables, file_tables
@@ -26,6 +27,7 @@ from circle.experiments.dose_response import (
     dose_markdown,
     dose_reading,
     dose_table,
+    extra_label,
     extra_reference_frame,
     kjv_references,
     mt_references,
@@ -210,7 +212,9 @@ def test_adequacy_is_left_empty_without_a_third_reference():
     assert row["extra_length_ratio"] > 0
 
 
-def test_the_dose_table_pairs_replicates_with_1H_and_keeps_the_test():
+def test_the_dose_table_pairs_replicates_with_1H_and_keeps_the_test(forge_tables):
+    """The table and its page: at a forge's width the first table has the reading's numbers,
+    the one under it the rest of the same rows; the CSV every column."""
     evaluation = pd.DataFrame({
         "condition": ["1H", "1H", "2H", "2H", "1H+1X_mt", "1H+1X_mt"],
         "replicate": [0, 1] * 3, "bleu": [30.0, 31.0, 32.0, 32.5, 29.0, 29.5],
@@ -238,6 +242,19 @@ def test_the_dose_table_pairs_replicates_with_1H_and_keeps_the_test():
     assert "32.25 ± 0.35*" in page and "significantly better than 1H: H2" in page
     assert "-1.50 ± 0.71†" in page
     assert "R again" not in page
+    tables = forge_tables(page)
+    first = tables[0][0]
+    assert len(first) <= FORGE_COLUMNS
+    assert first == ["extra reference", "adequacy BLEU", "test BLEU", "gain over 1H", "p",
+                     "gain at common length", "p (common length)"]
+    assert tables[0][1][:4] == [extra_label("H2"), "40.0", "32.25 ± 0.35*", "+1.75 ± 0.35"]
+    assert sorted(name for rows in tables for name in rows[0][1:]) == sorted(
+        ["condition", "adequacy BLEU", "adequacy chrF", "length / R", "LM (decoder)",
+         "test BLEU", "gain over 1H", "p", "output length", "gain at common length",
+         "p (common length)"])
+    assert [row[:2] for row in tables[1][1:]] == [[extra_label("H2"), "2H"],
+                                                  [extra_label("mt"), "1H+1X_mt"]]
+    assert csv_text(table).splitlines()[0].split(",") == list(table.columns)
 
 
 def test_the_controls_are_on_the_page_but_not_in_the_correlation():

@@ -1,14 +1,22 @@
 """circle.pipeline.ladder's reading of adequacy against gain, on constructed rungs: each a
 results directory with its reference-quality table, and its condition summary, with gains
-whose correlation with adequacy is known."""
+whose correlation with adequacy is known; and its table at a forge's width."""
 
 from __future__ import annotations
 
+import io
 from pathlib import Path
 
 import pandas as pd
+import pytest
 
-from circle.pipeline.ladder import adequacy_gains, adequacy_reading
+from circle.core.pages import FORGE_COLUMNS, csv_text
+from circle.pipeline.ladder import (
+    LADDER_PARTS,
+    adequacy_gains,
+    adequacy_reading,
+    ladder_markdown,
+)
 
 
 def rung(root: Path, name: str, adequacy: float, gains: tuple[float, float] | None
@@ -62,3 +70,24 @@ def test_fewer_than_three_rungs_give_no_r(tmp_path):
     paths, summaries = ladder(tmp_path)
     reading = adequacy_reading(adequacy_gains(paths[:3], summaries[:3]))
     assert "2 rung(s) with 1H+1P" in reading and "r =" not in reading
+
+
+def test_the_ladder_leads_with_what_it_reads_and_drops_no_column(forge_tables):
+    """At a forge's width the first table has each rung's P1 adequacy beside the MT system's
+    and the tuning gains; the tables under it every other column of the same rungs, as the
+    CSV has them all. A column no table places is refused, not dropped."""
+    columns = ["experiment", *sorted(name for part in LADDER_PARTS for name in part)]
+    table = pd.DataFrame([[f"{rung} {column}" for column in columns] for rung in ("a", "b")],
+                         columns=columns)
+    tables = forge_tables(ladder_markdown(table))
+    assert len(tables[0][0]) <= FORGE_COLUMNS
+    assert tables[0][0][:3] == ["experiment", "P1 BLEU / chrF / TER", "MT untuned BLEU"]
+    assert {"1H+1P − 1H BLEU", "1H+1T − 1H BLEU"} <= set(tables[0][0])
+    assert sorted(name for rows in tables for name in rows[0][1:]) == columns[1:]
+    for rows in tables:
+        header = rows[0]
+        assert [dict(zip(header, row, strict=True)) for row in rows[1:]] == [
+            {name: f"{rung} {name}" for name in header} for rung in ("a", "b")]
+    assert pd.read_csv(io.StringIO(csv_text(table))).columns.tolist() == columns
+    with pytest.raises(ValueError, match="do not split the columns"):
+        ladder_markdown(table.assign(**{"new column": "x"}))

@@ -9,7 +9,9 @@ import pandas as pd
 import pytest
 from sacrebleu.metrics import BLEU, CHRF, TER
 
+from circle.core.pages import FORGE_COLUMNS, csv_text
 from circle.experiments.reference_quality import (
+    QUALITY_COLUMNS,
     CandidateSet,
     human_sets,
     ngram_set,
@@ -147,6 +149,27 @@ def test_the_page_summarises_replicates_and_reads_the_comparison():
     assert "Reading: against the held-out human references, R scores" in page
     p1, mt = (table.set_index("candidate").loc[name, "bleu"] for name in ("P1", "MT untuned"))
     assert ("a worse translation than the system's own output" in page) == (p1 < mt)
+
+
+def test_the_page_leads_with_adequacy_and_keeps_every_column_below(forge_tables):
+    """At a forge's width: the first table has the candidate, its adequacy and its added
+    n-grams (what the reading reads); the tables under it the same rows' other columns; the
+    CSV every column of the table."""
+    sets = [*human_sets(TUNE), *ranked_sets(PARAPHRASES, "P", "paraphrase"),
+            CandidateSet("MT untuned", "mt", 1, tuple(MT))]
+    table = reference_quality(TUNE, sets, [ngram_set(text) for text in MT], lowercased=True)
+    tables = forge_tables(quality_markdown(table))
+    first = tables[0][0]
+    assert len(first) <= FORGE_COLUMNS
+    assert first == ["candidate", "BLEU", "chrF", "TER", "length / R", "added valid %",
+                     "added wrong, reachable %"]
+    headers = [name for rows in tables for name in rows[0][1:]]
+    assert sorted(headers) == sorted(["segments", "held-out refs",
+                                      *(header for _, header, _, _ in QUALITY_COLUMNS)])
+    for rows in tables:  # the same rows, in the same order, under every table
+        assert [row[0] for row in rows[1:]] == table["candidate"].tolist()
+    assert tables[0][1][1] == f"{table['bleu'].iloc[0]:.1f}"  # R's BLEU
+    assert csv_text(table).splitlines()[0].split(",") == list(table.columns)
 
 
 def test_a_human_candidate_needs_a_third_reference_to_be_scored_against():

@@ -8,7 +8,9 @@ import kenlm
 import numpy as np
 import pandas as pd
 import pytest
+from markdown_it import MarkdownIt
 
+from circle.core.pages import markdown_html
 from circle.decoder import DecoderSettings, Grammar, Hypothesis, write_weights
 from circle.lm import estimate_lm
 from circle.paraphrase.config import ParaphraserConfig
@@ -185,6 +187,17 @@ def test_sample_triples_draw_from_every_part_whatever_wrote_it(tmp_path):
     # "the home n" is one substitution from "a home n": TER 1/3; the reference two: 2/3
     assert f"- R: {first['reference']} [66.7]" in page
     assert f"- P: {first['paraphrase']} [33.3]" in page
+    # each triple one unit as a forge renders it: its heading, then one list of H, R and P
+    tokens = MarkdownIt("commonmark").parse(page)
+    starts = [i for i, token in enumerate(tokens) if token.type == "heading_open"
+              and token.tag == "h2"]
+    assert [tokens[i + 1].content for i in starts] == [f"Triple {n}" for n in range(1, 5)]
+    for start, row in zip(starts, triples.itertuples(), strict=True):
+        assert tokens[start + 3].type == "bullet_list_open"
+        items = [t.content for t in tokens[start + 3:] if t.type == "inline"][:3]
+        assert [item.split(" [")[0] for item in items] == [
+            f"H: {row.hypothesis}", f"R: {row.reference}", f"P: {row.paraphrase}"]
+    assert markdown_html(page, "t").count("<ul>") == 4  # the report's HTML alike
     assert len(sample_triples(cache, 50, seed=1)) == 12
     with pytest.raises(ValueError, match="holds no lists"):
         sample_triples(ParaphraseCache(tmp_path / "empty", "k", 2), 3, seed=1)

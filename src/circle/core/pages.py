@@ -10,7 +10,7 @@ import io
 import math
 import os
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Collection, Iterable, Sequence
 from itertools import groupby
 from pathlib import Path
 
@@ -95,6 +95,45 @@ def _table_html(rows: list[str]) -> list[str]:
             "<tbody>", *(row_html(row, "td") for row in body), "</tbody>", "</table></div>"]
 
 
+FORGE_COLUMNS = 8
+"""The most columns a page's first table has: about what a forge shows of a table at its page
+width before the reader has to scroll."""
+
+
+def pipe_table(header: Sequence[str], rows: Iterable[Sequence[str]],
+               left: Collection[str] = ()) -> list[str]:
+    """A pipe table's lines: the columns named in ``left`` (text) aligned left, the others
+    (numbers) right."""
+    return ["| " + " | ".join(header) + " |",
+            "|" + "|".join(":---" if name in left else "---:" for name in header) + "|",
+            *("| " + " | ".join(cells) + " |" for cells in rows)]
+
+
+def split_table(header: Sequence[str], rows: Sequence[Sequence[str]],
+                parts: Sequence[Sequence[str]], left: Collection[str] = ()) -> list[str]:
+    """A table too wide for a forge's page as one pipe table per part of ``parts`` (column
+    names), one under the other, each led by the first column (the rows' names): the first part
+    the columns a reader needs for the page's finding (at most :data:`FORGE_COLUMNS` with the
+    first), the others the rest. Every column is in exactly one part, so nothing is dropped;
+    ValueError otherwise."""
+    rest = list(header[1:])
+    placed = [name for part in parts for name in part]
+    if sorted(placed) != sorted(rest):
+        raise ValueError(f"the parts {[list(part) for part in parts]} do not split the columns "
+                         f"{rest} (each exactly once)")
+    if len(parts[0]) + 1 > FORGE_COLUMNS:
+        raise ValueError(f"the first table has {len(parts[0]) + 1} columns, more than "
+                         f"{FORGE_COLUMNS}")
+    index = {name: number for number, name in enumerate(header)}
+    lines: list[str] = []
+    for part in parts:
+        columns = [0, *(index[name] for name in part)]
+        lines += [*([""] if lines else []),
+                  *pipe_table([header[c] for c in columns],
+                              ([row[c] for c in columns] for row in rows), left)]
+    return lines
+
+
 def markdown_html(text: str, title: str,
                   image_source: Callable[[str], str] | None = None) -> str:
     """A report page's Markdown (headings, paragraphs, ``-`` lists, pipe tables, bold, links,
@@ -122,7 +161,7 @@ def markdown_html(text: str, title: str,
             if block[1:]:
                 body.append(f"<p>{_inline_html(' '.join(block[1:]))}</p>")
         elif any(line.startswith("- ") for line in block):
-            # a list, or lines of text with a list under them (the targeted samples' "1.")
+            # a list, or lines of text with a list under them
             for is_list, run in groupby(block, key=lambda line: line.startswith("- ")):
                 lines = list(run)
                 if is_list:

@@ -44,7 +44,7 @@ import numpy as np
 import pandas as pd
 
 from circle.core.correlation import pearson
-from circle.core.pages import csv_text, write_page, write_text_atomically
+from circle.core.pages import csv_text, split_table, write_page, write_text_atomically
 from circle.core.schemas import (
     CONDITION_SUMMARY,
     DOSE_RESPONSE,
@@ -431,17 +431,24 @@ def dose_reading(table: pd.DataFrame, single: Mapping[str, float] | None = None)
     return "; ".join(parts) + "."
 
 
+DOSE_PARTS: tuple[tuple[str, ...], ...] = (
+    ("adequacy BLEU", "test BLEU", "gain over 1H", "p", "gain at common length",
+     "p (common length)"),
+    ("condition", "adequacy chrF", "length / R", "LM (decoder)", "output length"))
+"""The page's two tables, each led by the extra reference: the reading's numbers (adequacy
+against the gain and its test, raw and at a common length), then the rest."""
+
+
 def dose_markdown(table: pd.DataFrame, single: Mapping[str, float] | None = None) -> str:
     """The report page of a :func:`dose_table`."""
     header = ["extra reference", "condition", "adequacy BLEU", "adequacy chrF", "length / R",
               "LM (decoder)", "test BLEU", "gain over 1H", "p", "output length",
               "gain at common length", "p (common length)"]
-    lines = ["| " + " | ".join(header) + " |",
-             "|" + "|".join([":---", ":---"] + ["---:"] * (len(header) - 2)) + "|"]
+    rows = []
     for row in table.to_dict("records"):
         p_value, mark = summary_test(pd.Series(row), "bleu")
         matched_p, matched_mark = summary_test(pd.Series(row), "matched_bleu")
-        lines.append("| " + " | ".join([
+        rows.append([
             extra_label(row["extra"]), row["condition"], _number(row["adequacy_bleu"]),
             _number(row["adequacy_chrf"]), _number(row["extra_length_ratio"], 3),
             _number(row["lm_decoding"], 2),
@@ -449,7 +456,8 @@ def dose_markdown(table: pd.DataFrame, single: Mapping[str, float] | None = None
             _with_sd(row["gain_mean"], row["gain_sd"], signed=True),
             _number(p_value, 3), _number(row["output_length_ratio"], 3),
             _with_sd(row["matched_gain_mean"], row["matched_gain_sd"], signed=True)
-            + matched_mark, _number(matched_p, 3)]) + " |")
+            + matched_mark, _number(matched_p, 3)])
+    lines = split_table(header, rows, DOSE_PARTS, left={"extra reference", "condition"})
     replicates = sorted(set(table["replicates"]))
     caption = (
         "Each condition adds ONE fixed extra reference per tune segment to the single reference "
@@ -468,7 +476,8 @@ def dose_markdown(table: pd.DataFrame, single: Mapping[str, float] | None = None
         "so tuning keeps the start (on the default experiment all three runs returned the untuned "
         "weights): the row is the untuned system, a control, not a dose (left out of the "
         "correlation). Beyond the thesis, which never varies the quality of an added reference "
-        "(§4.3.2, §6.3, §6.6).")
+        "(§4.3.2, §6.3, §6.6). The first table has the reading's numbers; the one under it "
+        "the same references' conditions, chrF, length, fluency and output length.")
     if (table["extra"] == "copy").any():
         caption += (" R again (1H+1X_copy): R added to itself leaves every tuning statistic as "
                     "1H's, so the row is 1H tuned from other seeds, the spread of MERT's draw, "

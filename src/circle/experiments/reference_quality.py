@@ -40,6 +40,7 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
+from circle.core.pages import split_table
 from circle.core.schemas import EVALSET, REFERENCE_QUALITY
 from circle.core.tables import read_table, write_table
 from circle.decoder.lm import LanguageModel
@@ -235,7 +236,7 @@ def write_reference_quality(table: pd.DataFrame, path: str | os.PathLike,
 
 
 PAGE_TITLE = "Quality of the extra tuning references"
-_COLUMNS: tuple[tuple[str, str, float, int], ...] = (
+QUALITY_COLUMNS: tuple[tuple[str, str, float, int], ...] = (
     # (column, header, scale, decimals)
     ("bleu", "BLEU", 1, 1), ("chrf", "chrF", 1, 1), ("ter", "TER", 1, 1),
     ("length_ratio", "length / R", 1, 3), ("valid_share", "added valid %", 100, 1),
@@ -252,7 +253,7 @@ def _summarised(table: pd.DataFrame) -> pd.DataFrame:
         row = {"candidate": name, "kind": runs["kind"].iloc[0], "replicates": len(runs),
                "segments": int(runs["segments"].min()),
                "heldout_references": float(runs["heldout_references"].mean())}
-        for column, *_ in _COLUMNS:
+        for column, *_ in QUALITY_COLUMNS:
             values = runs[column].to_numpy(dtype=float)
             row[column] = float(np.mean(values))
             row[f"{column}_sd"] = float(np.std(values, ddof=1)) if len(values) > 1 else np.nan
@@ -281,17 +282,24 @@ def quality_reading(table: pd.DataFrame) -> str:
     return line + "."
 
 
+QUALITY_PARTS: tuple[tuple[str, ...], ...] = (
+    ("BLEU", "chrF", "TER", "length / R", "added valid %", "added wrong, reachable %"),
+    ("segments", "held-out refs", "new 4-grams %", "BLEU vs rank 1"),
+    ("BLEU vs R", "ppBLEU", "LM (decoder)", "LM (reranker)"))
+"""The page's tables, each led by the candidate: adequacy and what the added n-grams are (the
+reading's numbers), then the counts and the diversity, then closeness to R and fluency."""
+
+
 def quality_markdown(table: pd.DataFrame) -> str:
     """The report page of a :func:`reference_quality` table."""
     summary = _summarised(table)
-    header = ["candidate", "segments", "held-out refs", *(h for _, h, _, _ in _COLUMNS)]
-    lines = ["| " + " | ".join(header) + " |",
-             "|" + "|".join([":---"] + ["---:"] * (len(header) - 1)) + "|"]
+    header = ["candidate", "segments", "held-out refs", *(h for _, h, _, _ in QUALITY_COLUMNS)]
+    rows = []
     for row in summary.to_dict("records"):
         cells = [row["candidate"] + (f" (n = {row['replicates']})" if row["replicates"] > 1
                                      else ""),
                  str(row["segments"]), f"{row['heldout_references']:.2f}"]
-        for column, _, scale, decimals in _COLUMNS:
+        for column, _, scale, decimals in QUALITY_COLUMNS:
             value, sd = row[column] * scale, row[f"{column}_sd"] * scale
             if np.isnan(value):
                 cells.append("–")
@@ -299,7 +307,8 @@ def quality_markdown(table: pd.DataFrame) -> str:
                 cells.append(f"{value:.{decimals}f}")
             else:
                 cells.append(f"{value:.{decimals}f} ± {sd:.{decimals}f}")
-        lines.append("| " + " | ".join(cells) + " |")
+        rows.append(cells)
+    lines = split_table(header, rows, QUALITY_PARTS, left={"candidate"})
     caption = (
         "Each candidate extra reference of the tune set scored against the segment's held-out "
         "human references (all but the single reference R and, for a human candidate, itself; "
@@ -317,7 +326,9 @@ def quality_markdown(table: pd.DataFrame) -> str:
         "decoder's and the reranker's language models (higher = more like their training "
         "English). Human candidates are scored against one reference fewer than the others, "
         "which lowers their BLEU. A diagnostic beyond the thesis, which does not measure its "
-        "references as translations.")
+        "references as translations. The first table has the adequacy and the added "
+        "n-grams; the two under it the same candidates' counts, diversity, closeness to R and "
+        "fluency.")
     return "\n".join([f"# {PAGE_TITLE}", "", *lines, "", caption, "",
                       f"Reading: {quality_reading(table)}", ""])
 

@@ -550,7 +550,7 @@ def triples_page(triples: pd.DataFrame, setup: TargetedSetup, lists: int) -> str
                     ter_from_stats(ter_stats(list(triples["paraphrase"]), targets)), strict=True)
     for number, (row, (before, after)) in enumerate(
             zip(triples.itertuples(index=False), distances, strict=True), start=1):
-        lines += [f"{number}.", f"- H: {row.hypothesis}",
+        lines += [f"## Triple {number}", "", f"- H: {row.hypothesis}",
                   f"- R: {row.reference} [{100 * before:.1f}]",
                   f"- P: {row.paraphrase} [{100 * after:.1f}]", ""]
     return "\n".join(lines)

@@ -37,7 +37,7 @@ import yaml
 
 from circle.core import schemas
 from circle.core.correlation import pearson
-from circle.core.pages import csv_text, write_page, write_text_atomically
+from circle.core.pages import csv_text, split_table, write_page, write_text_atomically
 from circle.core.schemas import CONDITION_SUMMARY
 from circle.core.tables import read_table
 from circle.decoder.model import read_weights
@@ -274,12 +274,25 @@ def rungs_significance(summaries: list[pd.DataFrame]) -> Significance:
     return found.pop()
 
 
+LADDER_PARTS: tuple[tuple[str, ...], ...] = (
+    ("P1 BLEU / chrF / TER", "MT untuned BLEU", "1H+1P − 1H BLEU", "at common length",
+     "1H+3P − 1H BLEU", "1H+1T − 1H BLEU"),
+    ("pivots", "paraphraser LMs", "tuned on bias, φ_ident weight", "bilingual rules (M)",
+     "paraphrase rules (M)", "pivot cost (s, peak GB)"),
+    ("P1 length / R", "P1 BLEU vs R, ppBLEU", "P1 added valid / wrong reachable %",
+     "P2 BLEU vs P1, new 4-grams %", "1H+3P at common length",
+     "grid choice: bias, weight: D [Δd_ref, Δd_mt]", "1H+3T − 1H BLEU"))
+"""The ladder's tables, each led by the experiment: what the page reads (P1's adequacy beside
+the MT system's, and the tuning gains), then what each paraphraser is and cost, then the rest
+of P1, P2, the grid search and the gains it does not read."""
+
+
 def ladder_markdown(table: pd.DataFrame) -> str:
-    """The ladder table as GitHub Markdown (text columns left, numbers right)."""
-    lines = ["| " + " | ".join(table.columns) + " |",
-             "|:---|:---|:---|" + "---:|" * (len(table.columns) - 3)]
-    lines += ["| " + " | ".join(row) + " |" for row in table.astype(str).to_numpy().tolist()]
-    return "\n".join(lines) + "\n"
+    """The ladder table as GitHub Markdown: :data:`LADDER_PARTS`, one table under the other
+    (text columns left, numbers right)."""
+    return "\n".join(split_table(list(table.columns), table.astype(str).to_numpy().tolist(),
+                                 LADDER_PARTS, left={"experiment", "pivots", "paraphraser LMs"})
+                     ) + "\n"
 
 
 def write_ladder_page(results: list[Path], out: Path, made_at: str) -> Path:
@@ -299,7 +312,10 @@ def write_ladder_page(results: list[Path], out: Path, made_at: str) -> Path:
              "Gains: test BLEU over 1H on the pooled output of the tuning replicates, the "
              "experiment's own approximate randomisation test (* better, † worse). Pivot cost: "
              "wall seconds summed over the jobs only the paraphraser needs, from Snakemake's "
-             "benchmark files (upper bounds where jobs shared the cores).\n",
+             "benchmark files (upper bounds where jobs shared the cores). The first table has "
+             "what the ladder reads, P1's adequacy beside the MT system's output and the "
+             "tuning gains; the two under it what each paraphraser is and cost, and the rest "
+             "of P1, P2, the grid search and 1H+3T.\n",
              ladder_markdown(table), adequacy_reading(adequacy_gains(results, summaries))]
     write_text_atomically(csv_text(table), out / "ladder.csv")
     for figure, (title, short) in FIGURES.items():
