@@ -15,17 +15,23 @@ import contextlib
 import json
 import os
 import sys
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from importlib import metadata
 from pathlib import Path
-from typing import TYPE_CHECKING, TextIO
+from typing import TYPE_CHECKING, BinaryIO, TextIO
 
 import pyarrow.parquet as pq
 
 from circle.align import AlignmentError
 from circle.core.tables import SchemaError, parquet_errors, read_metadata
 from circle.corpus.preprocess import normalize
-from circle.corpus.validate import CorpusError, decode_lines, limit_problems, read_parallel
+from circle.corpus.validate import (
+    CorpusError,
+    decode_lines,
+    decoded_lines,
+    limit_problems,
+    read_parallel,
+)
 from circle.experiments.evaluate import AR_SHUFFLES, BOOTSTRAP_SAMPLES
 
 if TYPE_CHECKING:
@@ -94,19 +100,47 @@ def _in_results(args: argparse.Namespace, given: str | None, relative: str) -> s
     return given if given is not None else str(Path(args.results) / relative)
 
 
-def _read_input(path: str) -> list[str]:
-    """The lines of a UTF-8 text file, or of standard input for '-', checked as corpus files
-    are (:func:`circle.corpus.validate.decode_lines`)."""
+def _open_input(path: str) -> tuple[str, BinaryIO]:
+    """The name and byte stream of an input: a text file, or standard input for '-'."""
     if path != "-" and not Path(path).is_file():
         raise FileNotFoundError(f"{path}: not a file (give a text file, one sentence per "
                                 "line, or - for standard input)")
-    name = "<stdin>" if path == "-" else path
-    stream = sys.stdin.buffer if path == "-" else open(path, "rb")  # noqa: SIM115
+    if path == "-":
+        return "<stdin>", sys.stdin.buffer
+    return path, open(path, "rb")  # noqa: SIM115
+
+
+def _read_input(path: str) -> list[str]:
+    """The lines of a UTF-8 text file, or of standard input for '-', checked as corpus files
+    are (:func:`circle.corpus.validate.decode_lines`)."""
+    name, stream = _open_input(path)
     with stream:
         lines, problems = decode_lines(stream, name)
     if problems:
         raise CorpusError(limit_problems(name, problems))
     return lines
+
+
+def _stream_input(path: str) -> Iterator[str]:
+    """The lines of an input (:func:`_read_input`) one at a time, each as soon as it is
+    written (a pipe's line is not held until more come); the first bad line is an error."""
+    name, stream = _open_input(path)
+    with stream:
+        for line, problem in decoded_lines(iter(stream.readline, b""), name):
+            if problem is not None:
+                raise CorpusError([problem])
+            yield line
+
+
+def _input_lines(args: argparse.Namespace) -> Iterable[str]:
+    """The input's lines: all of them read first, or with --stream one at a time (in one
+    decoding process: --workers would fork a pool per line)."""
+    if not args.stream:
+        return _read_input(args.input)
+    if args.workers > 1:
+        raise ValueError("--stream decodes each line as it comes, in one process: drop "
+                         "--workers")
+    return _stream_input(args.input)
 
 
 def _validate(args: argparse.Namespace) -> None:
@@ -247,11 +281,11 @@ def _paraphrase(args: argparse.Namespace) -> None:
                                                 paraphraser_weights=args.weights)
         note = (f"the weights {args.weights}" if args.weights is not None
                 else experiment.paraphraser_weights()[1])
+    if args.stream and args.sentence:
+        raise ValueError("--stream reads the input line by line: drop --sentence")
     print(f"circle paraphrase: decoding with {note}", file=sys.stderr)
-    lines = args.sentence if args.sentence else _read_input(args.input)
+    lines = args.sentence if args.sentence else _input_lines(args)
     lang = args.lang or system.target_lang
-    sentences = lines if args.tokenized else [
-        normalize(line, lang, lowercase=system.lowercase) for line in lines]
     weights = read_weights(system.path("paraphraser_weights"))
     settings = system.decoder_settings(pop_limit=args.pop_limit, k=args.k)
     lm = system.path("paraphraser_lm")  # the LM is checked first, as Paraphraser loads it
@@ -259,26 +293,35 @@ def _paraphrase(args: argparse.Namespace) -> None:
                               args.workers)  # loaded once
     recaser = system.recaser()
     show = _shown(args.print, recaser is not None)
+    number = changed = 0
     with _output(args.output) as out:
-        if args.k > 1:
-            from circle.decoder import format_nbest
+        for batch in ([line] for line in lines) if args.stream else [lines]:
+            sentences = batch if args.tokenized else [
+                normalize(line, lang, lowercase=system.lowercase) for line in batch]
+            if args.k > 1:
+                from circle.decoder import format_nbest
 
-            for number, hypotheses in enumerate(paraphraser.paraphrase(sentences, k=args.k)):
-                out.write("".join(f"{line}\n" for line in format_nbest(number, hypotheses)))
-            return
-        cased = [sentence.split() if args.tokenized else
-                 cased_tokens(line, sentence.split(), lang)
-                 for line, sentence in zip(lines, sentences, strict=True)]
-        results = paraphrase_lines(paraphraser, sentences, cased, lang, recaser)
-        for number, result in enumerate(results, start=1):
-            out.write(getattr(result, show) + "\n")
-            if result.reason is not None:
-                where = f"line {number}" if len(results) > 1 else "the sentence"
-                print(f"circle paraphrase: {where}: no paraphrase of '{result.source}': "
-                      f"{result.reason}", file=sys.stderr)
-    changed = sum(result.reason is None for result in results)
-    print(f"circle paraphrase: {changed:,} of {len(results):,} sentence(s) paraphrased"
-          + (f"; wrote {args.output}" if args.output else ""), file=sys.stderr)
+                for hypotheses in paraphraser.paraphrase(sentences, k=args.k):
+                    out.write("".join(f"{line}\n" for line in format_nbest(number, hypotheses)))
+                    number += 1
+            else:
+                cased = [sentence.split() if args.tokenized else
+                         cased_tokens(line, sentence.split(), lang)
+                         for line, sentence in zip(batch, sentences, strict=True)]
+                for result in paraphrase_lines(paraphraser, sentences, cased, lang, recaser):
+                    number += 1
+                    out.write(getattr(result, show) + "\n")
+                    changed += result.reason is None
+                    if result.reason is not None:
+                        where = f"line {number}" if args.stream or len(batch) > 1 \
+                            else "the sentence"
+                        print(f"circle paraphrase: {where}: no paraphrase of '{result.source}': "
+                              f"{result.reason}", file=sys.stderr)
+            if args.stream:
+                out.flush()
+    if args.k == 1:
+        print(f"circle paraphrase: {changed:,} of {number:,} sentence(s) paraphrased"
+              + (f"; wrote {args.output}" if args.output else ""), file=sys.stderr)
 
 
 def _shown(given: str | None, recased: bool) -> str:
@@ -304,7 +347,7 @@ def _translate(args: argparse.Namespace) -> None:
     from circle.translate import UnknownMarks
 
     system, note = _translation_system(args)
-    lines = _read_input(args.input)
+    lines = _input_lines(args)
     marks = UnknownMarks(args.unknown_prefix, args.unknown_suffix) if args.mark_unknown \
         else None
     show = _shown(args.print, system.lowercase)
@@ -312,21 +355,24 @@ def _translate(args: argparse.Namespace) -> None:
     if args.output_prefix:
         kinds = ["tokenized", "detokenized"] + (["recased"] if system.lowercase else [])
         files = {kind: f"{args.output_prefix}.{kind}" for kind in kinds}
-    _translate_lines(args, system, note, lines, show, files, marks)
+    _translate_lines(args, system, note, lines, show, files, marks, stream=args.stream)
 
 
-def _translate_lines(args: argparse.Namespace, system: System, note: str, lines: list[str],
-                     show: str, files: dict[str, str], marks: UnknownMarks | None) -> None:
+def _translate_lines(args: argparse.Namespace, system: System, note: str, lines: Iterable[str],
+                     show: str, files: dict[str, str], marks: UnknownMarks | None,
+                     stream: bool = False) -> None:
     """Translate ``lines`` with ``system``: on stdout what ``show`` names (the n-best lists with
     -k > 1), into ``files`` (kind → path) the 1-best's texts; on stderr ``note``, progress and
-    what was left untranslated."""
+    what was left untranslated. With ``stream``, each line is translated as it is read and its
+    output flushed at once."""
     from circle.decoder import format_nbest
-    from circle.translate import Translator, untranslated_summary
+    from circle.translate import CHUNK_SENTENCES, Translator, UntranslatedWords
 
     print(f"circle {args.command}: {note}", file=sys.stderr)
     translator = Translator(system, system.decoder_settings(pop_limit=args.pop_limit),
                             args.workers)
-    translations = []
+    untranslated = UntranslatedWords()
+    count = 0
 
     def progress(message: str) -> None:
         print(f"circle {args.command}: {message}", file=sys.stderr, flush=True)
@@ -334,25 +380,29 @@ def _translate_lines(args: argparse.Namespace, system: System, note: str, lines:
     with contextlib.ExitStack() as stack:
         outs = {kind: stack.enter_context(open(path, "w", encoding="utf-8"))
                 for kind, path in files.items()}
-        for number, translation in enumerate(translator.translate(
-                lines, tokenized=args.tokenized, progress=progress, k=args.k, marks=marks)):
-            translations.append(translation)
+        for count, translation in enumerate(translator.translate(
+                lines, tokenized=args.tokenized, progress=progress, k=args.k, marks=marks,
+                chunk=1 if stream else CHUNK_SENTENCES), start=1):
+            untranslated.add(translation)
             if args.k > 1:
-                print("\n".join(format_nbest(number, translation.nbest)))
+                print("\n".join(format_nbest(count - 1, translation.nbest)))
             else:
                 print(getattr(translation, show))
             for kind, out in outs.items():
                 out.write(getattr(translation, kind) + "\n")
+            if stream:
+                for out in [sys.stdout, *outs.values()]:
+                    out.flush()
     stats = translator.stats
     borrowed = ("" if translator.oov_paraphrases is None else
                 f"; {translator.oov_paraphrases.borrowed:,} rules borrowed for OOV phrases from "
                 "their distributional paraphrases")
-    print(f"circle {args.command}: {len(translations):,} line(s); {stats.rules:,} rules of "
+    print(f"circle {args.command}: {count:,} line(s); {stats.rules:,} rules of "
           f"{translator.grammar_path} apply (read {stats.row_groups_read} of its "
           f"{stats.row_groups} row groups){borrowed}", file=sys.stderr)
     if files:
         print(f"circle {args.command}: wrote " + ", ".join(files.values()), file=sys.stderr)
-    print(f"circle {args.command}: {untranslated_summary(translations)}", file=sys.stderr)
+    print(f"circle {args.command}: {untranslated.summary()}", file=sys.stderr)
 
 
 def _export_system(args: argparse.Namespace) -> None:
@@ -500,6 +550,14 @@ def _system_argument(sub: argparse.ArgumentParser) -> None:
                           "against its checksums, instead of a results directory")
 
 
+def _stream_argument(sub: argparse.ArgumentParser, verb: str) -> None:
+    sub.add_argument("--stream", action="store_true",
+                     help=f"{verb} each input line as soon as it is read and write (and flush) "
+                          "its output at once, the system loaded once until the input ends: a "
+                          "warm system that another program drives through a pipe, as Moses "
+                          "reads stdin (without it, the whole input is read first)")
+
+
 def _nbest_argument(sub: argparse.ArgumentParser) -> None:
     sub.add_argument("-k", "--nbest", dest="k", type=search_size, default=1,
                      help="n-best size; >1 prints Moses n-best lines (0-based line number ||| "
@@ -626,6 +684,7 @@ def build_parser() -> argparse.ArgumentParser:
                           "%(default)s)")
     sub.add_argument("--unknown-suffix", default="",
                      help="with --mark-unknown, put after a passed-through word (default: none)")
+    _stream_argument(sub, "translate")
     _system_argument(sub)
     _results_argument(sub)
 
@@ -658,6 +717,7 @@ def build_parser() -> argparse.ArgumentParser:
                           "else detokenized)")
     sub.add_argument("--output", metavar="FILE",
                      help="write the paraphrases to FILE instead of stdout")
+    _stream_argument(sub, "paraphrase")
 
     sub = command("score", _score, "score outputs of the test set as the report tables do: "
                   "BLEU, TER and chrF (sacrebleu, percent, with signatures) on the pipeline's "

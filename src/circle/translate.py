@@ -36,11 +36,12 @@ from __future__ import annotations
 
 import bisect
 import html
+import itertools
 import logging
 import os
 import time
 from collections import Counter
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence, Sized
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -545,52 +546,62 @@ class Translator:
         self.recaser = system.recaser()
         self.stats = RuleReadStats()
 
-    def translate(self, lines: Sequence[str], tokenized: bool = False,
+    def translate(self, lines: Iterable[str], tokenized: bool = False,
                   progress: Progress | None = None, k: int = 1,
-                  marks: UnknownMarks | None = None) -> Iterator[Translation]:
+                  marks: UnknownMarks | None = None, chunk: int = CHUNK_SENTENCES
+                  ) -> Iterator[Translation]:
         """Translations of raw ``lines`` (tokenised here as the system tokenises, unless
-        ``tokenized``), in input order, chunk by chunk; with ``k`` > 1 each has its n-best
-        list; ``marks`` marks the passed-through words."""
+        ``tokenized``), in input order, ``chunk`` lines at a time, each chunk read from
+        ``lines`` only when the translations before it are taken (``chunk`` 1 answers each line
+        of a stream as it comes); with ``k`` > 1 each has its n-best list; ``marks`` marks the
+        passed-through words. ``progress`` hears after each chunk of a sized input."""
         started = time.monotonic()
-        lang = self.system.source_lang
-        for first in range(0, len(lines), CHUNK_SENTENCES):
-            chunk = lines[first:first + CHUNK_SENTENCES]
-            sources = list(chunk) if tokenized else [
-                normalize(line, lang, lowercase=self.system.lowercase) for line in chunk]
-            stats = RuleReadStats()
-            rules = rules_for(self.grammar_path, sources, self.settings.span_limit, stats)
-            self.stats.row_groups = stats.row_groups
-            self.stats.row_groups_read += stats.row_groups_read
-            self.stats.rows_checked += stats.rows_checked
-            self.stats.rules += stats.rules
-            features = self.features
-            if self.oov_paraphrases is not None:
-                rules = self.oov_paraphrases.augment(rules, sources)
-                features = (*features, OOV_FEATURE)
-            grammar = grammar_from_rules(rules, features)
-            known = set(" ".join(pc.unique(rules["source"]).to_pylist()).split())
-            del rules
-            outputs = decode_corpus(sources, grammar, self.lm, self.weights, self.settings,
-                                    workers=self.workers, k=k)
-            for line, source, hypotheses in zip(chunk, sources, outputs, strict=True):
-                words = source.split()
-                cased = words if tokenized else cased_tokens(line, words, lang)
-                candidates = match(grammar, tuple(words), self.settings.span_limit).oov
-                best = hypotheses[0] if hypotheses else None
-                positions = passed_through(words, candidates, best, known)
-                output = render(best.text if best else "", words, cased, positions,
-                                self.system.target_lang, self.recaser, marks)
-                nbest = [Hypothesis(render(h.text, words, cased,
-                                           passed_through(words, candidates, h, known),
-                                           self.system.target_lang, None, marks).tokenized,
-                                    h.score, h.features) for h in hypotheses] if k > 1 else []
-                yield Translation(output.tokenized, output.detokenized, output.recased,
-                                  source, [words[p] for p in positions], nbest)
-            if progress is not None and len(lines) > CHUNK_SENTENCES:
-                done = min(first + CHUNK_SENTENCES, len(lines))
+        total = len(lines) if isinstance(lines, Sized) else None
+        lines = iter(lines)
+        done = 0
+        while batch := list(itertools.islice(lines, chunk)):
+            yield from self._translate_chunk(batch, tokenized, k, marks)
+            done += len(batch)
+            if progress is not None and total is not None and total > chunk:
                 elapsed = time.monotonic() - started
-                progress(f"translated {done:,} of {len(lines):,} lines in {elapsed:.0f} s "
-                         f"(about {elapsed / done * (len(lines) - done):.0f} s to go)")
+                progress(f"translated {done:,} of {total:,} lines in {elapsed:.0f} s "
+                         f"(about {elapsed / done * (total - done):.0f} s to go)")
+
+    def _translate_chunk(self, chunk: Sequence[str], tokenized: bool, k: int,
+                         marks: UnknownMarks | None) -> Iterator[Translation]:
+        """The translations of one chunk of lines, decoded with the rules read for it."""
+        lang = self.system.source_lang
+        sources = list(chunk) if tokenized else [
+            normalize(line, lang, lowercase=self.system.lowercase) for line in chunk]
+        stats = RuleReadStats()
+        rules = rules_for(self.grammar_path, sources, self.settings.span_limit, stats)
+        self.stats.row_groups = stats.row_groups
+        self.stats.row_groups_read += stats.row_groups_read
+        self.stats.rows_checked += stats.rows_checked
+        self.stats.rules += stats.rules
+        features = self.features
+        if self.oov_paraphrases is not None:
+            rules = self.oov_paraphrases.augment(rules, sources)
+            features = (*features, OOV_FEATURE)
+        grammar = grammar_from_rules(rules, features)
+        known = set(" ".join(pc.unique(rules["source"]).to_pylist()).split())
+        del rules
+        outputs = decode_corpus(sources, grammar, self.lm, self.weights, self.settings,
+                                workers=self.workers, k=k)
+        for line, source, hypotheses in zip(chunk, sources, outputs, strict=True):
+            words = source.split()
+            cased = words if tokenized else cased_tokens(line, words, lang)
+            candidates = match(grammar, tuple(words), self.settings.span_limit).oov
+            best = hypotheses[0] if hypotheses else None
+            positions = passed_through(words, candidates, best, known)
+            output = render(best.text if best else "", words, cased, positions,
+                            self.system.target_lang, self.recaser, marks)
+            nbest = [Hypothesis(render(h.text, words, cased,
+                                       passed_through(words, candidates, h, known),
+                                       self.system.target_lang, None, marks).tokenized,
+                                h.score, h.features) for h in hypotheses] if k > 1 else []
+            yield Translation(output.tokenized, output.detokenized, output.recased,
+                              source, [words[p] for p in positions], nbest)
 
 
 @dataclass
@@ -637,22 +648,34 @@ def percent(part: int, whole: int) -> str:
     return f"{100 * part / whole:.1f} %" if whole else "0 %"
 
 
-def untranslated_summary(translations: Sequence[Translation], limit: int = 20) -> str:
-    """A one-line report of the untranslated (passed-through) words."""
-    words = Counter(word for t in translations for word in t.untranslated)
-    total = sum(len(t.source.split()) for t in translations)
-    count = sum(words.values())
-    lines = sum(1 for t in translations if t.untranslated)
-    if not count:
-        return f"every one of the {total:,} input words was translated"
-    shown = ", ".join(f"{word} ({n})" if n > 1 else word
-                      for word, n in words.most_common(limit))
-    more = f", and {len(words) - limit} more" if len(words) > limit else ""
-    return (f"{count:,} of {total:,} input words ({percent(count, total)}) in {lines:,} "
-            f"line(s) left untranslated (no rule translates them; copied as they are): "
-            f"{shown}{more}")
+@dataclass
+class UntranslatedWords:
+    """The words left untranslated (passed through) in the lines translated so far, counted
+    as they come (a stream's lines are not kept)."""
+
+    words: Counter = field(default_factory=Counter)
+    input_words: int = 0
+    lines: int = 0
+    """Lines with an untranslated word."""
+
+    def add(self, translation: Translation) -> None:
+        self.words.update(translation.untranslated)
+        self.input_words += len(translation.source.split())
+        self.lines += bool(translation.untranslated)
+
+    def summary(self, limit: int = 20) -> str:
+        """A one-line report of the untranslated (passed-through) words."""
+        count = sum(self.words.values())
+        if not count:
+            return f"every one of the {self.input_words:,} input words was translated"
+        shown = ", ".join(f"{word} ({n})" if n > 1 else word
+                          for word, n in self.words.most_common(limit))
+        more = f", and {len(self.words) - limit} more" if len(self.words) > limit else ""
+        return (f"{count:,} of {self.input_words:,} input words "
+                f"({percent(count, self.input_words)}) in {self.lines:,} line(s) left "
+                f"untranslated (no rule translates them; copied as they are): {shown}{more}")
 
 
 __all__ = ["Experiment", "Output", "ParaphraseResult", "Recaser", "Translation", "Translator",
-           "UnknownMarks", "best_tuned_run", "key_ranges", "paraphrase_lines", "project_root",
-           "render", "results_directory", "rules_for", "untranslated_summary"]
+           "UnknownMarks", "UntranslatedWords", "best_tuned_run", "key_ranges",
+           "paraphrase_lines", "project_root", "render", "results_directory", "rules_for"]

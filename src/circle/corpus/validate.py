@@ -8,7 +8,7 @@ at most :data:`MAX_PROBLEMS_PER_FILE` per file.
 from __future__ import annotations
 
 import unicodedata
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from pathlib import Path
 
 import pyarrow as pa
@@ -79,25 +79,33 @@ def read_lines(path: str | Path, max_chars: int) -> tuple[list[str], list[str]]:
 def decode_lines(raw_lines: Iterable[bytes], path: str | Path) -> tuple[list[str], list[str]]:
     """UTF-8 lines of ``path`` without their line ends (and without a byte-order mark at the
     start); return (lines, problems), a problem per line that is not UTF-8 or holds a NUL byte
-    (which the tokeniser would delete, gluing two words: a UTF-16 file has one per ASCII
-    character)."""
+    (:func:`decoded_lines`)."""
     lines, problems = [], []
+    for line, problem in decoded_lines(raw_lines, path):
+        lines.append(line)
+        if problem is not None:
+            problems.append(problem)
+    return lines, problems
+
+
+def decoded_lines(raw_lines: Iterable[bytes], path: str | Path
+                  ) -> Iterator[tuple[str, str | None]]:
+    """Each line of ``path`` as it is read, UTF-8 decoded without its line end (and without a
+    byte-order mark at the start), with its problem or None: invalid UTF-8, or a NUL byte
+    (which the tokeniser would delete, gluing two words: a UTF-16 file has one per ASCII
+    character), as ``path:line: problem``; the line is then '<invalid>'."""
     for number, raw in enumerate(raw_lines, start=1):
         try:
             line = raw.decode("utf-8").rstrip("\r\n")
         except UnicodeDecodeError as error:
-            problems.append(f"{path}:{number}: invalid UTF-8 at byte {error.start} of the line"
-                            f"{UTF16_HINT if 0 in raw else ''}")
-            line = "<invalid>"
-        else:
-            if 0 in raw:
-                problems.append(f"{path}:{number}: NUL byte at byte {raw.index(0)} of the line"
+            yield "<invalid>", (f"{path}:{number}: invalid UTF-8 at byte {error.start} of the "
+                                f"line{UTF16_HINT if 0 in raw else ''}")
+            continue
+        if 0 in raw:
+            yield "<invalid>", (f"{path}:{number}: NUL byte at byte {raw.index(0)} of the line"
                                 f"{UTF16_HINT}")
-                line = "<invalid>"
-        lines.append(line)
-    if lines and lines[0].startswith(BYTE_ORDER_MARK):
-        lines[0] = lines[0][len(BYTE_ORDER_MARK):]
-    return lines, problems
+            continue
+        yield (line.removeprefix(BYTE_ORDER_MARK) if number == 1 else line), None
 
 
 def limit_problems(path: str | Path, problems: list[str]) -> list[str]:
