@@ -245,15 +245,16 @@ def test_the_dose_table_pairs_replicates_with_1H_and_keeps_the_test(forge_tables
     tables = forge_tables(page)
     first = tables[0][0]
     assert len(first) <= FORGE_COLUMNS
-    assert first == ["extra reference", "adequacy BLEU", "test BLEU", "gain over 1H", "p",
-                     "gain at common length", "p (common length)"]
-    assert tables[0][1][:4] == [extra_label("H2"), "40.0", "32.25 ± 0.35*", "+1.75 ± 0.35"]
+    assert first == ["extra reference", "condition", "adequacy BLEU", "test BLEU",
+                     "gain over 1H", "p", "gain at common length", "p (common length)"]
+    assert tables[0][1][:5] == [extra_label("H2"), "2H", "40.0", "32.25 ± 0.35*",
+                                "+1.75 ± 0.35"]
     assert sorted(name for rows in tables for name in rows[0][1:]) == sorted(
         ["condition", "adequacy BLEU", "adequacy chrF", "length / R", "LM (decoder)",
          "test BLEU", "gain over 1H", "p", "output length", "gain at common length",
          "p (common length)"])
-    assert [row[:2] for row in tables[1][1:]] == [[extra_label("H2"), "2H"],
-                                                  [extra_label("mt"), "1H+1X_mt"]]
+    assert [row[:2] for row in tables[1][1:]] == [[extra_label("H2"), "60.0"],
+                                                  [extra_label("mt"), "50.0"]]
     assert csv_text(table).splitlines()[0].split(",") == list(table.columns)
 
 

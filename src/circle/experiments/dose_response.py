@@ -432,11 +432,12 @@ def dose_reading(table: pd.DataFrame, single: Mapping[str, float] | None = None)
 
 
 DOSE_PARTS: tuple[tuple[str, ...], ...] = (
-    ("adequacy BLEU", "test BLEU", "gain over 1H", "p", "gain at common length",
+    ("condition", "adequacy BLEU", "test BLEU", "gain over 1H", "p", "gain at common length",
      "p (common length)"),
-    ("condition", "adequacy chrF", "length / R", "LM (decoder)", "output length"))
-"""The page's two tables, each led by the extra reference: the reading's numbers (adequacy
-against the gain and its test, raw and at a common length), then the rest."""
+    ("adequacy chrF", "length / R", "LM (decoder)", "output length"))
+"""The page's two tables, each led by the extra reference: the reading's numbers (the condition
+it names, adequacy against the gain and its test, raw and at a common length), then the
+rest."""
 
 
 def dose_markdown(table: pd.DataFrame, single: Mapping[str, float] | None = None) -> str:
@@ -477,7 +478,7 @@ def dose_markdown(table: pd.DataFrame, single: Mapping[str, float] | None = None
         "weights): the row is the untuned system, a control, not a dose (left out of the "
         "correlation). Beyond the thesis, which never varies the quality of an added reference "
         "(§4.3.2, §6.3, §6.6). The first table has the reading's numbers; the one under it "
-        "the same references' conditions, chrF, length, fluency and output length.")
+        "the same references' chrF, length, fluency and output length.")
     if (table["extra"] == "copy").any():
         caption += (" R again (1H+1X_copy): R added to itself leaves every tuning statistic as "
                     "1H's, so the row is 1H tuned from other seeds, the spread of MERT's draw, "
