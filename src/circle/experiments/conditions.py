@@ -368,10 +368,15 @@ def tuning_params(tuning: Mapping, condition: Condition | None = None) -> dict[s
     an MT run (``condition``) with the condition's own tuning metric where it names one (Fig.
     4.8) instead of ``tuning.metric``; for the paraphraser's run (None) without
     ``replicate_pool``, which only MT runs draw
-    (:func:`circle.experiments.mt_tuning.run_tuning_settings`)."""
+    (:func:`circle.experiments.mt_tuning.run_tuning_settings`), and with
+    ``tuning.paraphraser_metric`` as its metric where that is set. Neither run keeps the key
+    ``paraphraser_metric``: left unset, no job's params change."""
     params = {key: value for key, value in tuning.items() if key not in RUN_KEYS}
+    paraphraser_metric = params.pop("paraphraser_metric", None)
     if condition is None:
         params.pop("replicate_pool", None)
+        if paraphraser_metric is not None:
+            params["metric"] = paraphraser_metric
     elif condition.metric is not None:
         params["metric"] = condition.metric
     return params

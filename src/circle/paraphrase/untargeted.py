@@ -27,6 +27,7 @@ from circle.tune.loop import (
     tune,
     write_tuning_run,
 )
+from circle.tune.metrics import get_metric
 
 
 def paraphraser_fixed(grammar: Grammar) -> tuple[str, ...]:
@@ -47,14 +48,18 @@ def tune_paraphraser(paratune_path: str | os.PathLike, grammar_path: str | os.Pa
                      provenance: Mapping[str, str] | None = None,
                      checkpoint: Checkpoint | None = None) -> dict[str, float]:
     """MERT of the English-to-English model (§3.2.3): input = the first reference in the seeded
-    order, references = the others; :func:`paraphraser_fixed` weights stay. ``checkpoint``: see
+    order, references = the others; :func:`paraphraser_fixed` weights stay. A metric that also
+    scores the input (iBLEU, ``tuning.paraphraser_metric``) gets it first in each reference list
+    (:attr:`~circle.tune.metrics.Metric.input_first`). ``checkpoint``: see
     :func:`write_tuning_run`."""
     table = read_table(paratune_path, EVALSET)
     if min(len(refs) for refs in table["references"]) < 2:
         raise ValueError(f"{paratune_path}: paraphraser tuning needs at least two references "
                          "per segment (one is the input)")
     ordered = ordered_references(table)
-    sources, references = [refs[0] for refs in ordered], [refs[1:] for refs in ordered]
+    sources = [refs[0] for refs in ordered]
+    references = ordered if get_metric(tuning.metric).input_first else [
+        refs[1:] for refs in ordered]
     grammar = load_grammar(grammar_path)
     result = tune(sources, references, grammar, lm_path, read_weights(weights_path),
                   settings, tuning, workers, fixed=paraphraser_fixed(grammar),

@@ -1,4 +1,4 @@
-"""Tuning metrics as additive sufficient statistics: BLEU-4, TER and TERBLEU.
+"""Tuning metrics as additive sufficient statistics: BLEU-4, TER, TERBLEU and iBLEU.
 
 MERT (Och 2003; thesis §3.2.3 and §4) scores a whole tune set many times for different 1-best
 choices, so each metric is split into per-hypothesis *sufficient statistics* that are summed over
@@ -20,10 +20,12 @@ Statistics layouts (one row per hypothesis):
 * TER, ``float64`` shape ``(n, 2)``: fewest edits over the references, average reference length
   (sacrebleu's TER with ``case_sensitive=True``: no case folding is done here).
 * TERBLEU, ``float64`` shape ``(n, 12)``: the BLEU columns followed by the TER columns.
+* iBLEU (:class:`IBleu`), ``int64`` shape ``(n, 20)``: the BLEU columns against the references,
+  then the BLEU columns against the hypothesis's input sentence.
 
 Corpus scores computed from summed statistics equal sacrebleu's corpus BLEU (``exp`` smoothing,
 no effective order) and corpus TER.  :class:`Metric` wraps a metric for MERT; its ``score`` is
-always *higher is better*: BLEU, -TER and -TERBLEU.
+always *higher is better*: BLEU, -TER, -TERBLEU and iBLEU.
 """
 
 from __future__ import annotations
@@ -291,6 +293,8 @@ class Metric:
     name: ClassVar[str]
     n_stats: ClassVar[int]
     higher_is_better: ClassVar[bool]
+    input_first: ClassVar[bool] = False
+    """Whether each hypothesis's reference list starts with its input sentence (iBLEU)."""
 
     def stats(self, hypotheses: Sequence[str],
               references: Sequence[Sequence[str]]) -> np.ndarray:
@@ -339,12 +343,75 @@ class TerBleu(Metric):
         return terbleu_from_stats(stats)
 
 
+IBLEU_ALPHA = 0.9
+"""iBLEU's α as later work cites it from Sun & Zhou's (2012) experiments: a copy's penalty,
+(1 - α) = 0.1 times its self-BLEU of 1, against 0.9 times its BLEU against the references."""
+
+
+def ibleu_from_stats(stats: np.ndarray, alpha: float) -> np.ndarray | float:
+    """Corpus iBLEU = α BLEU(output, references) - (1 - α) BLEU(output, inputs) (fractions) from
+    summed :class:`IBleu` statistics; vectorised over leading dimensions."""
+    s = np.asarray(stats, dtype=np.float64)
+    return (alpha * bleu_from_stats(s[..., :BLEU_STATS])
+            - (1.0 - alpha) * bleu_from_stats(s[..., BLEU_STATS:]))
+
+
+class IBleu(Metric):
+    """iBLEU (Sun & Zhou 2012, "Joint Learning of a Dual SMT System for Paraphrase Generation",
+    ACL): α BLEU(output, references) - (1 - α) BLEU(output, input), a paraphraser's tuning
+    metric that penalises copying its input. Ganitkevitch & Callison-Burch's draft (§4.1, the
+    tuning plan) notes that tuning a paraphraser on BLEU "leads to identity paraphrases" and plans
+    a "ppBLEU" it never defines; iBLEU is the published metric of that kind.
+
+    Both halves are corpus BLEU-4 (:func:`bleu_from_stats`), so the statistics of a hypothesis
+    are its BLEU statistics against its references followed by those against its input, they add
+    up over segments like BLEU's, and MERT's exact line search works unchanged. ``stats`` reads
+    each hypothesis's reference list as ``[input, reference, ...]`` (:attr:`input_first`).
+
+    α (``alpha``) in [0, 1] trades adequacy against dissimilarity; circle's overlay uses
+    :data:`IBLEU_ALPHA` = 0.9. An exact copy of the input scores
+    α BLEU(input, references) - (1 - α): at 0.9 a copy loses 0.1, so an edit pays when it costs
+    less BLEU against the references than 1/9 of the self-BLEU it removes. α = 1 is BLEU.
+    The name carries α (``ibleu:0.9``), as tuning logs record it and :func:`get_metric` reads it.
+    """
+
+    family: ClassVar[str] = "ibleu"
+    n_stats, higher_is_better, input_first = 2 * BLEU_STATS, True, True
+
+    def __init__(self, alpha: float = IBLEU_ALPHA):
+        if not 0.0 <= alpha <= 1.0:
+            raise ValueError(f"iBLEU's alpha must lie in [0, 1], not {alpha}")
+        self.alpha = float(alpha)
+        self.name = f"{self.family}:{self.alpha:g}"  # type: ignore[misc]
+
+    def stats(self, hypotheses, references):
+        _check_inputs(hypotheses, references)
+        for i, refs in enumerate(references):
+            if len(refs) < 2:
+                raise ValueError(f"hypothesis {i}: iBLEU reads its reference list as the input "
+                                 f"sentence followed by its references; got {len(refs)} entry")
+        return np.hstack([bleu_stats(hypotheses, [list(refs[1:]) for refs in references]),
+                          bleu_stats(hypotheses, [[refs[0]] for refs in references])])
+
+    def value(self, stats):
+        return ibleu_from_stats(stats, self.alpha)
+
+
 METRICS: dict[str, type[Metric]] = {m.name: m for m in (Bleu, Ter, TerBleu)}
 
 
 def get_metric(name: str) -> Metric:
-    """The metric called ``name``: one of "bleu", "ter", "terbleu"."""
+    """The metric called ``name``: one of "bleu", "ter", "terbleu", or "ibleu:<alpha>"
+    (:class:`IBleu` with that α, e.g. "ibleu:0.9")."""
+    family, colon, alpha = name.lower().partition(":")
+    if family == IBleu.family:
+        try:
+            return IBleu(float(alpha))
+        except ValueError:
+            raise ValueError(f"metric {name!r}: write iBLEU as 'ibleu:<alpha>' with alpha in "
+                             f"[0, 1], e.g. 'ibleu:{IBLEU_ALPHA:g}'") from None
     try:
         return METRICS[name.lower()]()
     except KeyError:
-        raise ValueError(f"unknown metric {name!r}; choose one of {sorted(METRICS)}") from None
+        raise ValueError(f"unknown metric {name!r}; choose one of {sorted(METRICS)} or "
+                         "'ibleu:<alpha>'") from None
