@@ -1,6 +1,6 @@
 """Does the tuning gain follow the extra reference's adequacy? The readings of the ladder page
-(:func:`circle.pipeline.ladder.adequacy_reading`) and of the dose-response page
-(:func:`circle.experiments.dose_response.dose_reading`), computed by the pages' own functions
+(:func:`circle.figures.ladder.adequacy_reading`) and of the dose-response page
+(:func:`circle.figures.dose_response.dose_reading`), computed by the pages' own functions
 from the tables the docs print, for when the runs' results directories are not at hand.
 
 * The ladder: its rungs from the ladder page's table (``docs/results/ladder/ladder.md``: P1
@@ -21,9 +21,9 @@ from pathlib import Path
 
 import pandas as pd
 
-from circle.experiments.dose_response import dose_reading
 from circle.experiments.evaluate import MATCHED_BLEU
-from circle.pipeline.ladder import adequacy_reading
+from circle.figures.dose_response import dose_reading
+from circle.figures.ladder import adequacy_reading
 
 ELSEWHERE = [
     # experiment, P1 adequacy BLEU, 1H+1P − 1H raw, at a common length; docs/results.md section

@@ -1,5 +1,6 @@
-"""circle.experiments.dose_response on real data: the tiny corpus's tune set (tests/data/tiny) and
-verses of the shipped Bible table, tokenised and lowercased as the pipeline does."""
+"""circle.experiments.dose_response and its page (circle.figures.dose_response) on real data: the
+tiny corpus's tune set (tests/data/tiny) and verses of the shipped Bible table, tokenised and
+lowercased as the pipeline does."""
 
 from __future__ import annotations
 
@@ -24,16 +25,14 @@ from circle.experiments.dose_response import (
     degraded_references,
     dose_conditions,
     dose_extras,
-    dose_markdown,
-    dose_reading,
     dose_table,
-    extra_label,
     extra_reference_frame,
     kjv_references,
     mt_references,
     write_extra_references,
 )
 from circle.experiments.mt_tuning import condition_references
+from circle.figures.dose_response import dose_markdown, dose_reading, extra_label
 from circle.pipeline.config import config_problems
 from circle.tune.loop import ordered_references, single_references
 from circle.tune.metrics import get_metric

@@ -1,4 +1,4 @@
-"""circle.experiments.iterations: the Fig. 5.4 table, page and plot from per-iteration scores."""
+"""circle.figures.iterations: the Fig. 5.4 table, page and plot from per-iteration scores."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ import pytest
 
 from circle.core.schemas import ITERATION_SCORES
 from circle.core.tables import write_table
-from circle.experiments.iterations import curves_markdown, curves_table, write_curves_report
+from circle.figures.iterations import curves_markdown, curves_table, write_curves_report
 
 
 def scores(run: str, tune: list[float], test: list[float], returned: int) -> pd.DataFrame:

@@ -1,6 +1,7 @@
-"""circle.pipeline.ladder's reading of adequacy against gain, on constructed rungs: each a
-results directory with its reference-quality table, and its condition summary, with gains
-whose correlation with adequacy is known; and its table at a forge's width."""
+"""The ladder's reading of adequacy against gain (circle.pipeline.ladder, circle.figures.ladder),
+on constructed rungs: each a results directory with its reference-quality table, and its
+condition summary, with gains whose correlation with adequacy is known; and its table at a
+forge's width."""
 
 from __future__ import annotations
 
@@ -11,12 +12,14 @@ import pandas as pd
 import pytest
 
 from circle.core.pages import FORGE_COLUMNS, csv_text
-from circle.pipeline.ladder import (
+from circle.figures.ladder import (
     LADDER_PARTS,
-    adequacy_gains,
     adequacy_reading,
     ladder_markdown,
+    write_ladder_files,
 )
+from circle.figures.reference_table import Significance
+from circle.pipeline.ladder import adequacy_gains
 
 
 def rung(root: Path, name: str, adequacy: float, gains: tuple[float, float] | None
@@ -91,3 +94,23 @@ def test_the_ladder_leads_with_what_it_reads_and_drops_no_column(forge_tables):
     assert pd.read_csv(io.StringIO(csv_text(table))).columns.tolist() == columns
     with pytest.raises(ValueError, match="do not split the columns"):
         ladder_markdown(table.assign(**{"new column": "x"}))
+
+
+def test_the_ladder_files_hold_the_table_the_reading_and_what_no_rung_ran(tmp_path):
+    """write_ladder_files: the page (its tables and reading), the ladder's CSV, and for a figure
+    no rung ran a line saying so instead of its table and plots."""
+    paths, summaries = ladder(tmp_path / "rungs")
+    columns = ["experiment", *(name for part in LADDER_PARTS for name in part)]
+    table = pd.DataFrame([[f"{path.name} {column}" for column in columns] for path in paths],
+                         columns=columns)
+    significance = Significance("1H", 0.05, 10_000)
+    page = write_ladder_files(table, adequacy_gains(paths, summaries),
+                              {"fig4_3": None, "fig5_10": None}, significance,
+                              [path.name for path in paths], tmp_path / "out", "a test")
+    text = page.read_text(encoding="utf-8")
+    assert text.startswith("# The ladder of paraphrasers\n") and "made at a test" in text
+    assert ladder_markdown(table) in text and "raw r = -0.80 (n = 4, p = 0.2)" in text
+    assert "No experiment of the ladder ran the conditions of Fig. 4.3, 1H+kP." in text
+    assert (tmp_path / "out/ladder.csv").read_text(encoding="utf-8") == csv_text(table)
+    assert (tmp_path / "out/ladder.html").exists()
+    assert not (tmp_path / "out/fig4_3.png").exists()

@@ -1,10 +1,10 @@
-"""circle.lattice.page: the verse a report draws, its page and its Graphviz drawing, on the seed's
-Fig. 5 trees and on the seed's Fig. 1 group of six translations as spaCy parses them."""
+"""circle.figures.lattice: the verse a report draws, its page and its Graphviz drawing, on the
+seed's Fig. 5 trees and on the seed's Fig. 1 group of six translations as spaCy parses them."""
 
 import pytest
 
+from circle.figures.lattice import MAX_DRAWN_STATES, draw, drawn_group, lattice_page, pick_group
 from circle.lattice.evaluate import FIG1_GROUP
-from circle.lattice.page import MAX_DRAWN_STATES, draw, drawn_group, lattice_page, pick_group
 from circle.lattice.parse import load_parser, parse_sentences
 from circle.lattice.tree import parse_tree
 

@@ -21,7 +21,7 @@ from circle.experiments.lattice_tuning import (
 )
 from circle.experiments.mt_tuning import condition_references
 from circle.figures.lattice_tuning import coverage
-from circle.figures.report import reference_table
+from circle.figures.reference_table import reference_table
 from circle.lattice.evaluate import group_lattice
 from circle.lattice.fsa import paths, ranked_sentences
 from circle.lattice.references import (

@@ -25,7 +25,8 @@ from circle.corpus.prepare import (
     write_unused_training,
 )
 from circle.corpus.validate import CorpusError
-from circle.experiments.single_reference import single_reference_markdown, single_reference_table
+from circle.experiments.single_reference import single_reference_table
+from circle.figures.single_reference import single_reference_markdown
 
 DOCS = ["a", "a", "b", "c", "b", "a"]
 

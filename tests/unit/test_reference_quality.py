@@ -1,6 +1,7 @@
-"""circle.experiments.reference_quality on real verses: Ruth 1:1-3 in three translations
-(tests/data/tiny and the WEB/Darby/YLT texts of the shipped corpus), tokenised and lowercased as the
-pipeline does, and a hand-made n-best list for reachability."""
+"""circle.experiments.reference_quality and its page (circle.figures.reference_quality) on real
+verses: Ruth 1:1-3 in three translations (tests/data/tiny and the WEB/Darby/YLT texts of the
+shipped corpus), tokenised and lowercased as the pipeline does, and a hand-made n-best list for
+reachability."""
 
 from __future__ import annotations
 
@@ -11,15 +12,14 @@ from sacrebleu.metrics import BLEU, CHRF, TER
 
 from circle.core.pages import FORGE_COLUMNS, csv_text
 from circle.experiments.reference_quality import (
-    QUALITY_COLUMNS,
     CandidateSet,
     human_sets,
     ngram_set,
-    quality_markdown,
     ranked_sets,
     reference_quality,
     targeted_lists,
 )
+from circle.figures.reference_quality import QUALITY_COLUMNS, quality_markdown
 
 WEB = ["in the days when the judges judged , there was a famine in the land .",
        "the name of the man was elimelech , and the name of his wife naomi .",

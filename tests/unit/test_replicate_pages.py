@@ -1,6 +1,6 @@
 """The replicate-level tests and the power line where users read them: the reference-table pages
-(circle.figures.report), the findings of the summary page (circle.figures.summary) and the
-`circle power` command."""
+(circle.figures.reference_table, circle.figures.report), the findings of the summary page
+(circle.figures.summary) and the `circle power` command."""
 
 from __future__ import annotations
 
@@ -17,7 +17,8 @@ from circle.experiments.replicates import (
     replicates_needed,
     welch_test,
 )
-from circle.figures.report import replicate_tests, write_report
+from circle.figures.reference_table import replicate_tests
+from circle.figures.report import write_report
 from circle.figures.summary import findings, page_order, table_findings
 
 WELCH = {  # condition: (BLEU difference, p; at a common length difference, p)

@@ -1,5 +1,6 @@
-"""circle.figures.report: the Fig. 4.3 table (Markdown, CSV) and plot from an EVALUATION table, its
-significance marks from a CONDITION_SUMMARY, and the tuning curves from the tuning logs."""
+"""circle.figures.report and its toolkit circle.figures.reference_table: the Fig. 4.3 table
+(Markdown, CSV) and plot from an EVALUATION table, its significance marks from a
+CONDITION_SUMMARY, and the tuning curves from the tuning logs."""
 
 from __future__ import annotations
 
@@ -14,15 +15,14 @@ from circle.core.schemas import TUNING_LOG
 from circle.core.tables import write_table
 from circle.corpus.preprocess import normalize
 from circle.experiments.evaluate import significance_mark, write_evaluation
-from circle.figures.report import (
+from circle.figures.reference_table import (
     THESIS_TABLES,
     Significance,
     figure_table,
     markdown_table,
-    plot_tuning_curves,
     reference_table,
-    write_report,
 )
+from circle.figures.report import plot_tuning_curves, write_report
 
 CONDITIONS = [  # condition, reference type, human, paraphrase, replicates
     ("1H", "human", 1, 0, 3), ("2H", "human", 2, 0, 3), ("3H", "human", 3, 0, 1),

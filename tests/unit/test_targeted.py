@@ -12,6 +12,7 @@ from markdown_it import MarkdownIt
 
 from circle.core.pages import markdown_html
 from circle.decoder import DecoderSettings, Grammar, Hypothesis, write_weights
+from circle.figures.targeted_samples import triples_page
 from circle.lm import estimate_lm
 from circle.paraphrase.config import ParaphraserConfig
 from circle.paraphrase.targeted import (
@@ -26,7 +27,6 @@ from circle.paraphrase.targeted import (
     cache_key,
     sample_triples,
     targeted_setup,
-    triples_page,
 )
 from circle.tune.loop import TuningSettings, tune
 from circle.tune.mert import MertSettings

@@ -1,6 +1,6 @@
 from circle.core.jobs import start_job
 from circle.experiments.conditions import TuningRun
-from circle.experiments.iterations import write_curves_report
+from circle.figures.iterations import write_curves_report
 
 start_job(snakemake)
 labels = {}

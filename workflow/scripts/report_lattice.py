@@ -3,7 +3,7 @@ import json
 from circle.core.jobs import start_job
 from circle.core.pages import write_page
 from circle.core.tables import read_metadata
-from circle.lattice.page import draw, lattice_page, pick_group
+from circle.figures.lattice import draw, lattice_page, pick_group
 from circle.lattice.parse import read_groups
 
 start_job(snakemake)

@@ -1,11 +1,8 @@
 from circle.core.jobs import start_job
 from circle.core.pages import csv_text, write_page, write_text_atomically
 from circle.decoder import DecoderSettings
-from circle.experiments.reference_quality import (
-    quality_markdown,
-    quality_of_run,
-    write_reference_quality,
-)
+from circle.experiments.reference_quality import quality_of_run, write_reference_quality
+from circle.figures.reference_quality import PAGE_TITLE, quality_markdown
 from circle.paraphrase.targeted import TargetedSetup
 
 provenance = start_job(snakemake)
@@ -19,6 +16,5 @@ table = quality_of_run(snakemake.input.tune, snakemake.input.untuned,
                        snakemake.input.get("paraphrases"), targeted, snakemake.input.lm,
                        snakemake.input.reranking_lm, snakemake.params.lowercased)
 write_reference_quality(table, snakemake.output.table, provenance)
-write_page(quality_markdown(table), snakemake.output.markdown, snakemake.output.html,
-           "Quality of the extra tuning references")
+write_page(quality_markdown(table), snakemake.output.markdown, snakemake.output.html, PAGE_TITLE)
 write_text_atomically(csv_text(table), snakemake.output.csv)

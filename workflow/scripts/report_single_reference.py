@@ -1,5 +1,5 @@
 from circle.core.jobs import start_job
-from circle.experiments.single_reference import single_reference_report
+from circle.figures.single_reference import single_reference_report
 
 start_job(snakemake)
 single_reference_report(snakemake.input.tune, snakemake.params.rule, snakemake.output.markdown,

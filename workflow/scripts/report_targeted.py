@@ -2,7 +2,8 @@ from circle.core.jobs import start_job
 from circle.core.pages import write_page
 from circle.decoder import DecoderSettings
 from circle.figures.report import write_report
-from circle.paraphrase.targeted import TargetedSetup, sample_triples, triples_page
+from circle.figures.targeted_samples import triples_page
+from circle.paraphrase.targeted import TargetedSetup, sample_triples
 
 start_job(snakemake)
 write_report(snakemake.input.table, snakemake.output.markdown, snakemake.output.html,

@@ -17,7 +17,7 @@ from circle.decoder.nbest import NBEST
 from circle.experiments.conditions import Condition
 from circle.experiments.evaluate import corpus_bleu
 from circle.figures.paper import figure_page, plot_bars
-from circle.figures.report import cell_text, number_text
+from circle.figures.reference_table import cell_text, number_text
 from circle.paraphrase.targeted import TargetedSetup
 from circle.tune.loop import ordered_references, single_references
 

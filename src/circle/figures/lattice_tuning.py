@@ -12,7 +12,7 @@ import pandas as pd
 from circle.core.schemas import CONDITION_SUMMARY, EVALUATION, LATTICE_REFERENCES
 from circle.core.tables import read_metadata, read_table
 from circle.experiments.conditions import UNTUNED
-from circle.figures.report import (
+from circle.figures.reference_table import (
     Significance,
     plot_references,
     reference_table,
@@ -57,9 +57,10 @@ def write_lattice_tuning_report(evaluation_path: str | os.PathLike,
                                 markdown_path: str | os.PathLike, html_path: str | os.PathLike,
                                 csv_path: str | os.PathLike, png_path: str | os.PathLike,
                                 experiment: str | None = None) -> pd.DataFrame:
-    """The lattice run set's reference table (:func:`circle.figures.report.reference_table`:
-    rows by tuning references, a ``lattice_<k>H`` series per k; marks against each row's
-    baseline) as Markdown, HTML, CSV and plot, with the lattice tables' coverage under it."""
+    """The lattice run set's reference table (:func:`circle.figures.reference_table.
+    reference_table`: rows by tuning references, a ``lattice_<k>H`` series per k; marks against
+    each row's baseline) as Markdown, HTML, CSV and plot, with the lattice tables' coverage
+    under it."""
     evaluation = read_table(evaluation_path, EVALUATION)
     summary = read_table(conditions_path, CONDITION_SUMMARY)
     table = reference_table(evaluation, experiment, summary)

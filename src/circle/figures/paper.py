@@ -40,7 +40,7 @@ from circle.experiments.conditions import Condition, TuningRun
 from circle.experiments.evaluate import BETTER, WORSE, summary_test
 from circle.experiments.heldout import TUNING_SETS
 from circle.experiments.paper_runs import PaperFigure
-from circle.figures.report import (
+from circle.figures.reference_table import (
     CLOSE_NOTE,
     METRIC_LABELS,
     THESIS,

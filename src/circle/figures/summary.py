@@ -32,7 +32,7 @@ from circle.core.pages import (
     write_text_atomically,
 )
 from circle.experiments.replicates import ALPHA
-from circle.figures.report import replicate_tests
+from circle.figures.reference_table import replicate_tests
 
 TITLE = "What this run found"
 
@@ -66,7 +66,7 @@ SERIES_NAMES = {"human": "human references (kH)", "paraphrase": "untargeted para
                 "targeted": "targeted paraphrases (1H+kT)"}
 BASELINE = re.compile(r"significantly better / worse than ([^\s,;.]+(?: at [^,;.]+)?)")
 HOLM_LEVEL = re.compile(r"at adjusted p < ([0-9.]+[0-9])")
-"""The level of a page's replicate-level marks (:func:`circle.figures.report.
+"""The level of a page's replicate-level marks (:func:`circle.figures.reference_table.
 replicate_tests_markdown`)."""
 
 
@@ -112,10 +112,10 @@ def _better_worse(labels: pd.Series, marks: pd.Series) -> str:
 
 
 def table_findings(table: pd.DataFrame, baseline: str, level: float = ALPHA) -> list[str]:
-    """One line per series of a reference table (the CSV of :func:`circle.figures.report.
+    """One line per series of a reference table (the CSV of :func:`circle.figures.reference_table.
     reference_table` with its marks): the rows significantly better or worse than the baseline
     in BLEU, and at a common length where the table has it, by the marks' test and by the
-    replicate-level test Holm-corrected over the table (:func:`circle.figures.report.
+    replicate-level test Holm-corrected over the table (:func:`circle.figures.reference_table.
     replicate_tests` at ``level``); rows without a test are left out."""
     tests = replicate_tests(table, level)
     lines = []

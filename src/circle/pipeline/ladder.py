@@ -12,14 +12,15 @@ the ladder's first check), how much of R it keeps, the diversity of its k-best, 
 choice, and the test gain of 1H+1P, 1H+3P, 1H+1T and 1H+3T over 1H with the experiment's own
 significance test (``*`` significantly better, ``†`` significantly worse).
 
-:func:`ladder_figure_table` puts the rungs' Fig. 4.3 (or Fig. 5.10) series in one reference
-table (:func:`circle.figures.report.reference_table`'s columns), one series per rung, after
+The page itself is :mod:`circle.figures.ladder`'s. :func:`ladder_figure_table` puts the rungs'
+Fig. 4.3 (or Fig. 5.10) series in one reference table
+(:func:`circle.figures.reference_table.reference_table`'s columns), one series per rung, after
 checking that the rungs share the untuned system and the 1H runs: a ladder whose rungs tuned
 different MT systems would compare paraphrasers through different baselines.
 
-:func:`adequacy_gains` and :func:`adequacy_reading` ask whether a paraphraser's tuning gain
-follows its 1-best's adequacy: Pearson's r over the rungs of P1's adequacy BLEU against
-1H+1P − 1H, raw and at a common length, with its t-test (:func:`circle.core.correlation.pearson`).
+:func:`adequacy_gains` gives what :func:`circle.figures.ladder.adequacy_reading` reads to ask
+whether a paraphraser's tuning gain follows its 1-best's adequacy: over the rungs, P1's adequacy
+BLEU and 1H+1P − 1H, raw and at a common length.
 
 :func:`write_ladder_page` (``circle ladder``; ``make ladder`` runs the rungs first) writes into
 one directory ``ladder.md`` and ``ladder.html`` (the page), ``ladder.csv`` (the ladder table),
@@ -36,13 +37,12 @@ import pyarrow.parquet as pq
 import yaml
 
 from circle.core import schemas
-from circle.core.correlation import pearson
-from circle.core.pages import csv_text, split_table, write_page, write_text_atomically
 from circle.core.schemas import CONDITION_SUMMARY
 from circle.core.tables import read_table
 from circle.decoder.model import read_weights
 from circle.experiments.evaluate import MATCHED_BLEU
-from circle.figures.report import Significance, markdown_table, plot_references
+from circle.figures.ladder import write_ladder_files
+from circle.figures.reference_table import Significance
 from circle.paraphrase.config import bias_name
 from circle.pipeline.config import with_schema_defaults
 from circle.pipeline.plan import Plan
@@ -204,23 +204,6 @@ def adequacy_gains(results: list[Path], summaries: list[pd.DataFrame]) -> pd.Dat
     return pd.DataFrame(rows, columns=["experiment", "adequacy_bleu", "bleu", MATCHED_BLEU])
 
 
-def adequacy_reading(gains: pd.DataFrame) -> str:
-    """Does the tuning gain follow adequacy? Pearson's r of :func:`adequacy_gains`'s P1
-    adequacy with 1H+1P − 1H, raw and at a common length, each with n and its two-sided p
-    (t-test on r), and why that p is optimistic; or why there is no r."""
-    if len(gains) < 3:
-        return (f"Adequacy against gain: {len(gains)} rung(s) with 1H+1P; a correlation needs "
-                "three.\n")
-    raw, matched = (pearson(gains["adequacy_bleu"], gains[metric])
-                    for metric in ("bleu", MATCHED_BLEU))
-    return (f"Adequacy against gain: Pearson's r of P1's adequacy BLEU with 1H+1P − 1H over "
-            f"the rungs that tuned 1H+1P, raw {raw}, at a common length {matched} (p: t-test "
-            "on r, n − 2 degrees of freedom). Every rung's gain is over the same 1H runs: an "
-            "error of 1H shifts all gains alike and leaves r as it is, but the rungs are not "
-            "independent draws (one MT system, one tune set, and some share a grammar or a "
-            "paraphraser's design), so p is optimistic.\n")
-
-
 def ladder_figure_table(results: list[Path], figure: str) -> pd.DataFrame | None:
     """One reference table (``references``, ``label``, the ``human`` series, then one series
     per rung named after its experiment) from the rungs' ``report/<figure>.csv``: each rung's
@@ -260,12 +243,6 @@ def ladder_figure_table(results: list[Path], figure: str) -> pd.DataFrame | None
     return combined
 
 
-TITLE = "The ladder of paraphrasers"
-FIGURES = {"fig4_3": ("Fig. 4.3: untargeted paraphrased references (1H+kP)", "Fig. 4.3, 1H+kP"),
-           "fig5_10": ("Fig. 5.10: targeted paraphrased references (1H+kT)", "Fig. 5.10, 1H+kT")}
-"""Each figure's heading and its plots' title."""
-
-
 def rungs_significance(summaries: list[pd.DataFrame]) -> Significance:
     """The one significance test of the rungs' condition summaries (refused if they differ)."""
     found = {Significance.of(summary) for summary in summaries}
@@ -274,63 +251,14 @@ def rungs_significance(summaries: list[pd.DataFrame]) -> Significance:
     return found.pop()
 
 
-LADDER_PARTS: tuple[tuple[str, ...], ...] = (
-    ("P1 BLEU / chrF / TER", "MT untuned BLEU", "1H+1P − 1H BLEU", "at common length",
-     "1H+3P − 1H BLEU", "1H+1T − 1H BLEU"),
-    ("pivots", "paraphraser LMs", "tuned on bias, φ_ident weight", "bilingual rules (M)",
-     "paraphrase rules (M)", "pivot cost (s, peak GB)"),
-    ("P1 length / R", "P1 BLEU vs R, ppBLEU", "P1 added valid / wrong reachable %",
-     "P2 BLEU vs P1, new 4-grams %", "1H+3P at common length",
-     "grid choice: bias, weight: D [Δd_ref, Δd_mt]", "1H+3T − 1H BLEU"))
-"""The ladder's tables, each led by the experiment: what the page reads (P1's adequacy beside
-the MT system's, and the tuning gains), then what each paraphraser is and cost, then the rest
-of P1, P2, the grid search and the gains it does not read."""
-
-
-def ladder_markdown(table: pd.DataFrame) -> str:
-    """The ladder table as GitHub Markdown: :data:`LADDER_PARTS`, one table under the other
-    (text columns left, numbers right)."""
-    return "\n".join(split_table(list(table.columns), table.astype(str).to_numpy().tolist(),
-                                 LADDER_PARTS, left={"experiment", "pivots", "paraphraser LMs"})
-                     ) + "\n"
-
-
 def write_ladder_page(results: list[Path], out: Path, made_at: str) -> Path:
-    """Write the ladder's page and its tables and plots into ``out``; returns the page."""
+    """Write the ladder's page and its tables and plots into ``out``
+    (:func:`circle.figures.ladder.write_ladder_files`); returns the page."""
     if not results:
         raise ValueError("the ladder needs at least one experiment's results directory")
-    out.mkdir(parents=True, exist_ok=True)
     summaries = [condition_summary(path) for path in results]
     table = ladder_table(results, summaries)
     significance = rungs_significance(summaries)
-    labels = {"human": "Human (kH)"}
-    parts = [f"# {TITLE}\n",
-             f"Experiments {', '.join(p.name for p in results)}, made at {made_at}. Each rung "
-             "is an experiment with the same MT system and its own paraphraser. P1: the 1-best "
-             "untargeted paraphrase of the tune set's single reference R, scored against each "
-             "verse's held-out human references (as the MT system's untuned output beside it). "
-             "Gains: test BLEU over 1H on the pooled output of the tuning replicates, the "
-             "experiment's own approximate randomisation test (* better, † worse). Pivot cost: "
-             "wall seconds summed over the jobs only the paraphraser needs, from Snakemake's "
-             "benchmark files (upper bounds where jobs shared the cores). The first table has "
-             "what the ladder reads, P1's adequacy beside the MT system's output and the "
-             "tuning gains; the two under it what each paraphraser is and cost, and the rest "
-             "of P1, P2, the grid search and 1H+3T.\n",
-             ladder_markdown(table), adequacy_reading(adequacy_gains(results, summaries))]
-    write_text_atomically(csv_text(table), out / "ladder.csv")
-    for figure, (title, short) in FIGURES.items():
-        combined = ladder_figure_table(results, figure)
-        if combined is None:
-            parts += [f"## {title}\n",
-                      f"No experiment of the ladder ran the conditions of {short}.\n"]
-            continue
-        write_text_atomically(csv_text(combined), out / f"{figure}.csv")
-        plot_references(combined, out / f"{figure}.png", title=short, labels=labels)
-        plot_references(combined, out / f"{figure}_common_length.png", metric=MATCHED_BLEU,
-                        title=f"{short}, at a common length", labels=labels)
-        parts += [f"## {title}\n", markdown_table(combined, labels, significance),
-                  f"![{title}]({figure}.png)\n",
-                  f"![{title}, at a common length]({figure}_common_length.png)\n"]
-    page = out / "ladder.md"
-    write_page("\n".join(parts), page, out / "ladder.html", TITLE)
-    return page
+    figures = {figure: ladder_figure_table(results, figure) for figure in FIGURE_SERIES}
+    return write_ladder_files(table, adequacy_gains(results, summaries), figures, significance,
+                              [path.name for path in results], out, made_at)
