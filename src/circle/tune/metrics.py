@@ -382,7 +382,7 @@ class IBleu(Metric):
         if not 0.0 <= alpha <= 1.0:
             raise ValueError(f"iBLEU's alpha must lie in [0, 1], not {alpha}")
         self.alpha = float(alpha)
-        self.name = f"{self.family}:{self.alpha:g}"  # type: ignore[misc]
+        self.name = f"{self.family}:{self.alpha:g}"
 
     def stats(self, hypotheses, references):
         _check_inputs(hypotheses, references)
