@@ -373,6 +373,8 @@ class IBleu(Metric):
     α BLEU(input, references) - (1 - α): at 0.9 a copy loses 0.1, so an edit pays when it costs
     less BLEU against the references than 1/9 of the self-BLEU it removes. α = 1 is BLEU.
     The name carries α (``ibleu:0.9``), as tuning logs record it and :func:`get_metric` reads it.
+    The reference-quality page's ppBLEU (:mod:`circle.experiments.reference_quality`) is the
+    same quantity at the same α on the tune set, the single reference R as the input.
     """
 
     family: ClassVar[str] = "ibleu"
