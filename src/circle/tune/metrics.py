@@ -359,9 +359,10 @@ def ibleu_from_stats(stats: np.ndarray, alpha: float) -> np.ndarray | float:
 class IBleu(Metric):
     """iBLEU (Sun & Zhou 2012, "Joint Learning of a Dual SMT System for Paraphrase Generation",
     ACL): α BLEU(output, references) - (1 - α) BLEU(output, input), a paraphraser's tuning
-    metric that penalises copying its input. Ganitkevitch & Callison-Burch's draft (§4.1, the
-    tuning plan) notes that tuning a paraphraser on BLEU "leads to identity paraphrases" and plans
-    a "ppBLEU" it never defines; iBLEU is the published metric of that kind.
+    metric that penalises copying its input. Ganitkevitch & Callison-Burch's draft notes that
+    tuning a paraphraser on BLEU "leads to identity paraphrases" (§6, Parameter Estimation) and
+    "generates only minimal changes" (§7), and plans a "ppBLEU" (§6.1) it never defines; iBLEU
+    is the published metric of that kind.
 
     Both halves are corpus BLEU-4 (:func:`bleu_from_stats`), so the statistics of a hypothesis
     are its BLEU statistics against its references followed by those against its input, they add
@@ -405,7 +406,7 @@ METRICS: dict[str, type[Metric]] = {m.name: m for m in (Bleu, Ter, TerBleu)}
 def get_metric(name: str) -> Metric:
     """The metric called ``name``: one of "bleu", "ter", "terbleu", or "ibleu:<alpha>"
     (:class:`IBleu` with that α, e.g. "ibleu:0.9")."""
-    family, colon, alpha = name.lower().partition(":")
+    family, _, alpha = name.lower().partition(":")
     if family == IBleu.family:
         try:
             return IBleu(float(alpha))
