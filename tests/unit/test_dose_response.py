@@ -23,14 +23,13 @@ from circle.experiments.conditions import CONDITION_PATTERN, Condition
 from circle.experiments.dose_response import (
     adequacy,
     degraded_references,
-    dose_conditions,
-    dose_extras,
     dose_table,
     extra_reference_frame,
     kjv_references,
     mt_references,
     write_extra_references,
 )
+from circle.experiments.dose_runs import dose_conditions, dose_extras
 from circle.experiments.mt_tuning import condition_references
 from circle.figures.dose_response import dose_markdown, dose_reading, extra_label
 from circle.pipeline.config import config_problems

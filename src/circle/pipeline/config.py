@@ -37,7 +37,7 @@ from circle.corpus.prepare import reference_names
 from circle.corpus.preprocess import language_problem
 from circle.decoder.model import DECODER_FEATURES, Model, finite_weight
 from circle.experiments.conditions import Condition, parse_conditions
-from circle.experiments.dose_response import dose_problems
+from circle.experiments.dose_runs import dose_problems
 from circle.experiments.lattice_tuning import lattice_problems
 from circle.experiments.oov_translation import oov_problems
 
@@ -197,7 +197,7 @@ def config_problems(config: Mapping[str, Any]) -> list[str]:
     """Every problem of a schema-valid configuration (defaults filled in) that would stop a
     job later: see :func:`condition_problems`, :func:`weight_problems`,
     :func:`language_problems`, :func:`bounds_problems`, :func:`grid_problems`,
-    :func:`circle.experiments.dose_response.dose_problems`,
+    :func:`circle.experiments.dose_runs.dose_problems`,
     :func:`circle.experiments.lattice_tuning.lattice_problems`,
     :func:`circle.experiments.oov_translation.oov_problems`,
     :func:`circle.corpus.pivots.pivot_problems` and :func:`samt_problems`. The frozen

@@ -34,7 +34,7 @@ from circle.experiments.conditions import (
     run_seed,
     tuning_params,
 )
-from circle.experiments.dose_response import dose_conditions, dose_controls, dose_extras, dose_runs
+from circle.experiments.dose_runs import dose_conditions, dose_controls, dose_extras, dose_runs
 from circle.experiments.lattice_tuning import lattice_conditions, lattice_counts, lattice_runs
 from circle.experiments.oov_translation import (
     oov_conditions,
@@ -211,7 +211,7 @@ class Plan:
 
     def dose_extras(self) -> list[str]:
         """The dose-response's extra references
-        (:func:`circle.experiments.dose_response.dose_extras`)."""
+        (:func:`circle.experiments.dose_runs.dose_extras`)."""
         return dose_extras(self.config)
 
     def focus_runs(self) -> list[TuningRun]:
