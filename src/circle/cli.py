@@ -45,17 +45,25 @@ TUNED_PARAPHRASE_WEIGHTS = "weights/paraphraser-bias0.txt"
 UNTUNED_PARAPHRASE_WEIGHTS = "weights/untuned-paraphrase.txt"
 DECODING_LM = "lm/3gram.binary"
 TEST_SET = "sets/test.parquet"
+STREAM_CACHE_MB = 1024
+"""MB of the grammar's row groups a translator keeps in memory with --stream, by default."""
 
 
-def positive_int(text: str) -> int:
-    """argparse type: a whole number of at least 1."""
+def positive_int(text: str, least: int = 1) -> int:
+    """argparse type: a whole number of at least ``least`` (1)."""
     try:
         value = int(text)
     except ValueError:
-        value = 0
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"must be a whole number of at least 1, not '{text}'")
+        value = least - 1
+    if value < least:
+        raise argparse.ArgumentTypeError(f"must be a whole number of at least {least}, not "
+                                         f"'{text}'")
     return value
+
+
+def whole_number(text: str) -> int:
+    """argparse type: a whole number of at least 0."""
+    return positive_int(text, least=0)
 
 
 def search_size(text: str) -> int:
@@ -355,22 +363,27 @@ def _translate(args: argparse.Namespace) -> None:
     if args.output_prefix:
         kinds = ["tokenized", "detokenized"] + (["recased"] if system.lowercase else [])
         files = {kind: f"{args.output_prefix}.{kind}" for kind in kinds}
-    _translate_lines(args, system, note, lines, show, files, marks, stream=args.stream)
+    cache_mb = args.cache_mb
+    if cache_mb is None:
+        cache_mb = STREAM_CACHE_MB if args.stream else 0
+    _translate_lines(args, system, note, lines, show, files, marks, stream=args.stream,
+                     cache_mb=cache_mb)
 
 
 def _translate_lines(args: argparse.Namespace, system: System, note: str, lines: Iterable[str],
                      show: str, files: dict[str, str], marks: UnknownMarks | None,
-                     stream: bool = False) -> None:
+                     stream: bool = False, cache_mb: int = 0) -> None:
     """Translate ``lines`` with ``system``: on stdout what ``show`` names (the n-best lists with
     -k > 1), into ``files`` (kind → path) the 1-best's texts; on stderr ``note``, progress and
     what was left untranslated. With ``stream``, each line is translated as it is read and its
-    output flushed at once."""
+    output flushed at once; up to ``cache_mb`` MB of the grammar's row groups are kept in
+    memory from chunk to chunk."""
     from circle.decoder import format_nbest
     from circle.translate import CHUNK_SENTENCES, Translator, UntranslatedWords
 
     print(f"circle {args.command}: {note}", file=sys.stderr)
     translator = Translator(system, system.decoder_settings(pop_limit=args.pop_limit),
-                            args.workers)
+                            args.workers, cache_mb * 2**20)
     untranslated = UntranslatedWords()
     count = 0
 
@@ -685,6 +698,11 @@ def build_parser() -> argparse.ArgumentParser:
     sub.add_argument("--unknown-suffix", default="",
                      help="with --mark-unknown, put after a passed-through word (default: none)")
     _stream_argument(sub, "translate")
+    sub.add_argument("--cache-mb", type=whole_number, metavar="MB",
+                     help="keep up to MB megabytes of the grammar's row groups in memory once "
+                          "read, for the lines or chunks of 200 lines after (default: "
+                          f"{STREAM_CACHE_MB} with --stream, where each line reads the row groups "
+                          "of its own words, else 0: a file is read in chunks of 200 lines)")
     _system_argument(sub)
     _results_argument(sub)
 

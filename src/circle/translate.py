@@ -40,7 +40,7 @@ import itertools
 import logging
 import os
 import time
-from collections import Counter
+from collections import Counter, OrderedDict
 from collections.abc import Callable, Iterable, Iterator, Sequence, Sized
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -274,14 +274,6 @@ def key_ranges(sentences: Iterable[str], max_leading_nonterminals: int = 2
     return merged
 
 
-def _overlaps(ranges: Sequence[tuple[str, str]], low: str, high: str) -> bool:
-    """Whether [low, high] meets one of the sorted, disjoint ``ranges``."""
-    at = bisect.bisect_left(ranges, (low,))
-    if at > 0 and ranges[at - 1][1] >= low:
-        return True
-    return at < len(ranges) and ranges[at][0] <= high
-
-
 @dataclass
 class RuleReadStats:
     row_groups: int = 0
@@ -290,11 +282,60 @@ class RuleReadStats:
     rules: int = 0
 
 
+class RowGroups:
+    """A grammar table's row groups, read as they are asked for; with ``max_bytes`` > 0 those
+    read are kept in memory, the least recently used dropped beyond ``max_bytes``, so that a
+    warm translator (``circle translate --stream``) reads the groups holding the rules of
+    frequent words once, not for every line."""
+
+    def __init__(self, grammar_path: str | os.PathLike, max_bytes: int = 0):
+        self.parquet = pq.ParquetFile(grammar_path)
+        self.max_bytes = max_bytes
+        self.kept: OrderedDict[int, pa.Table] = OrderedDict()
+        self.kept_bytes = 0
+
+    def read(self, group: int, columns: Sequence[str] | None = None) -> pa.Table:
+        """Row group ``group``: its ``columns`` (None: all) where groups are not kept, else
+        all its columns, from memory where it was read before."""
+        table = self.kept.get(group)
+        if table is not None:
+            self.kept.move_to_end(group)
+            return table
+        if self.max_bytes <= 0:
+            return self.parquet.read_row_group(group, columns=columns)
+        table = self.kept[group] = self.parquet.read_row_group(group)
+        self.kept_bytes += table.nbytes
+        while self.kept_bytes > self.max_bytes and len(self.kept) > 1:
+            self.kept_bytes -= self.kept.popitem(last=False)[1].nbytes
+        return table
+
+
+def _within(ranges: Sequence[tuple[str, str]], low: str, high: str) -> list[tuple[str, str]]:
+    """The sorted, disjoint ``ranges`` that meet [low, high]."""
+    at = bisect.bisect_left(ranges, (low,))
+    if at > 0 and ranges[at - 1][1] >= low:
+        at -= 1
+    end = at
+    while end < len(ranges) and ranges[end][0] <= high:
+        end += 1
+    return list(ranges[at:end])
+
+
+def _bisect(values: pa.StringArray, key: str, right: bool = False) -> int:
+    """Where ``key`` goes in the sorted ``values`` (bisect's left or right end), probing
+    O(log n) of them rather than converting them all."""
+    find = bisect.bisect_right if right else bisect.bisect_left
+    return find(values, key, key=lambda value: value.as_py())
+
+
 def rules_for(grammar_path: str | os.PathLike, sentences: Sequence[str], span_limit: int = 10,
-              stats: RuleReadStats | None = None) -> pa.Table:
+              stats: RuleReadStats | None = None, groups: RowGroups | None = None
+              ) -> pa.Table:
     """The rules of a grammar table (sorted by source side, as the workflow writes them) that
-    can apply to ``sentences`` (tokenised), read in bounded memory (module doc)."""
-    parquet = pq.ParquetFile(grammar_path)
+    can apply to ``sentences`` (tokenised), read in bounded memory (module doc); ``groups``
+    reads its row groups (and may keep them)."""
+    groups = groups if groups is not None else RowGroups(grammar_path)
+    parquet = groups.parquet
     names = parquet.schema_arrow.names
     source_column = names.index("source")
     ranges = key_ranges(sentences)
@@ -313,18 +354,17 @@ def rules_for(grammar_path: str | os.PathLike, sentences: Sequence[str], span_li
             if previous_high is not None and column.min < previous_high:
                 raise ValueError(f"{grammar_path}: the rules are not sorted by source side")
             previous_high = column.max
-            if not _overlaps(ranges, column.min, column.max):
+            inside = _within(ranges, column.min, column.max)
+            if not inside:
                 continue
         stats.row_groups_read += 1
-        sources = parquet.read_row_group(group, columns=["source"])["source"]
-        values = sources.to_numpy(zero_copy_only=False)
+        sources = groups.read(group, ["source"])["source"].combine_chunks()
         if bounded:  # sorted: the rows in the key ranges, by binary search
-            found = [np.arange(np.searchsorted(values, low, side="left"),
-                               np.searchsorted(values, high, side="right"))
-                     for low, high in ranges]
+            found = [np.arange(_bisect(sources, low), _bisect(sources, high, right=True))
+                     for low, high in inside]
             rows = np.concatenate(found) if found else np.empty(0, dtype=np.int64)
         else:  # no statistics to rely on: every row is checked
-            rows = np.arange(len(values))
+            rows = np.arange(len(sources))
         if not len(rows):
             continue
         stats.rows_checked += len(rows)
@@ -333,7 +373,7 @@ def rules_for(grammar_path: str | os.PathLike, sentences: Sequence[str], span_li
         if len(matching):
             keep = np.asarray(pc.is_in(selected, value_set=matching).to_numpy(
                 zero_copy_only=False), dtype=bool)
-            table = parquet.read_row_group(group)
+            table = groups.read(group)
             kept.append(table.take(pa.array(rows[keep])))
     schema = parquet.schema_arrow
     result = pa.concat_tables(kept) if kept else schema.empty_table()
@@ -523,10 +563,11 @@ class OovParaphrases:
 
 class Translator:
     """A system's decoder for new text: its language model loaded once, the rules read per
-    chunk of input (:func:`rules_for`), its weights."""
+    chunk of input (:func:`rules_for`; with ``cache_bytes``, the grammar's row groups read are
+    kept for the next chunks), its weights."""
 
     def __init__(self, system: System, settings: DecoderSettings | None = None,
-                 workers: int = 1):
+                 workers: int = 1, cache_bytes: int = 0):
         self.system = system
         self.grammar_path = system.path("grammar")
         if not self.grammar_path.is_file():
@@ -535,6 +576,8 @@ class Translator:
         from circle.decoder import grammar_features
 
         self.features = grammar_features(self.grammar_path)
+        self.groups = RowGroups(self.grammar_path, cache_bytes)
+        """The grammar's row groups, up to ``cache_bytes`` of them kept from line to line."""
         self.lm = LanguageModel(system.path("lm"))
         self.weights = read_weights(system.path("weights"))
         self.oov_paraphrases = (OovParaphrases(system, self.grammar_path)
@@ -574,7 +617,8 @@ class Translator:
         sources = list(chunk) if tokenized else [
             normalize(line, lang, lowercase=self.system.lowercase) for line in chunk]
         stats = RuleReadStats()
-        rules = rules_for(self.grammar_path, sources, self.settings.span_limit, stats)
+        rules = rules_for(self.grammar_path, sources, self.settings.span_limit, stats,
+                          self.groups)
         self.stats.row_groups = stats.row_groups
         self.stats.row_groups_read += stats.row_groups_read
         self.stats.rows_checked += stats.rows_checked
@@ -677,5 +721,5 @@ class UntranslatedWords:
 
 
 __all__ = ["Experiment", "Output", "ParaphraseResult", "Recaser", "Translation", "Translator",
-           "UnknownMarks", "UntranslatedWords", "best_tuned_run", "key_ranges",
+           "RowGroups", "UnknownMarks", "UntranslatedWords", "best_tuned_run", "key_ranges",
            "paraphrase_lines", "project_root", "render", "results_directory", "rules_for"]

@@ -14,6 +14,9 @@ from pathlib import Path
 
 from test_translate import NEW, TINY, circle, paraphrase_inputs, project  # noqa: F401 (a fixture)
 
+from circle.corpus.preprocess import normalize
+from circle.translate import RowGroups, RuleReadStats, rules_for
+
 ANSWER_TIMEOUT = 300
 """Seconds to wait for a line's answer (the tests run niced beside other work)."""
 
@@ -118,3 +121,25 @@ def test_a_stream_is_decoded_in_one_process(project, tmp_path):  # noqa: F811
     assert result.returncode == 2 and result.stdout == ""
     assert result.stderr.endswith("circle translate: error: --stream decodes each line as it "
                                   "comes, in one process: drop --workers\n")
+
+
+def test_row_groups_kept_in_memory_give_the_same_rules_within_their_budget(project, tmp_path):  # noqa: F811
+    """A warm translator's kept row groups (RowGroups with a budget) read the same rules, line
+    after line, as reading the grammar afresh; the least recently used are dropped first."""
+    grammar = project / "results/tiny/grammar/bilingual.parquet"
+    lines = [normalize(line, "es") for line in
+             [NEW, *(TINY / "test.es.txt").read_text(encoding="utf-8").splitlines()[:4]]]
+    one_group = RowGroups(grammar).read(0).nbytes
+    kept = RowGroups(grammar, max_bytes=20 * one_group)
+    read = set()
+    for line in lines:
+        fresh, warm = RuleReadStats(), RuleReadStats()
+        expected = rules_for(grammar, [line], 10, fresh)
+        assert rules_for(grammar, [line], 10, warm, kept).equals(expected)
+        assert warm == fresh and warm.rules > 0
+        read |= set(kept.kept)
+        assert 0 < kept.kept_bytes <= 20 * one_group * 1.1 and len(kept.kept) <= 21
+    assert len(read) > 21  # more groups than the budget holds were read: some were dropped
+    last = next(reversed(kept.kept))
+    kept.read(next(iter(kept.kept)))  # the oldest, now the most recent
+    assert next(reversed(kept.kept)) != last and len(kept.kept) <= 21
