@@ -256,16 +256,25 @@ def test_make_ladder_runs_every_rung_then_writes_the_ladder_page():
 
 
 @pytest.mark.parametrize(("experiment", "bias", "identity"),
-                         [("samt-paraphraser", 0, False), ("samt-identity", 0.05, True)])
+                         [("samt-paraphraser", 0, False), ("samt-identity", 0.05, True),
+                          ("samt-equal-pruning", 0, False)])
 def test_the_samt_paraphrasers_bias_the_collapsed_labelled_grammar(tmp_path, experiment, bias,
                                                                    identity):
-    """config/samt-paraphraser.yaml and config/samt-identity.yaml overlay the default experiment
-    under their own names: the labelled stages built from its own training bitext, the
-    paraphrase grammar biased from the labelled grammar collapsed to X (at 5 % with φ_ident in
-    samt-identity) and the paraphraser tuned on it, no Hiero pivot, 1H beside 1H+1P and 1H+3P."""
+    """config/samt-paraphraser.yaml, config/samt-identity.yaml and config/samt-equal-pruning.yaml
+    overlay the default experiment under their own names: the labelled stages built from its
+    own training bitext, the paraphrase grammar biased from the labelled grammar collapsed to X
+    (at 5 % with φ_ident in samt-identity; pruned by count only, as the Hiero pivot is, in
+    samt-equal-pruning) and the paraphraser tuned on it, no Hiero pivot, 1H beside 1H+1P and
+    1H+3P."""
     overlay = ROOT / "config" / f"{experiment}.yaml"
     config = effective_config(tmp_path, experiment, ROOT / "config" / "config.yaml", overlay)
     assert config["samt"]["paraphraser"] is True
+    pruning = [config["samt"][key] for key in ("min_count", "min_probability", "top_paraphrases")]
+    if experiment == "samt-equal-pruning":
+        assert pruning == [config["paraphrase"]["min_count"], 0, 0]
+        assert config["paraphrase"]["min_probability"] == 0
+    else:
+        assert pruning == [1, 0.01, 20]  # the draft's thresholds (values circle chose)
     assert config["paraphrase"]["identity_feature"] is identity
     assert config["tuning"]["paraphraser_bias"] == bias
     assert config["tuning"]["conditions"] == ["1H", "1H+1P", "1H+3P"]
@@ -446,6 +455,7 @@ def test_every_shipped_config_is_covered():
                        "config/six-replicates.yaml", "config/powered.yaml",
                        "config/powered-pilot.yaml", "config/powered-languages-english.yaml",
                        "config/powered-identity.yaml", "config/one-machine.yaml",
+                       "config/identity-ibleu.yaml", "config/samt-equal-pruning.yaml",
                        "tests/data/tiny/config.yaml"}
 
 
