@@ -397,15 +397,16 @@ def _translate_lines(args: argparse.Namespace, system: System, note: str, lines:
                 lines, tokenized=args.tokenized, progress=progress, k=args.k, marks=marks,
                 chunk=1 if stream else CHUNK_SENTENCES), start=1):
             untranslated.add(translation)
+            for kind, out in outs.items():  # first: once stdout has a line, the files have it
+                out.write(getattr(translation, kind) + "\n")
+                if stream:
+                    out.flush()
             if args.k > 1:
                 print("\n".join(format_nbest(count - 1, translation.nbest)))
             else:
                 print(getattr(translation, show))
-            for kind, out in outs.items():
-                out.write(getattr(translation, kind) + "\n")
             if stream:
-                for out in [sys.stdout, *outs.values()]:
-                    out.flush()
+                sys.stdout.flush()
     stats = translator.stats
     borrowed = ("" if translator.oov_paraphrases is None else
                 f"; {translator.oov_paraphrases.borrowed:,} rules borrowed for OOV phrases from "
