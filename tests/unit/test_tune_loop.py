@@ -590,6 +590,43 @@ def test_a_recorded_decode_of_the_start_weights_stands_in_for_the_first_one(
         RecordedDecode.read(tmp_path / "start.parquet", [*segment_ids, 99])
 
 
+def test_a_fanned_out_first_iteration_reads_the_recorded_start_decode(grammar, lm_path,
+                                                                       tmp_path):
+    """A shard of iteration 1 given the decode stage's lists at the start weights adds what
+    decoding them adds, decodes the other vectors only, and counts only what it decoded; the
+    count survives the shard file."""
+    segment_ids = [10 + i for i in range(len(SENTENCES))]
+    write_nbest(segment_ids, decode_corpus(SENTENCES, grammar, lm_path, BAD_WEIGHTS, DECODER),
+                NAMES, tmp_path / "start.parquet", metadata={"weights": json.dumps(BAD_WEIGHTS)})
+    recorded = RecordedDecode.read(tmp_path / "start.parquet", segment_ids)
+    problem = loop.TuningProblem(grammar.feature_names, BAD_WEIGHTS, replace(MERT, first_pool=2))
+    indices = fanout.shard_sentences(REFERENCES, 2, 1)
+    decoded = []
+
+    def decode(sources, weights):
+        decoded.append(dict(weights))
+        return decode_corpus(sources, grammar, lm_path, weights, DECODER)
+
+    def shard(given):
+        return fanout.decode_shard(loop.PoolBuilder(problem, loop.default_hook(REFERENCES)), [],
+                                   SENTENCES, indices, decode, given)
+
+    plain, read = shard(None), shard(recorded)
+    vectors = len(problem.decoded_vectors(1, problem.start))
+    assert vectors > 1 and len(indices) > 1
+    assert plain.decoded_sentences == vectors * len(indices)
+    assert read.decoded_sentences == (vectors - 1) * len(indices)
+    assert decoded.count(problem.weights_of(problem.start)) == 1  # only without the record
+    assert len(decoded) == 2 * vectors - 1
+    for field in ("decodes", "sentences", "hypotheses", "one_best_sentences"):
+        assert getattr(read, field) == getattr(plain, field)
+    for field in ("features", "stats", "one_best_stats"):
+        np.testing.assert_array_equal(getattr(read, field), getattr(plain, field))
+    fanout.write_shard(read, tmp_path / "shard.parquet", problem.names, "key")
+    again = fanout.read_shard(tmp_path / "shard.parquet", "key", problem.metric.n_stats)
+    assert again.decoded_sentences == read.decoded_sentences
+
+
 def logs(*scores: float) -> list[loop.IterationLog]:
     return [loop.IterationLog(i + 1, (), score, None, 1, i + 1) for i, score in enumerate(scores)]
 

@@ -393,7 +393,8 @@ def fanned_out_tuning_inputs(wildcards):
     """tuning_inputs, and with tuning.fan_out the run's iteration files up to the one that ended
     it: each iteration job is a Snakemake checkpoint, so the DAG grows an iteration at a time.
     A run in one job reads instead the decode stage's tune-set n-best lists at its start weights
-    (shared by every run that starts there) for its first iteration."""
+    (shared by every run that starts there) for its first iteration, as its first iteration's
+    shards do when fanned out (shard_inputs)."""
     inputs = tuning_inputs(wildcards)
     if not config["tuning"]["fan_out"]:
         inputs["start_decode"] = PLAN.start_decode(wildcards.experiment, wildcards.condition,
@@ -406,6 +407,16 @@ def fanned_out_tuning_inputs(wildcards):
             inputs["iterations"].append(path)
             if ended(path):
                 break
+    return inputs
+
+
+def shard_inputs(wildcards):
+    """tuning_inputs, and for iteration 1 the decode stage's tune-set n-best lists at the run's
+    start weights, which stand in for decoding them (as in a run in one job)."""
+    inputs = tuning_inputs(wildcards)
+    if int(wildcards.iteration) == 1:
+        inputs["start_decode"] = PLAN.start_decode(wildcards.experiment, wildcards.condition,
+                                                   wildcards.replicate)
     return inputs
 
 

@@ -134,9 +134,10 @@ rule tune_translation:
 rule tune_shard:
     """Shard {shard} of iteration {iteration} of a fanned-out tuning run: its sentences decoded
     with the iteration's weights, the new hypotheses scored against their references (for
-    1H+kT, paraphrased towards here)."""
+    1H+kT, paraphrased towards here). Iteration 1 reads the decode stage's lists at the start
+    weights instead of decoding them."""
     input:
-        unpack(tuning_inputs),
+        unpack(shard_inputs),
         previous=previous_iterations,
     output:
         shard=temp(f"{TUNING_ITERATIONS}/iteration-{{iteration}}.shard{{shard}}.parquet"),

@@ -488,13 +488,15 @@ TUNING_CHECKPOINT = _schema(
 
 TUNING_SHARD = _schema(
     "tuning_shard",
-    1,
+    2,
     "What one shard job of a fanned-out tuning iteration adds (`circle.tune.fanout`): the "
     "(sentence, hypothesis) pairs of its sentences' n-best lists that the pool lacked, with the "
     "`decode` they came from (0: the iteration's weights, then the first pool's perturbations), "
     "their decoder `features` and the metric's `stats` against their own references. "
     "Metadata: `circle.feature_names` (JSON), `circle.one_best` (JSON: [sentence, stats] of each "
-    "of the shard's sentences' 1-best under the iteration's weights) and `circle.fingerprint`.",
+    "of the shard's sentences' 1-best under the iteration's weights), `circle.fingerprint` and "
+    "`circle.decoded_sentences` (the sentences the shard decoded: a recorded start decode's "
+    "lists are not).",
     [
         pa.field("decode", pa.int32(), nullable=False),
         pa.field("sentence", pa.int64(), nullable=False),

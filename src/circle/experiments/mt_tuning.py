@@ -120,11 +120,11 @@ class ConditionTuning:
     """One MT tuning run of a condition (thesis ch. 4; for 1H+kT, §5.3) and what it reads: the
     tune set, its filtered grammar, the LM, the start weights (for 1H+kT the pipeline gives the
     1H-tuned ones), the untargeted paraphrases (1H+kP) or the targeted set-up (1H+kT), and the
-    decoder and tuning settings; for :meth:`tune`, optionally the decode stage's n-best lists
-    of the tune set at the start weights (``start_decode_path``), which stand in for iteration
-    1's decode. :meth:`tune` runs it in one process; :meth:`decode_shard`,
-    :meth:`optimise_iteration` and :meth:`finish` are the jobs of the same run fanned out
-    (:mod:`circle.tune.fanout`)."""
+    decoder and tuning settings; for :meth:`tune` and iteration 1's :meth:`decode_shard`,
+    optionally the decode stage's n-best lists of the tune set at the start weights
+    (``start_decode_path``), which stand in for decoding them again. :meth:`tune` runs it in
+    one process; :meth:`decode_shard`, :meth:`optimise_iteration` and :meth:`finish` are the
+    jobs of the same run fanned out (:mod:`circle.tune.fanout`)."""
 
     run: TuningRun
     tune_path: str | os.PathLike
@@ -220,12 +220,12 @@ class ConditionTuning:
     def _job_state(self, directory: str | os.PathLike, feature_names: Sequence[str],
                    previous: Sequence[str | os.PathLike]) -> _JobState:
         problem = self._problem(feature_names)
-        sentences, references, _ = self._inputs()
+        sentences, references, recorded = self._inputs()
         iterations = self.iterations(directory)
         fingerprint = iterations.fingerprint(
             problem.run_arguments(sentences, references, self.settings))
         return _JobState(problem, sentences, references, iterations, fingerprint,
-                         [read_iteration(path, fingerprint) for path in previous])
+                         [read_iteration(path, fingerprint) for path in previous], recorded)
 
     def decode_shard(self, directory: str | os.PathLike,
                      previous: Sequence[str | os.PathLike], shard: int, shards: int,
@@ -247,7 +247,7 @@ class ConditionTuning:
 
             found = fanout.decode_shard(builder, state.saved, state.sentences,
                                         fanout.shard_sentences(state.references, shards, shard),
-                                        decode)
+                                        decode, state.recorded)
         fanout.write_shard(found, out_path, state.problem.names, state.fingerprint, provenance)
 
     def optimise_iteration(self, directory: str | os.PathLike,
@@ -277,7 +277,8 @@ class ConditionTuning:
 
 class _JobState(NamedTuple):
     """What a job of a fanned-out run starts from: the run's problem, sentences and
-    references, its iteration files' checkpoint and fingerprint, and the iterations read."""
+    references, its iteration files' checkpoint and fingerprint, the iterations read, and the
+    recorded decode at the start weights (given to the first iteration's shards)."""
 
     problem: TuningProblem
     sentences: list[str]
@@ -285,3 +286,4 @@ class _JobState(NamedTuple):
     iterations: Checkpoint
     fingerprint: str
     saved: list[SavedIteration]
+    recorded: RecordedDecode | None

@@ -36,6 +36,7 @@ import pandas as pd
 from circle.core.schemas import TUNING_SHARD
 from circle.core.tables import read_metadata, read_table, write_table
 from circle.decoder import Hypothesis
+from circle.decoder.sets import RecordedDecode
 from circle.tune.checkpoint import SavedIteration, StaleIteration
 from circle.tune.loop import (
     IterationShard,
@@ -85,15 +86,23 @@ def restore(builder: PoolBuilder, saved: Sequence[SavedIteration]) -> np.ndarray
 
 def decode_shard(builder: PoolBuilder, saved: Sequence[SavedIteration],
                  sentences: Sequence[str], indices: Sequence[int],
-                 decode: Decode) -> IterationShard:
+                 decode: Decode, recorded: RecordedDecode | None = None) -> IterationShard:
     """Iteration ``len(saved) + 1`` on the sentences ``indices``: their n-best lists under the
-    iteration's weight vectors and the new pairs, scored."""
+    iteration's weight vectors and the new pairs, scored. The ``recorded`` lists of the tune
+    set stand in for decoding the weights they were decoded with, as in the one-job loop
+    (:func:`circle.tune.loop.tune`), so a fanned-out run decodes what the loop decodes."""
     problem = builder.problem
     weights = restore(builder, saved)
     sources = [sentences[index] for index in indices]
-    nbests = [decode(sources, problem.weights_of(vector))
-              for vector in problem.decoded_vectors(len(saved) + 1, weights)]
-    return builder.score(list(indices), sources, nbests)
+    nbests, decoded = [], 0
+    for vector in problem.decoded_vectors(len(saved) + 1, weights):
+        weights_map = problem.weights_of(vector)
+        if recorded is not None and (lists := recorded.lists_for(weights_map)) is not None:
+            nbests.append([lists[index] for index in indices])
+        else:
+            nbests.append(decode(sources, weights_map))
+            decoded += len(sources)
+    return replace(builder.score(list(indices), sources, nbests), decoded_sentences=decoded)
 
 
 def write_shard(shard: IterationShard, path: str | os.PathLike, names: Sequence[str],
@@ -108,7 +117,7 @@ def write_shard(shard: IterationShard, path: str | os.PathLike, names: Sequence[
                 in zip(shard.one_best_sentences, shard.one_best_stats, strict=True)]
     write_table(frame, path, TUNING_SHARD, provenance,
                 {"feature_names": json.dumps(list(names)), "one_best": json.dumps(one_best),
-                 "fingerprint": fingerprint})
+                 "fingerprint": fingerprint, "decoded_sentences": str(shard.decoded_sentences)})
 
 
 def read_shard(path: str | os.PathLike, fingerprint: str, n_stats: int) -> IterationShard:
@@ -124,7 +133,8 @@ def read_shard(path: str | os.PathLike, fingerprint: str, n_stats: int) -> Itera
         np.array(table["features"].tolist(), dtype=np.float64).reshape(len(table), width),
         np.array(table["stats"].tolist(), dtype=np.float64).reshape(len(table), n_stats),
         [int(index) for index, _ in one_best],
-        np.array([stats for _, stats in one_best], dtype=np.float64).reshape(-1, n_stats))
+        np.array([stats for _, stats in one_best], dtype=np.float64).reshape(-1, n_stats),
+        int(meta["decoded_sentences"]))
 
 
 def optimise_iteration(builder: PoolBuilder, saved: Sequence[SavedIteration],
@@ -139,8 +149,7 @@ def optimise_iteration(builder: PoolBuilder, saved: Sequence[SavedIteration],
     new_rows, decode_score = builder.merge(shards)
     entry, new = problem.step(builder, [restored_entry(iteration) for iteration in saved],
                               weights, new_rows, decode_score, workers)
-    entry = replace(entry, decoded_sentences=len(covered) * len(
-        problem.decoded_vectors(entry.iteration, weights)))
+    entry = replace(entry, decoded_sentences=sum(shard.decoded_sentences for shard in shards))
     logger.info("iteration %d: %s of the decode %.4f%s; %d new hypotheses, pool %d%s",
                 entry.iteration, problem.metric.name, decode_score,
                 "" if entry.pool_score is None else f", of the pool at the new weights "

@@ -408,6 +408,8 @@ class IterationShard:
     stats: np.ndarray
     one_best_sentences: list[int]
     one_best_stats: np.ndarray
+    decoded_sentences: int = 0
+    """Sentences the decoder decoded for the shard (recorded lists stand in uncounted)."""
 
 
 class PoolBuilder:
