@@ -519,6 +519,17 @@ def _ladder(args: argparse.Namespace) -> None:
     print(write_ladder_page(results, root / args.out, made_at))
 
 
+def _verdict(args: argparse.Namespace) -> None:
+    from circle.figures.summary import checkout_commit
+    from circle.pipeline.verdict import write_verdict_page
+    from circle.translate import project_root
+
+    root, _ = project_root(args.project)
+    main, *others = (root / path for path in args.experiments)
+    made_at = args.made_at or checkout_commit(root)
+    print(write_verdict_page(main, others, root / args.out, made_at))
+
+
 def _power(args: argparse.Namespace) -> None:
     from circle.core.schemas import CONDITION_SUMMARY
     from circle.core.tables import read_table
@@ -793,6 +804,25 @@ def build_parser() -> argparse.ArgumentParser:
                      help="the run set under RESULTS/evaluation, e.g. dose/ (default: the "
                           "config's conditions)")
     _results_argument(sub)
+
+    sub = command("verdict", _verdict, "the powered experiment's verdict by the decision rules "
+                  "of docs/results.md: 2H against 1H, each paraphraser's 1H+1P against 1H and "
+                  "half the human gain (Welch's t over the tuning replicates at a common length, "
+                  "Holm over the paraphrasers), the controls' check; it reads complete "
+                  "conditions only, of experiments that share the MT system")
+    sub.add_argument("experiments", nargs="+", metavar="RESULTS",
+                     help="the results directories (relative to the project root): the powered "
+                          "experiment first (its dose-response run set evaluated), then the "
+                          "paraphraser experiments, e.g. results/powered "
+                          "results/powered-languages-english results/powered-identity")
+    sub.add_argument("--out", default="results/verdict",
+                     help="the directory to write, relative to the project root (default: "
+                          "%(default)s)")
+    sub.add_argument("--made-at", metavar="TEXT",
+                     help="the commits the runs were made at (default: the checkout's)")
+    sub.add_argument("--project",
+                     help="the project root, the directory with the Snakefile (default: "
+                          "$CIRCLE_PROJECT, else the checkout circle runs from)")
 
     sub = command("ladder", _ladder, "write the ladder of paraphrasers: experiments with the "
                   "same MT system and their own paraphrasers side by side (the ladder table: "

@@ -12,6 +12,7 @@ import pyarrow as pa
 import pytest
 import yaml
 
+from circle.cli import main
 from circle.core.schemas import CONDITION_SUMMARY
 from circle.core.tables import write_table
 from circle.experiments import verdict
@@ -149,3 +150,16 @@ def test_the_verdict_refuses_incomplete_conditions_and_other_mt_systems(tmp_path
     missing = experiment(tmp_path / "c", "powered", "dose/", {"1H": ONE_H, "2H": ONE_H})
     with pytest.raises(ValueError, match="powered: no 1H\\+1P in its condition summary"):
         powered_verdict(missing)
+
+
+def test_circle_verdict_writes_the_page_of_the_experiments_named(tmp_path, capsys):
+    experiment(tmp_path, "powered", "dose/", {
+        "1H": ONE_H, "2H": ([42.0, 42.3, 41.9, 42.1], [41.6, 41.8, 41.7, 41.5]),
+        "1H+1P": ([40.0, 39.9, 40.1, 40.3], [40.5, 40.6, 40.4, 40.7])})
+    assert main(["verdict", "results/powered", "--project", str(tmp_path),
+                 "--made-at", "abc1234"]) == 0
+    page = tmp_path / "results/verdict/verdict.md"
+    assert capsys.readouterr().out.strip() == str(page)
+    # 2H resolved, the paraphraser worse than 1H
+    assert "**Verdict: rule (c).**" in page.read_text()
+    assert (tmp_path / "results/verdict/verdict.html").exists()
