@@ -38,7 +38,8 @@ ladder: setup
 # then 1H+1P with the ladder's most adequate rung and with the φ_ident copier, the last to drop
 # if the design does not fit. Run its pilot first (config/powered-pilot.yaml); each run resumes
 # where it stopped. On one machine each set is decoded in one job (config/one-machine.yaml,
-# last); on a cluster leave it out (docs/results.md gives the SLURM commands).
+# last); on a cluster leave it out (docs/results.md gives the SLURM commands). The verdict,
+# read by the rules, is written to results/verdict/.
 POWERED := --configfile config/paper.yaml config/powered.yaml
 
 powered: setup
@@ -48,6 +49,8 @@ powered: setup
 	  config/powered-languages-english.yaml config/one-machine.yaml -- reference_sparsity
 	$(SNAKEMAKE) --cores $(CORES) $(POWERED) config/identity-feature.yaml \
 	  config/powered-identity.yaml config/one-machine.yaml -- reference_sparsity
+	.venv/bin/circle verdict results/powered results/powered-languages-english \
+	  results/powered-identity
 
 setup:
 	bash envs/setup.sh
