@@ -11,7 +11,7 @@ import pytest
 PACKAGE = Path(__file__).resolve().parents[1] / "src" / "circle"
 
 STAGES: tuple[str, ...] = (
-    "_ter", "core", "corpus", "align", "lm", "distributional", "grammar", "decoder", "tune",
+    "core", "corpus", "align", "lm", "distributional", "grammar", "decoder", "tune",
     "paraphrase", "lattice", "experiments", "figures", "pipeline", "system", "translate", "cli",
 )
 """circle's top-level modules and packages in the order of the circle: infrastructure, corpus,

@@ -1,4 +1,4 @@
-"""circle._ter (through circle.tune.metrics.ter_stats): TER statistics (Snover et al. 2006)
+"""circle.tune._ter (through circle.tune.metrics.ter_stats): TER statistics (Snover et al. 2006)
 identical to sacrebleu's ``TER(case_sensitive=True)``, which ``ter_stats_reference`` runs at test
 time, on hand cases, seeded random pairs, pairs of real Bible verses and at corpus level."""
 
@@ -12,8 +12,8 @@ import pandas as pd
 import pytest
 from sacrebleu.metrics import TER, lib_ter
 
-from circle import _ter
 from circle.experiments.evaluate import corpus_ter, reference_streams
+from circle.tune import _ter
 from circle.tune.metrics import ter_stats, ter_stats_reference
 
 BIBLE = Path(__file__).resolve().parents[2] / "resources" / "bible" / "bible.parquet"

@@ -37,7 +37,7 @@ from typing import ClassVar
 import numpy as np
 from sacrebleu.metrics import TER
 
-from circle._ter import edit_distances, ter_statistics
+from circle.tune._ter import edit_distances, ter_statistics
 
 MAX_ORDER = 4
 BLEU_STATS = 2 * MAX_ORDER + 2
@@ -179,9 +179,9 @@ def bleu_from_stats(stats: np.ndarray) -> np.ndarray | float:
 def ter_stats(hypotheses: Sequence[str], references: Sequence[Sequence[str]]) -> np.ndarray:
     """TER statistics, shape ``(n, 2)``: fewest edits over the references, mean reference length.
 
-    Exact sacrebleu TER (Snover et al. 2006, with shifts), compiled in :mod:`circle._ter`; tests
-    check agreement with :func:`ter_stats_reference`.  Identical (hypothesis, references) pairs
-    are scored once.
+    Exact sacrebleu TER (Snover et al. 2006, with shifts), compiled in :mod:`circle.tune._ter`;
+    tests check agreement with :func:`ter_stats_reference`.  Identical (hypothesis, references)
+    pairs are scored once.
     """
     _check_inputs(hypotheses, references)
     pairs: dict[tuple[str, tuple[str, ...]], int] = {}
@@ -205,7 +205,7 @@ def ter_stats_reference(hypotheses: Sequence[str],
 
 def wer_stats(hypotheses: Sequence[str], references: Sequence[str]) -> np.ndarray:
     """WER statistics against one reference each, shape ``(n, 2)``: word edit (Levenshtein)
-    distance and reference length, compiled (:func:`circle._ter.edit_distances`, once per
+    distance and reference length, compiled (:func:`circle.tune._ter.edit_distances`, once per
     distinct reference). WER = edits / length (:func:`ter_from_stats` divides them the same
     way)."""
     if len(hypotheses) != len(references):
@@ -223,7 +223,7 @@ def wer_stats(hypotheses: Sequence[str], references: Sequence[str]) -> np.ndarra
 
 
 class WordIds:
-    """Words as small integer ids, for :func:`circle._ter.edit_distances`."""
+    """Words as small integer ids, for :func:`circle.tune._ter.edit_distances`."""
 
     def __init__(self) -> None:
         self.vocabulary: dict[str, int] = {}
