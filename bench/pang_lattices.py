@@ -22,6 +22,7 @@ from sacremoses import MosesTokenizer
 from circle.core.schemas import EVALSET, VERSES
 from circle.core.tables import read_table
 from circle.decoder.nbest import NBEST
+from circle.grammar.parse import load_parser, parse_sentences, read_groups
 from circle.lattice.evaluate import (
     FIG1_GROUP,
     chain,
@@ -32,7 +33,6 @@ from circle.lattice.evaluate import (
     growing_references,
 )
 from circle.lattice.fsa import KenLMModel, count_sentences, to_dot
-from circle.lattice.parse import load_parser, parse_sentences, read_groups
 from circle.tune.loop import single_references
 
 REFERENCES = ["web", "dar", "ylt", "bbe"]

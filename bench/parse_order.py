@@ -1,4 +1,4 @@
-"""The non-projective arcs of the parser stage's dependency parses (circle.lattice.parse) on the
+"""The non-projective arcs of the parser stage's dependency parses (circle.grammar.parse) on the
 tune and test references, by construction: the arcs the projection lifts (Nivre & Nilsson 2005)
 so that every tree reads as its sentence. Before the lifting, each tree with such an arc moved
 the words of a gap (a subtree with a gap always comes out whole, the gap's words elsewhere).
@@ -13,7 +13,7 @@ from collections import Counter
 
 from circle.core.schemas import VERSES
 from circle.core.tables import read_table
-from circle.lattice.parse import SUBJECTS, load_parser, project, projective_heads
+from circle.grammar.parse import SUBJECTS, load_parser, project, projective_heads
 
 REFERENCES = ["web", "dar", "ylt", "bbe"]
 WH_TAGS = {"WDT", "WP", "WP$", "WRB"}

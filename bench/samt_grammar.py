@@ -1,5 +1,5 @@
 """Labelled (SAMT) grammars against Hiero's on a sample of the training bitext: parse the
-English side over its Moses tokens (circle.lattice.parse.parse_tokens), extract the Hiero and the
+English side over its Moses tokens (circle.grammar.parse.parse_tokens), extract the Hiero and the
 labelled grammar of the same verses (circle.grammar.extract), pivot both (circle.grammar.pivot;
 the labelled one with the draft's pruning) and print their sizes, the label counts, each pivot's
 wall time and peak resident memory, and example labelled paraphrase rules, the structural ones
@@ -32,9 +32,9 @@ from circle.core.tables import read_table, write_table
 from circle.corpus.preprocess import normalize
 from circle.figures.samt import label_counts, structural_examples
 from circle.grammar.extract import extract_grammar
+from circle.grammar.parse import load_parser, parse_tokens
 from circle.grammar.pivot import grammar_parts, pivot_grammar
 from circle.grammar.samt import FALLBACK, Bracketing, unescape_label
-from circle.lattice.parse import load_parser, parse_tokens
 
 
 def sample(args) -> pd.DataFrame:

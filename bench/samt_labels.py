@@ -1,5 +1,5 @@
 """SAMT labels (Zollmann & Venugopal 2006) on the training English: parse a sample of training
-verses over their own Moses tokens with the parser stage (circle.lattice.parse), label every
+verses over their own Moses tokens with the parser stage (circle.grammar.parse), label every
 span of at most --max-length tokens (circle.grammar.samt), and print each step's cost per verse,
 the label-set size and the most frequent labels.
 
@@ -14,8 +14,8 @@ from collections import Counter
 from circle.core.schemas import VERSES
 from circle.core.tables import read_table
 from circle.corpus.preprocess import normalize
+from circle.grammar.parse import load_parser, project, projective_heads, token_docs, with_leaves
 from circle.grammar.samt import FALLBACK, Bracketing, samt_labels
-from circle.lattice.parse import load_parser, project, projective_heads, token_docs, with_leaves
 
 
 def kind(label: str) -> str:

@@ -6,6 +6,7 @@ import random
 import kenlm
 import pytest
 
+from circle.grammar.tree import Tree, parse_tree
 from circle.lattice.evaluate import (
     chain,
     edit_distance,
@@ -28,7 +29,6 @@ from circle.lattice.fsa import (
     to_dot,
 )
 from circle.lattice.merge import merge_trees
-from circle.lattice.tree import Tree, parse_tree
 from circle.lm import estimate_lm
 
 # The two trees of the seed's Fig. 5 (§3): their S and NP nodes expand with the same rules, their

@@ -4,9 +4,9 @@ seed's Fig. 5 trees and on the seed's Fig. 1 group of six translations as spaCy 
 import pytest
 
 from circle.figures.lattice import MAX_DRAWN_STATES, draw, drawn_group, lattice_page, pick_group
+from circle.grammar.parse import load_parser, parse_sentences
+from circle.grammar.tree import parse_tree
 from circle.lattice.evaluate import FIG1_GROUP
-from circle.lattice.parse import load_parser, parse_sentences
-from circle.lattice.tree import parse_tree
 
 FIG5_TREE1 = "(S (NP (CD 12) (NNS people)) (VP (VBD were) (VP (VBN killed))))"
 FIG5_TREE2 = "(S (NP (CD twelve) (NNS persons)) (VP (VBD died)))"

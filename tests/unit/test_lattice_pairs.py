@@ -8,6 +8,7 @@ import pytest
 
 from circle.core.schemas import LATTICE_PARAPHRASES, PARSES
 from circle.core.tables import read_metadata, read_table, write_table
+from circle.grammar.tree import parse_tree
 from circle.lattice.fsa import Lattice
 from circle.lattice.pairs import (
     ParaphrasePair,
@@ -19,7 +20,6 @@ from circle.lattice.pairs import (
     write_paraphrase_pairs,
 )
 from circle.lattice.pairs_page import lattice_pairs_page, pair_counts
-from circle.lattice.tree import parse_tree
 from circle.lattice.wordnet import WORDNET_DIR, WordNet
 
 FIG5_TREE1 = "(S (NP (CD 12) (NNS people)) (VP (VBD were) (VP (VBN killed))))"

@@ -11,10 +11,7 @@ from spacy.vocab import Vocab
 
 from circle.core.schemas import EVALSET, PARSES, VERSES
 from circle.core.tables import provenance, read_metadata, read_table, write_table
-from circle.lattice.evaluate import FIG1_GROUP, group_lattice
-from circle.lattice.fsa import count_sentences, forest_to_lattice, paths, squeeze
-from circle.lattice.merge import merge_trees
-from circle.lattice.parse import (
+from circle.grammar.parse import (
     load_parser,
     parse_evalset,
     parse_sentences,
@@ -22,7 +19,10 @@ from circle.lattice.parse import (
     projective_heads,
     read_groups,
 )
-from circle.lattice.tree import parse_tree
+from circle.grammar.tree import parse_tree
+from circle.lattice.evaluate import FIG1_GROUP, group_lattice
+from circle.lattice.fsa import count_sentences, forest_to_lattice, paths, squeeze
+from circle.lattice.merge import merge_trees
 
 BIBLE = Path(__file__).resolve().parents[2] / "resources" / "bible" / "bible.parquet"
 REFERENCES = ["web", "dar", "ylt", "bbe"]

@@ -22,6 +22,7 @@ from circle.experiments.lattice_tuning import (
 from circle.experiments.mt_tuning import condition_references
 from circle.figures.lattice_tuning import coverage
 from circle.figures.reference_table import reference_table
+from circle.grammar.tree import parse_tree
 from circle.lattice.evaluate import group_lattice
 from circle.lattice.fsa import paths, ranked_sentences
 from circle.lattice.references import (
@@ -31,7 +32,6 @@ from circle.lattice.references import (
     reference_text,
     spellings,
 )
-from circle.lattice.tree import parse_tree
 from circle.pipeline.config import config_problems
 
 ROOT = Path(__file__).resolve().parents[2]

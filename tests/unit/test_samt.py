@@ -5,9 +5,9 @@ import pytest
 from spacy.tokens import Doc
 from spacy.vocab import Vocab
 
+from circle.grammar.parse import load_parser, project
 from circle.grammar.samt import FALLBACK, Bracketing, Constituent, samt_label, samt_labels
-from circle.lattice.parse import load_parser, project
-from circle.lattice.tree import parse_tree
+from circle.grammar.tree import parse_tree
 
 # Moses0 gave1 him2 a3 ring4 in5 Egypt6 .7
 GAVE = Bracketing.of_tree(parse_tree(

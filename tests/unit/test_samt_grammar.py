@@ -31,7 +31,7 @@ from circle.grammar.samt import (
     nonterminal,
     unescape_label,
 )
-from circle.lattice.tree import parse_tree
+from circle.grammar.tree import parse_tree
 
 PENN_TAGS = ["$", "''", ",", "-LRB-", "-RRB-", ".", ":", "ADD", "AFX", "CC", "CD", "DT", "EX",
              "FW", "HYPH", "IN", "JJ", "JJR", "JJS", "LS", "MD", "NFP", "NN", "NNP", "NNPS",
@@ -82,14 +82,14 @@ def test_what_escaping_cannot_have_written_is_refused(bad):
 
 @pytest.fixture(scope="module")
 def nlp():
-    from circle.lattice.parse import load_parser
+    from circle.grammar.parse import load_parser
 
     return load_parser()
 
 
 def test_moses_tokens_parse_into_trees_over_exactly_those_tokens(nlp):
     from circle.corpus.preprocess import normalize
-    from circle.lattice.parse import parse_tokens
+    from circle.grammar.parse import parse_tokens
 
     texts = ["And Moses said unto Aaron, Take thy rod [and] stretch it out.",
              "The LORD's word came to Jeremiah: \"Go & cry!\""]
@@ -113,7 +113,7 @@ def test_a_bitext_english_side_is_parsed_over_its_tokens_and_read_back_as_bracke
     reading the raw text's case; read_bracketings gives SAMT its constituents by segment."""
     from circle.core.schemas import BITEXT, PARSES
     from circle.corpus.preprocess import normalize
-    from circle.lattice.parse import parse_bitext, read_bracketings
+    from circle.grammar.parse import parse_bitext, read_bracketings
 
     raw = pd.DataFrame({"segment_id": [7, 9], "document": ["Exod", "Exod"],
                         "source": ["Y dijo Moisés a Aarón", "La palabra del SEÑOR"],

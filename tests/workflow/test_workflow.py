@@ -54,7 +54,7 @@ from circle.core.tables import read_metadata, read_table
 from circle.corpus.preprocess import detokenize
 from circle.decoder import read_weights
 from circle.decoder.nbest import NBEST
-from circle.lattice.parse import read_bracketings
+from circle.grammar.parse import read_bracketings
 from circle.pipeline.work import DecodingWork
 
 ROOT = Path(__file__).resolve().parents[2]

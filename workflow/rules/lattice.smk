@@ -4,7 +4,7 @@
 
 rule parse_references:
     """Parse every reference of an evaluation set into phrase-structure trees (spaCy projected
-    to phrase structure, circle.lattice.parse): the lattices' parser stage, a table of its own
+    to phrase structure, circle.grammar.parse): the lattices' parser stage, a table of its own
     that other experiments can reuse."""
     input:
         table="results/{experiment}/corpus/{evalset}.parquet",
@@ -26,7 +26,7 @@ rule parse_references:
 
 rule report_lattice:
     """One test verse's word lattice drawn by Graphviz, with its counts and the sentences no
-    translator wrote (circle.lattice.page; the seed's Fig. 2 and 6)."""
+    translator wrote (circle.figures.lattice; the seed's Fig. 2 and 6)."""
     input:
         parses="results/{experiment}/lattice/test.parses.parquet",
     output:

@@ -1,6 +1,6 @@
 from circle.core.jobs import start_job
 from circle.grammar.extract import extract_grammar, extraction_limits
-from circle.lattice.parse import read_bracketings
+from circle.grammar.parse import read_bracketings
 from circle.pipeline.resources import duckdb_limit
 
 provenance = start_job(snakemake)

@@ -1,5 +1,5 @@
 from circle.core.jobs import start_job
-from circle.lattice.parse import parse_bitext
+from circle.grammar.parse import parse_bitext
 
 provenance = start_job(snakemake)
 options = snakemake.params.options

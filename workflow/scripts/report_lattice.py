@@ -4,7 +4,7 @@ from circle.core.jobs import start_job
 from circle.core.pages import write_page
 from circle.core.tables import read_metadata
 from circle.figures.lattice import draw, lattice_page, pick_group
-from circle.lattice.parse import read_groups
+from circle.grammar.parse import read_groups
 
 start_job(snakemake)
 group, fitting, total = pick_group(read_groups(snakemake.input.parses))

@@ -4,8 +4,8 @@ from circle.core.jobs import start_job
 from circle.core.pages import write_page
 from circle.core.schemas import LATTICE_PARAPHRASES
 from circle.core.tables import read_metadata, read_table
+from circle.grammar.parse import read_groups
 from circle.lattice.pairs_page import lattice_pairs_page
-from circle.lattice.parse import read_groups
 from circle.lattice.wordnet import WordNet
 
 start_job(snakemake)

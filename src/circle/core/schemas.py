@@ -885,7 +885,7 @@ PARSES = _schema(
     "parses",
     2,
     "Phrase-structure parses of the references of an evaluation set, or of the English side of "
-    "a training bitext (reference `target`; SAMT's constituents) (circle.lattice.parse, the "
+    "a training bitext (reference `target`; SAMT's constituents) (circle.grammar.parse, the "
     "parser stage of Pang, Knight & Marcu 2003): one row per (segment, reference), `tree` a "
     "Penn bracket string whose leaves are the parser's tokens in their order and original case "
     "(brackets escaped as -LRB-/-RRB-; version 1 trees could move the words of a non-projective "

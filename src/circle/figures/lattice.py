@@ -17,9 +17,9 @@ from pathlib import Path
 
 from circle.core.external import run_tool
 from circle.core.tables import atomic_path
+from circle.grammar.tree import Tree
 from circle.lattice.evaluate import group_lattice
 from circle.lattice.fsa import Lattice, count_paths, count_sentences, paths, to_dot
-from circle.lattice.tree import Tree
 
 MAX_DRAWN_STATES = 40
 """The most states a drawn lattice may have (a wider drawing is unreadable on a page)."""

@@ -2,8 +2,8 @@
 labelled paraphrase grammars of Ganitkevitch & Callison-Burch (draft, §"SCFGs in Translation").
 
 **The constituents.** SAMT reads a constituency parse of the target side. The project has one
-parser, the parser stage of :mod:`circle.lattice.parse` (spaCy's ``en_core_web_sm``, a dependency
-parser), whose :func:`~circle.lattice.parse.project` turns each dependency tree into phrase
+parser, the parser stage of :mod:`circle.grammar.parse` (spaCy's ``en_core_web_sm``, a dependency
+parser), whose :func:`~circle.grammar.parse.project` turns each dependency tree into phrase
 structure; its trees are our approximation of a constituency parse, read here as a
 :class:`Bracketing`. The projection's rules, in short: a head with its dependents (its subtree)
 is one phrase named after the head's universal part of speech (nouns, proper nouns and pronouns
@@ -48,10 +48,10 @@ string), and labels made only of letters, digits, ``-`` and the operators (``NP`
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import cached_property
-from typing import Protocol
+
+from circle.grammar.tree import Tree
 
 FALLBACK = "X"
 """The label of a span no SAMT category covers: Hiero's one nonterminal, which is also Thrax's
@@ -60,20 +60,6 @@ rare phrase of a head of no known category X as well, an equally unsyntactic lab
 
 Span = tuple[int, int]
 """Token positions ``(start, end)``, end exclusive."""
-
-
-class PhraseTree(Protocol):
-    """A phrase-structure node as :class:`circle.lattice.tree.Tree` has it: a preterminal when
-    ``word`` is set, else a phrase over ``children``."""
-
-    @property
-    def label(self) -> str: ...
-
-    @property
-    def children(self) -> Sequence[PhraseTree]: ...
-
-    @property
-    def word(self) -> str | None: ...
 
 
 @dataclass(frozen=True)
@@ -98,12 +84,12 @@ class Bracketing:
                 raise ValueError(f"constituent {node} outside the {len(self.words)} words")
 
     @classmethod
-    def of_tree(cls, tree: PhraseTree) -> Bracketing:
+    def of_tree(cls, tree: Tree) -> Bracketing:
         """The bracketing of a phrase-structure tree over its leaves."""
         words: list[str] = []
         nodes: list[Constituent] = []
 
-        def visit(node: PhraseTree) -> None:
+        def visit(node: Tree) -> None:
             at, start = len(nodes), len(words)
             nodes.append(Constituent(start, start, node.label))  # its end is known after
             if node.word is not None:

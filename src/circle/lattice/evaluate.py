@@ -15,6 +15,7 @@ import math
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
+from circle.grammar.tree import Tree
 from circle.lattice.fsa import (
     LanguageModel,
     Lattice,
@@ -26,7 +27,6 @@ from circle.lattice.fsa import (
     squeeze,
 )
 from circle.lattice.merge import MergeStats, merge_trees
-from circle.lattice.tree import Tree
 
 FIG1_GROUP = (
     "At least 12 people were killed in the battle last week.",

@@ -30,7 +30,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 
-from circle.lattice.tree import Tree
+from circle.grammar.tree import Tree
 
 ROOT = "ROOT"
 

@@ -34,10 +34,10 @@ import pandas as pd
 
 from circle.core.schemas import LATTICE_PARAPHRASES
 from circle.core.tables import read_metadata, write_table
+from circle.grammar.parse import read_groups
+from circle.grammar.tree import Tree
 from circle.lattice.evaluate import group_lattice
 from circle.lattice.fsa import Lattice
-from circle.lattice.parse import read_groups
-from circle.lattice.tree import Tree
 
 logger = logging.getLogger(__name__)
 

@@ -11,8 +11,8 @@ from dataclasses import dataclass
 
 import pandas as pd
 
+from circle.grammar.tree import Tree
 from circle.lattice.pairs import RecallRow, present_synonyms, synonym_recall
-from circle.lattice.tree import Tree
 from circle.lattice.wordnet import WordNet
 
 SEED_TABLE2 = {"1-10": "30.7 %", "10-20": "16.3 %", "20-30": "7.8 %", "30-45": "3.8 %"}

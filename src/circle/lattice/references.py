@@ -14,7 +14,7 @@ translations have none, docs/lattice.md).
 The lattice's words are the parser's tokens, lowercased; the pipeline's references are Moses
 tokens. A path is scored by the LM as Moses tokens (:class:`PipelineTokensLM`) and written as
 the tune set's references are tokenised (:func:`reference_text`). The parser stage's trees have
-their tokens as leaves in order (:func:`circle.lattice.parse.project` lifts non-projective
+their tokens as leaves in order (:func:`circle.grammar.parse.project` lifts non-projective
 dependencies), so each input is a path of the lattice.
 """
 
@@ -31,10 +31,10 @@ import pandas as pd
 from circle.core.schemas import EVALSET, LATTICE_REFERENCES
 from circle.core.tables import read_metadata, read_table, write_table
 from circle.corpus.preprocess import normalize
+from circle.grammar.parse import read_groups
+from circle.grammar.tree import Tree
 from circle.lattice.evaluate import group_lattice
 from circle.lattice.fsa import KenLMModel, LanguageModel, best_paths, count_paths
-from circle.lattice.parse import read_groups
-from circle.lattice.tree import Tree
 from circle.tune.loop import select_references
 
 logger = logging.getLogger(__name__)

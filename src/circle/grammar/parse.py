@@ -65,7 +65,7 @@ from circle.core.schemas import BITEXT, EVALSET, PARSES
 from circle.core.tables import read_metadata, read_table, write_table
 from circle.corpus.preprocess import normalize_all
 from circle.grammar.samt import Bracketing
-from circle.lattice.tree import Tree, parse_tree
+from circle.grammar.tree import Tree, parse_tree
 
 logger = logging.getLogger(__name__)
 

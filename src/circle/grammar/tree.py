@@ -1,4 +1,6 @@
-"""Phrase-structure trees, the input of Pang, Knight & Marcu (2003)'s merging (their §3).
+"""Phrase-structure trees, the parser stage's output (:mod:`circle.grammar.parse`): the
+constituents of SAMT's labels (:class:`circle.grammar.samt.Bracketing`) and the input of Pang,
+Knight & Marcu (2003)'s merging (their §3, :mod:`circle.lattice.merge`).
 
 A :class:`Tree` is either a preterminal (a Penn Treebank part-of-speech ``label`` over one
 ``word``) or a phrase (a ``label`` over child trees). Its *rule* is the label with the labels of
