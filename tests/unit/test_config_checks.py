@@ -10,6 +10,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
+import numpy as np
 import pytest
 import yaml
 
@@ -20,6 +21,8 @@ from circle.pipeline.config import (
     ConfigError,
     check_config,
 )
+from circle.tune.metrics import get_metric
+from circle.tune.pro import sentence_scores
 
 ROOT = Path(__file__).resolve().parents[2]
 TINY = ROOT / "tests" / "data" / "tiny" / "config.yaml"
@@ -131,6 +134,34 @@ def test_a_targeted_condition_deeper_than_its_nbest_is_refused_naming_both_keys(
     assert problems(config_file(tmp_path, **{"tuning.conditions": conditions,
                                              "targeted.nbest": 12})) == []
 
+
+
+IBLEU_WITH_PRO = (
+    "tuning.paraphraser_metric ibleu:0.9 with tuning.optimizer pro: PRO ranks hypotheses by a "
+    "sentence-level score, which iBLEU does not have; tune the paraphraser with "
+    "tuning.optimizer mert (MERT scores iBLEU on the whole tune set) or on "
+    "tuning.paraphraser_metric bleu, ter or terbleu")
+
+
+@pytest.mark.parametrize("optimizer, metric, expected", [
+    ("pro", "ibleu:0.9", [IBLEU_WITH_PRO]),
+    ("mert", "ibleu:0.9", []),
+    ("pro", "ter", []),
+    ("pro", None, []),
+], ids=["pro-ibleu", "mert-ibleu", "pro-ter", "pro-unset"])
+def test_pro_on_ibleu_is_refused_naming_both_keys(tmp_path, optimizer, metric, expected):
+    """The paraphraser's job would fail at its first optimisation (below), so the workflow
+    refuses it when built. MERT tunes on iBLEU, and PRO on the other metrics."""
+    assert problems(config_file(tmp_path, **{"tuning.optimizer": optimizer,
+                                             "tuning.paraphraser_metric": metric})) == expected
+
+
+def test_pro_has_no_sentence_level_ibleu():
+    """Why PRO on iBLEU is refused: PRO ranks pairs of hypotheses by their sentence-level
+    scores, and iBLEU has none."""
+    ibleu = get_metric("ibleu:0.9")
+    with pytest.raises(ValueError, match="no sentence-level score for metric 'ibleu:0.9'"):
+        sentence_scores(ibleu, np.zeros((1, ibleu.n_stats)))
 
 KNOWN = ("as, bn, ca, cs, de, el, en, es, et, fi, fr, ga, gu, hi, hu, is, it, ja, kn, ko, lt, lv, "
          "ml, mni, mr, nl, or, pa, pl, pt, ro, ru, sk, sl, sv, ta, tdt, te, yue, zh")

@@ -40,6 +40,7 @@ from circle.experiments.conditions import Condition, parse_conditions
 from circle.experiments.dose_runs import dose_problems
 from circle.experiments.lattice_tuning import lattice_problems
 from circle.experiments.oov_translation import oov_problems
+from circle.tune.metrics import IBleu, get_metric
 
 BASELINE_CONDITION = "1H"
 
@@ -200,13 +201,14 @@ def config_problems(config: Mapping[str, Any]) -> list[str]:
     :func:`circle.experiments.dose_runs.dose_problems`,
     :func:`circle.experiments.lattice_tuning.lattice_problems`,
     :func:`circle.experiments.oov_translation.oov_problems`,
-    :func:`circle.corpus.pivots.pivot_problems` and :func:`samt_problems`. The frozen
-    alignment is checked by the jobs that replay it (:func:`frozen_alignment_problems`), so
-    that the job rebuilding it can run while it is broken."""
+    :func:`circle.corpus.pivots.pivot_problems`, :func:`samt_problems` and
+    :func:`optimizer_problems`. The frozen alignment is checked by the jobs that replay it
+    (:func:`frozen_alignment_problems`), so that the job rebuilding it can run while it is
+    broken."""
     return (condition_problems(config) + language_problems(config) + weight_problems(config)
             + bounds_problems(config) + grid_problems(config) + dose_problems(config)
             + lattice_problems(config) + oov_problems(config) + pivot_problems(config)
-            + samt_problems(config))
+            + samt_problems(config) + optimizer_problems(config))
 
 
 def condition_problems(config: Mapping[str, Any]) -> list[str]:
@@ -349,6 +351,22 @@ def samt_problems(config: Mapping[str, Any]) -> list[str]:
         problems.append(f"samt.decoding labelled: targeted conditions {targeted} need the grid "
                         "search's biased grammars, which labelled decoding does not have")
     return problems
+
+
+def optimizer_problems(config: Mapping[str, Any]) -> list[str]:
+    """PRO (Hopkins & May 2011) ranks pairs of hypotheses by a sentence-level score
+    (:func:`circle.tune.pro.sentence_scores`: BLEU+1, TER, TERBLEU) and iBLEU has none, so
+    ``tuning.optimizer: pro`` cannot tune the paraphraser on ``tuning.paraphraser_metric:
+    ibleu:<alpha>``; its job would fail at the first optimisation."""
+    tuning = config["tuning"]
+    metric = tuning.get("paraphraser_metric")
+    if (tuning["optimizer"] != "pro" or metric is None
+            or not isinstance(get_metric(metric), IBleu)):
+        return []
+    return [f"tuning.paraphraser_metric {metric} with tuning.optimizer pro: PRO ranks "
+            "hypotheses by a sentence-level score, which iBLEU does not have; tune the "
+            "paraphraser with tuning.optimizer mert (MERT scores iBLEU on the whole tune "
+            "set) or on tuning.paraphraser_metric bleu, ter or terbleu"]
 
 
 def bounds_problems(config: Mapping[str, Any]) -> list[str]:
