@@ -255,18 +255,29 @@ def best_tuned_run(results: Path, condition: str) -> tuple[str, str, float, int]
     return (*best, len(found))
 
 
-def key_ranges(sentences: Iterable[str], max_leading_nonterminals: int = 2
-               ) -> list[tuple[str, str]]:
+def key_ranges(sentences: Iterable[str], max_leading_nonterminals: int = 2,
+               span_limit: int | None = None) -> list[tuple[str, str]]:
     """Sorted, merged ranges [low, high] of the source sides that can match ``sentences``: a
-    source side begins with up to ``max_leading_nonterminals`` nonterminals and then a word of
-    the input (the rule's first terminal)."""
-    words = {word for sentence in sentences for word in sentence.split()}
-    prefixes = [" ".join(f"[X,{k}]" for k in range(1, count + 1))
-                for count in range(max_leading_nonterminals + 1)]
-    ranges = sorted((f"{prefix} {word}".lstrip(), f"{prefix} {word} {LAST_KEY}".lstrip())
-                    for prefix in prefixes for word in words)
+    source side begins with up to ``max_leading_nonterminals`` nonterminals, then a word of the
+    input (the rule's first terminal), then nothing, the word that follows it in the input
+    (terminals side by side in a rule match words side by side), or a nonterminal and then
+    nothing, a nonterminal or a later word of the input (within ``span_limit`` words of the
+    first; None: any)."""
+    found = set()
+    for sentence in sentences:
+        words = sentence.split()
+        for position, word in enumerate(words):
+            end = len(words) if span_limit is None else position + span_limit
+            for count in range(max_leading_nonterminals + 1):
+                first = " ".join([*(f"[X,{k}]" for k in range(1, count + 1)), word])
+                gap = f"{first} [X,{count + 1}]"
+                found.update([(first, first), (gap, gap), (f"{gap} [", f"{gap} [{LAST_KEY}")])
+                follows = [(first, next_word) for next_word in words[position + 1:position + 2]]
+                follows += [(gap, later) for later in words[position + 2:end]]
+                found.update((f"{key} {after}", f"{key} {after} {LAST_KEY}")
+                             for key, after in follows)
     merged: list[tuple[str, str]] = []
-    for low, high in ranges:
+    for low, high in sorted(found):
         if merged and low <= merged[-1][1]:
             merged[-1] = (merged[-1][0], max(high, merged[-1][1]))
         else:
@@ -338,7 +349,7 @@ def rules_for(grammar_path: str | os.PathLike, sentences: Sequence[str], span_li
     parquet = groups.parquet
     names = parquet.schema_arrow.names
     source_column = names.index("source")
-    ranges = key_ranges(sentences)
+    ranges = key_ranges(sentences, span_limit=span_limit)
     index = SentenceIndex(sentences, span_limit)
     vocabulary = pa.array(sorted({word for sentence in sentences for word in sentence.split()}
                                  | {f"[X,{k}]" for k in range(1, 10)}), pa.string())

@@ -127,11 +127,17 @@ def test_the_rules_read_for_new_text_are_those_filter_grammar_keeps(project, tmp
 
 
 def test_key_ranges_cover_sources_that_start_with_an_input_word_or_a_nonterminal_then_one():
-    ranges = key_ranges(["la casa"])
+    """Up to two nonterminals, an input word, then nothing, the next word, or a nonterminal
+    and a later word within the span limit."""
+    ranges = key_ranges(["la casa de dios", "el rey"], span_limit=3)
     def inside(source):
         return any(low <= source <= high for low, high in ranges)
-    assert inside("casa") and inside("la [X,1] casa") and inside("[X,1] casa [X,2]")
-    assert not inside("casas") and not inside("perro la") and not inside("[X,1] perro")
+    assert all(inside(source) for source in [
+        "casa", "la casa", "la casa de [X,1]", "la [X,1]", "la [X,1] de", "la [X,1] de dios",
+        "[X,1] casa [X,2]", "[X,1] [X,2] dios", "[X,1] la casa", "rey", "el [X,1] [X,2]"])
+    assert not any(inside(source) for source in [
+        "casas", "perro la", "[X,1] perro", "la de", "la rey", "la [X,1] casa",
+        "la [X,1] dios", "casa [X,1] la", "el [X,1] rey", "[X,2] casa"])
 
 
 def test_a_new_sentence_is_translated_from_the_command_line_with_tuned_weights(project,
