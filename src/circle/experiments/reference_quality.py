@@ -25,10 +25,12 @@ the k-th untargeted paraphrase ``Pk``, the k-th targeted paraphrase ``Tk`` towar
   the share of its n-grams in neither R nor a lower rank of its kind (``new_share``);
 * **ppBLEU**, adequacy less closeness to the paraphrases' input: BLEU against R alone
   (``input_bleu``) and ``pp_bleu`` = α × BLEU against the held-out references − (1 − α) ×
-  BLEU against R, α = :data:`PP_BLEU_WEIGHT`. Ganitkevitch & Callison-Burch's draft names
-  "ppBLEU" in its evaluation plan but never defines it; this is our definition, Sun & Zhou
-  (2012)'s iBLEU with R as the input: a paraphrase scores by how far it moves from R towards
-  what other translators wrote, and copying R gains nothing over R itself.
+  BLEU against R (:func:`circle.tune.metrics.ibleu`), α = 0.9
+  (:data:`circle.tune.metrics.IBLEU_ALPHA`, the α Sun & Zhou 2012 report iBLEU with).
+  Ganitkevitch & Callison-Burch's draft names "ppBLEU" in its evaluation plan but never
+  defines it; this is our definition, Sun & Zhou (2012)'s iBLEU with R as the input: a
+  paraphrase scores by how far it moves from R towards what other translators wrote, and
+  copying R gains nothing over R itself.
 """
 
 from __future__ import annotations
@@ -46,13 +48,10 @@ from circle.decoder.lm import LanguageModel
 from circle.decoder.nbest import NBEST
 from circle.experiments.evaluate import corpus_bleu, corpus_chrf, corpus_ter
 from circle.tune.loop import ordered_references
+from circle.tune.metrics import IBLEU_ALPHA, ibleu
 
 NGRAM_ORDER = 4
 """The n of the added-n-gram shares (BLEU's longest n-gram)."""
-
-PP_BLEU_WEIGHT = 0.9
-"""α of ppBLEU (module doc): the weight of adequacy against that of closeness to R; 0.9 is the
-α Sun & Zhou (2012) report iBLEU with."""
 
 KINDS: tuple[str, ...] = ("single", "human", "paraphrase", "targeted", "mt")
 """Candidate kinds in table order: R itself, the other human references, untargeted and
@@ -217,8 +216,7 @@ def reference_quality(tune: pd.DataFrame, sets: Sequence[CandidateSet],
                "first_bleu": first_bleu,
                "input_bleu": corpus_bleu(texts, [[single[i]] for i in segments],
                                          lowercased).value}
-        row["pp_bleu"] = (PP_BLEU_WEIGHT * row["bleu"]
-                          - (1 - PP_BLEU_WEIGHT) * row["input_bleu"])
+        row["pp_bleu"] = ibleu(row["bleu"], row["input_bleu"], IBLEU_ALPHA)
         for name in ("decoding", "reranking"):
             model = (language_models or {}).get(name)
             row[f"lm_{name}"] = np.nan if model is None else _log10_per_word(model, texts)

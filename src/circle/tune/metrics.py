@@ -348,12 +348,20 @@ IBLEU_ALPHA = 0.9
 (1 - α) = 0.1 times its self-BLEU of 1, against 0.9 times its BLEU against the references."""
 
 
+def ibleu(bleu: np.ndarray | float, input_bleu: np.ndarray | float, alpha: float
+          ) -> np.ndarray | float:
+    """iBLEU (Sun & Zhou 2012) from its two BLEU scores, on any one scale (fractions, percent):
+    α ``bleu`` (output against the references) - (1 - α) ``input_bleu`` (output against the
+    input)."""
+    return alpha * bleu - (1.0 - alpha) * input_bleu
+
+
 def ibleu_from_stats(stats: np.ndarray, alpha: float) -> np.ndarray | float:
-    """Corpus iBLEU = α BLEU(output, references) - (1 - α) BLEU(output, inputs) (fractions) from
-    summed :class:`IBleu` statistics; vectorised over leading dimensions."""
+    """Corpus iBLEU (:func:`ibleu`, fractions) from summed :class:`IBleu` statistics;
+    vectorised over leading dimensions."""
     s = np.asarray(stats, dtype=np.float64)
-    return (alpha * bleu_from_stats(s[..., :BLEU_STATS])
-            - (1.0 - alpha) * bleu_from_stats(s[..., BLEU_STATS:]))
+    return ibleu(bleu_from_stats(s[..., :BLEU_STATS]), bleu_from_stats(s[..., BLEU_STATS:]),
+                 alpha)
 
 
 class IBleu(Metric):
