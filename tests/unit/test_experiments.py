@@ -386,9 +386,9 @@ def test_paraphraser_report_shows_the_curve_weights_identity_rate_and_seeded_sam
     (tmp_path / "tuned.txt").write_text("lm 0.25\nword_penalty -0.125\nidentity 0.0625\n",
                                         encoding="utf-8")
 
-    def log(scores, returned):
+    def log(scores, returned, metric="bleu"):
         return pd.DataFrame({"iteration": np.arange(1, len(scores) + 1, dtype=np.int32),
-                             "metric": "bleu", "weights": [[0.0]] * len(scores),
+                             "metric": metric, "weights": [[0.0]] * len(scores),
                              "decode_score": scores, "pool_score": [None] * len(scores),
                              "new_hypotheses": 1, "pool_size": 1,
                              "returned": [i == returned for i in range(len(scores))],
@@ -403,6 +403,7 @@ def test_paraphraser_report_shows_the_curve_weights_identity_rate_and_seeded_sam
 
     write_table(log([0.137, 0.12, 0.151], 2), tmp_path / "log.parquet", TUNING_LOG)
     text = page("log.parquet", "out", samples=3, seed=1)
+    assert "Tune BLEU (%) of the decoded 1-best per iteration" in text
     assert "13.70, 12.00, 15.10" in text and "iteration 3 (15.10 against 13.70" in text
     assert "Warning" not in text
     # the weights untuned and tuned; identity, absent from the untuned file, starts at 0
@@ -419,6 +420,13 @@ def test_paraphraser_report_shows_the_curve_weights_identity_rate_and_seeded_sam
     assert page("log.parquet", "out", samples=3, seed=1) == text
     write_table(log([0.137, 0.12], 0), tmp_path / "flat.parquet", TUNING_LOG)
     assert "Warning: tuning did not improve" in page("flat.parquet", "flat")
+    # a paraphraser tuned on iBLEU (tuning.paraphraser_metric): its name with α, as people
+    # write it; its scores may be negative
+    write_table(log([-0.021, 0.034], 1, "ibleu:0.9"), tmp_path / "ibleu.parquet", TUNING_LOG)
+    ibleu = page("ibleu.parquet", "ibleu")
+    assert ("Tune iBLEU (α = 0.9) (%) of the decoded 1-best per iteration, on the "
+            "paraphraser-tuning set: -2.10, 3.40. Returned: iteration 2") in ibleu
+    assert "Warning" not in ibleu
 
 
 @pytest.mark.parametrize("name", ["1H.rep0", "1H+3P.rep2", "4H.rep10"])

@@ -14,7 +14,7 @@ from circle.core.tables import read_table
 from circle.decoder.model import read_weights
 from circle.decoder.nbest import NBEST
 from circle.tune.loop import single_references
-from circle.tune.metrics import get_metric
+from circle.tune.metrics import IBleu, get_metric
 
 
 def paraphraser_report(log_path: str | os.PathLike, nbest_path: str | os.PathLike,
@@ -42,7 +42,7 @@ def paraphraser_report(log_path: str | os.PathLike, nbest_path: str | os.PathLik
     untuned, tuned = read_weights(untuned_weights_path), read_weights(tuned_weights_path)
     copies = sum(best[segment].split() == singles[segment].split() for segment in best.index)
     lines = ["# The tuned paraphraser (thesis §3.2.3)", "",
-             f"Tune {metric.upper()} (%) of the decoded 1-best per iteration, on the "
+             f"Tune {metric_label(metric)} (%) of the decoded 1-best per iteration, on the "
              f"paraphraser-tuning set: {curve}. Returned: iteration "
              f"{int(chosen_row['iteration'])} "
              f"({100 * returned:.2f} against {100 * start:.2f} untuned).", ""]
@@ -62,3 +62,10 @@ def paraphraser_report(log_path: str | os.PathLike, nbest_path: str | os.PathLik
     text = "\n".join(lines) + "\n"
     write_page(text, out_path, html_path, "The tuned paraphraser")
     return text
+
+
+def metric_label(name: str) -> str:
+    """A tuning metric's name as the page writes it: ``BLEU``, ``TER``, ``TERBLEU``, and iBLEU
+    (Sun & Zhou 2012) with its α, ``iBLEU (α = 0.9)`` for ``ibleu:0.9``."""
+    metric = get_metric(name)
+    return f"iBLEU (α = {metric.alpha:g})" if isinstance(metric, IBleu) else name.upper()
