@@ -5,7 +5,7 @@
 
 rule parse_training:
     """The English side of the training bitext parsed over its own tokens (the parser stage,
-    circle.lattice.parse): the constituents SAMT labels the target spans with."""
+    circle.grammar.parse): the constituents SAMT labels the target spans with."""
     input:
         raw="results/{experiment}/corpus/train.parquet",
         bitext=TOKENIZED_TABLE.format(experiment="{experiment}", split="train"),
