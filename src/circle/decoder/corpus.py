@@ -26,6 +26,7 @@ from circle.decoder.grammar import Grammar, load_grammar
 from circle.decoder.lm import LanguageModel
 from circle.decoder.model import DecoderSettings, read_weights
 from circle.decoder.nbest import Hypothesis
+from circle.decoder.rerank import NBestReranker, split_rerank_weight
 from circle.decoder.search import Decoder
 
 logger = logging.getLogger(__name__)
@@ -220,7 +221,8 @@ def decode_corpus(sentences: Sequence[str], grammar: Grammar | str | os.PathLike
                   lm: LanguageModel | str | os.PathLike,
                   weights: Mapping[str, float] | str | os.PathLike,
                   settings: DecoderSettings | None = None, workers: int = 1,
-                  k: int | None = None, targets: Sequence[str | None] | None = None
+                  k: int | None = None, targets: Sequence[str | None] | None = None,
+                  rerank_lm: LanguageModel | str | os.PathLike | None = None
                   ) -> list[list[Hypothesis]]:
     """Unique k-best lists for ``sentences`` (tokenised, space-separated), in input order.
 
@@ -229,9 +231,16 @@ def decode_corpus(sentences: Sequence[str], grammar: Grammar | str | os.PathLike
     weight file. ``targets``, if given, holds per input its targeting string T
     (thesis eq. 5.1) or None; to target one input to several strings, repeat the input.
     ``k`` defaults to ``settings.k``. ``workers`` > 1 decodes in that many processes.
+    With ``rerank_lm`` (a :class:`LanguageModel` or a path) each list is reranked with it
+    (:mod:`circle.decoder.rerank`; the weights may name its feature, default 0).
     """
     if targets is not None and len(targets) != len(sentences):
         raise ValueError(f"{len(targets)} targets for {len(sentences)} sentences")
+    reranker = None
+    if rerank_lm is not None:
+        weights, rerank_weight = split_rerank_weight(
+            weights if isinstance(weights, Mapping) else read_weights(weights))
+        reranker = NBestReranker(rerank_lm, rerank_weight)
     settings = settings or DecoderSettings()
     k = settings.k if k is None else k
     grouped: dict[str, list[tuple[int, str | None]]] = {}
@@ -244,4 +253,6 @@ def decode_corpus(sentences: Sequence[str], grammar: Grammar | str | os.PathLike
     for finished in done:
         for position, hypotheses in finished:
             results[position] = hypotheses
+    if reranker is not None:
+        results = [reranker.rerank(hypotheses) for hypotheses in results]
     return results

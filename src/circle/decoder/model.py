@@ -21,6 +21,10 @@ conventions follow Moses and the thesis:
     The targeting feature of thesis eq. 5.1: the number of output words not in the target
     string T (0 when decoding without a target); its weight must be negative to target.
 
+With n-best reranking (config ``lm.rerank_nbest``) one more feature follows them,
+:data:`RERANK_FEATURE`: the reranking LM's score of the finished hypothesis, which the search
+never sees (:mod:`circle.decoder.rerank`).
+
 Weight files are plain text, one ``name value`` pair per line; blank lines and lines starting
 with ``#`` are ignored (see :func:`read_weights`).
 """
@@ -39,10 +43,15 @@ DECODER_FEATURES: tuple[str, ...] = ("lm", "word_penalty", "phrase_penalty", "gl
                                      "target")
 """Features the decoder adds to the grammar's own, in output order."""
 
-OPTIONAL_WEIGHTS: dict[str, float] = {"target": 0.0, IDENTITY_FEATURE: 0.0}
+RERANK_FEATURE = "lm_rerank"
+"""The n-best reranking feature (:mod:`circle.decoder.rerank`): natural-log probability of a
+finished hypothesis under the reranking LM (lm.reranking_order), added after the search."""
+
+OPTIONAL_WEIGHTS: dict[str, float] = {"target": 0.0, IDENTITY_FEATURE: 0.0, RERANK_FEATURE: 0.0}
 """Weights that may be left out of a weight file, with the value they then take: the targeting
-feature's, and that of a paraphrase grammar's φ_ident (Ganitkevitch & Callison-Burch, draft
-§4.1), which starts neutral for MERT to tune."""
+feature's, that of a paraphrase grammar's φ_ident (Ganitkevitch & Callison-Burch, draft
+§4.1), which starts neutral for MERT to tune, and the n-best reranking feature's, which starts
+neutral too (:mod:`circle.decoder.rerank`)."""
 
 MAX_SEARCH_SIZE = 10_000
 """The largest n-best size, pop limit and options limit a user may ask for (the config schema
@@ -99,13 +108,19 @@ class DecoderSettings:
 
 
 class Model:
-    """Feature names and their weights, aligned as vectors; scores are dot products."""
+    """Feature names and their weights, aligned as vectors; scores are dot products. With
+    ``rerank`` the names end with :data:`RERANK_FEATURE` (the n-best lists are reranked)."""
 
-    def __init__(self, grammar_features: Sequence[str], weights: Mapping[str, float]):
-        clash = set(grammar_features) & set(DECODER_FEATURES)
+    def __init__(self, grammar_features: Sequence[str], weights: Mapping[str, float],
+                 rerank: bool = False):
+        clash = set(grammar_features) & {*DECODER_FEATURES, RERANK_FEATURE}
         if clash:
             raise ValueError(f"grammar features {sorted(clash)} clash with decoder features")
-        self.names: tuple[str, ...] = tuple(grammar_features) + DECODER_FEATURES
+        self.names: tuple[str, ...] = (tuple(grammar_features) + DECODER_FEATURES
+                                       + ((RERANK_FEATURE,) if rerank else ()))
+        if not rerank and RERANK_FEATURE in weights:
+            raise ValueError(f"the weights name {RERANK_FEATURE}, the n-best reranking "
+                             "feature (lm.rerank_nbest), but this decode has no reranking LM")
         unknown = sorted(set(weights) - set(self.names))
         missing = [n for n in self.names if n not in weights and n not in OPTIONAL_WEIGHTS]
         if unknown or missing:

@@ -26,7 +26,13 @@ from circle.corpus.preprocess import detokenize
 from circle.decoder.corpus import decode_corpus
 from circle.decoder.grammar import load_grammar
 from circle.decoder.lm import LanguageModel
-from circle.decoder.model import DECODER_FEATURES, DecoderSettings, Model, read_weights
+from circle.decoder.model import (
+    DECODER_FEATURES,
+    RERANK_FEATURE,
+    DecoderSettings,
+    Model,
+    read_weights,
+)
 from circle.decoder.nbest import NBEST, Hypothesis, format_nbest, nbest_rows
 
 
@@ -42,16 +48,19 @@ def decode_shard(evalset_path: str | os.PathLike, grammar_path: str | os.PathLik
                  lm_path: str | os.PathLike, weights_path: str | os.PathLike,
                  out_path: str | os.PathLike, shard: int, shards: int,
                  settings: DecoderSettings, workers: int = 1,
-                 provenance: Mapping[str, str] | None = None) -> int:
-    """Decode one shard of an evaluation set's source side into an ``NBEST`` table."""
+                 provenance: Mapping[str, str] | None = None,
+                 rerank_lm_path: str | os.PathLike | None = None) -> int:
+    """Decode one shard of an evaluation set's source side into an ``NBEST`` table; with
+    ``rerank_lm_path`` its lists reranked with that LM (:mod:`circle.decoder.rerank`)."""
     table = read_table(evalset_path, EVALSET, columns=["segment_id", "source"])
     block = table.iloc[list(shard_rows(len(table), shard, shards))]
     weights = read_weights(weights_path)
     lm = LanguageModel(lm_path)
     grammar = load_grammar(grammar_path)
-    names = Model(grammar.feature_names, weights).names  # checks the weights before decoding
+    rerank = rerank_lm_path is not None
+    names = Model(grammar.feature_names, weights, rerank).names  # checks the weights first
     outputs = decode_corpus(list(block["source"]), grammar, lm, weights, settings,
-                            workers=workers)
+                            workers=workers, rerank_lm=rerank_lm_path)
     write_nbest(block["segment_id"].tolist(), outputs, names, out_path, provenance,
                 {"weights": json.dumps(weights, sort_keys=True), "shard": f"{shard}/{shards}"})
     return len(block)
@@ -124,8 +133,8 @@ class RecordedDecode:
         ``path``; a segment the table lacks is an error naming it."""
         metadata = read_metadata(path)
         names = json.loads(metadata["feature_names"])
-        model = Model([name for name in names if name not in DECODER_FEATURES],
-                      json.loads(metadata["weights"]))
+        model = Model([name for name in names if name not in (*DECODER_FEATURES, RERANK_FEATURE)],
+                      json.loads(metadata["weights"]), RERANK_FEATURE in names)
         if model.names != tuple(names):
             raise ValueError(f"{path}: features {names} are not a decoder's")
         weights = dict(zip(names, model.weights, strict=True))

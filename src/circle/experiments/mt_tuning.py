@@ -118,13 +118,13 @@ def _with_ranked(references: Sequence[list[str]], table: pd.DataFrame, ranked: p
 @dataclass(frozen=True)
 class ConditionTuning:
     """One MT tuning run of a condition (thesis ch. 4; for 1H+kT, §5.3) and what it reads: the
-    tune set, its filtered grammar, the LM, the start weights (for 1H+kT the pipeline gives the
-    1H-tuned ones), the untargeted paraphrases (1H+kP) or the targeted set-up (1H+kT), and the
-    decoder and tuning settings; for :meth:`tune` and iteration 1's :meth:`decode_shard`,
-    optionally the decode stage's n-best lists of the tune set at the start weights
-    (``start_decode_path``), which stand in for decoding them again. :meth:`tune` runs it in
-    one process; :meth:`decode_shard`, :meth:`optimise_iteration` and :meth:`finish` are the
-    jobs of the same run fanned out (:mod:`circle.tune.fanout`)."""
+    tune set, its filtered grammar, the LM (and with lm.rerank_nbest the reranking LM), the start
+    weights (for 1H+kT the pipeline gives the 1H-tuned ones), the untargeted paraphrases (1H+kP)
+    or the targeted set-up (1H+kT), and the decoder and tuning settings; for :meth:`tune` and
+    iteration 1's :meth:`decode_shard`, optionally the decode stage's n-best lists of the tune
+    set at the start weights (``start_decode_path``), which stand in for decoding them again.
+    :meth:`tune` runs it in one process; :meth:`decode_shard`, :meth:`optimise_iteration` and
+    :meth:`finish` are the jobs of the same run fanned out (:mod:`circle.tune.fanout`)."""
 
     run: TuningRun
     tune_path: str | os.PathLike
@@ -141,6 +141,9 @@ class ConditionTuning:
     lattice_path: str | os.PathLike | None = None
     """kH+mL: the :data:`~circle.core.schemas.LATTICE_REFERENCES` table of the k references'
     lattices."""
+    rerank_lm_path: str | os.PathLike | None = None
+    """With lm.rerank_nbest: the reranking LM of every decode's n-best lists, whose feature is
+    tuned with the others (:mod:`circle.decoder.rerank`)."""
 
     @classmethod
     def from_job(cls, job: Any) -> ConditionTuning:
@@ -157,7 +160,7 @@ class ConditionTuning:
                    job.input.get("paraphrases"), settings,
                    run_tuning_settings(run, job.params.tuning, job.params.seed), targeted,
                    job.input.get("start_decode"), job.input.get("extra"),
-                   job.input.get("lattice"))
+                   job.input.get("lattice"), job.input.get("rerank_lm"))
 
     def __post_init__(self) -> None:
         if self.run.condition.targeted and self.targeted is None:
@@ -187,7 +190,7 @@ class ConditionTuning:
 
     def _problem(self, feature_names: Sequence[str]) -> TuningProblem:
         return TuningProblem(feature_names, read_weights(self.weights_path), self.tuning,
-                             TUNING_FIXED)
+                             TUNING_FIXED, rerank=self.rerank_lm_path is not None)
 
     def _hook(self, stack: contextlib.ExitStack, references: Sequence[Sequence[str]],
               writer: str, workers: int) -> TargetedReferences | None:
@@ -207,7 +210,7 @@ class ConditionTuning:
             result = tune(sentences, references, self.grammar_path, self.lm_path,
                           read_weights(self.weights_path), self.settings, self.tuning, workers,
                           fixed=TUNING_FIXED, references_for=hook, checkpoint=checkpoint,
-                          recorded=recorded)
+                          recorded=recorded, rerank_lm=self.rerank_lm_path)
         return write_tuning_run(result, out_weights, out_log, provenance, checkpoint)
 
     def iterations(self, directory: str | os.PathLike) -> Checkpoint:
@@ -243,7 +246,7 @@ class ConditionTuning:
 
             def decode(sources: list[str], weights: dict[str, float]) -> list:
                 return decode_corpus(sources, grammar, self.lm_path, weights, self.settings,
-                                     workers)
+                                     workers, rerank_lm=self.rerank_lm_path)
 
             found = fanout.decode_shard(builder, state.saved, state.sentences,
                                         fanout.shard_sentences(state.references, shards, shard),

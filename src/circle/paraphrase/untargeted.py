@@ -14,10 +14,16 @@ from collections.abc import Mapping
 
 from circle.core.schemas import EVALSET, IDENTITY_FEATURE
 from circle.core.tables import read_table
-from circle.decoder import DecoderSettings, Grammar, load_grammar, read_weights
+from circle.decoder import (
+    DecoderSettings,
+    Grammar,
+    LanguageModel,
+    decode_corpus,
+    load_grammar,
+    read_weights,
+)
 from circle.decoder.model import Model
 from circle.decoder.sets import write_nbest
-from circle.paraphrase.paraphraser import Paraphraser
 from circle.tune.checkpoint import Checkpoint
 from circle.tune.loop import (
     TUNING_FIXED,
@@ -46,12 +52,14 @@ def tune_paraphraser(paratune_path: str | os.PathLike, grammar_path: str | os.Pa
                      settings: DecoderSettings, tuning: TuningSettings, workers: int,
                      out_weights: str | os.PathLike, out_log: str | os.PathLike,
                      provenance: Mapping[str, str] | None = None,
-                     checkpoint: Checkpoint | None = None) -> dict[str, float]:
+                     checkpoint: Checkpoint | None = None,
+                     rerank_lm_path: str | os.PathLike | None = None) -> dict[str, float]:
     """MERT of the English-to-English model (§3.2.3): input = the first reference in the seeded
     order, references = the others; :func:`paraphraser_fixed` weights stay. A metric that also
     scores the input (iBLEU, ``tuning.paraphraser_metric``) gets it first in each reference list
     (:attr:`~circle.tune.metrics.Metric.input_first`). ``checkpoint``: see
-    :func:`write_tuning_run`."""
+    :func:`write_tuning_run`. With ``rerank_lm_path`` the n-best lists are reranked with that LM
+    and its feature tuned too (the thesis's 5-gram reranking, :mod:`circle.decoder.rerank`)."""
     table = read_table(paratune_path, EVALSET)
     if min(len(refs) for refs in table["references"]) < 2:
         raise ValueError(f"{paratune_path}: paraphraser tuning needs at least two references "
@@ -63,23 +71,27 @@ def tune_paraphraser(paratune_path: str | os.PathLike, grammar_path: str | os.Pa
     grammar = load_grammar(grammar_path)
     result = tune(sources, references, grammar, lm_path, read_weights(weights_path),
                   settings, tuning, workers, fixed=paraphraser_fixed(grammar),
-                  checkpoint=checkpoint)
+                  checkpoint=checkpoint, rerank_lm=rerank_lm_path)
     return write_tuning_run(result, out_weights, out_log, provenance, checkpoint)
 
 def paraphrase_references(tune_path: str | os.PathLike, grammar_path: str | os.PathLike,
                           lm_path: str | os.PathLike, weights_path: str | os.PathLike, k: int,
                           settings: DecoderSettings, workers: int, out_path: str | os.PathLike,
                           provenance: Mapping[str, str] | None = None,
-                          reference: int | None = None) -> None:
+                          reference: int | None = None,
+                          rerank_lm_path: str | os.PathLike | None = None) -> None:
     """The k-best untargeted paraphrases of each segment's single reference (§4.3.2; which
-    one: :func:`single_references`)."""
+    one: :func:`single_references`), with ``rerank_lm_path`` reranked with that LM
+    (:mod:`circle.decoder.rerank`)."""
     table = read_table(tune_path, EVALSET)
     singles = single_references(table, reference)
-    paraphraser = Paraphraser(grammar_path, lm_path, read_weights(weights_path), settings,
-                              workers)
-    outputs = paraphraser.paraphrase(singles, k=k)
-    names = Model(paraphraser.grammar.feature_names, paraphraser.weights).names
+    weights = read_weights(weights_path)
+    lm = LanguageModel(lm_path)  # checked before the grammar is loaded
+    grammar = load_grammar(grammar_path)
+    names = Model(grammar.feature_names, weights, rerank_lm_path is not None).names
+    outputs = decode_corpus(singles, grammar, lm, weights, settings, workers, k=k,
+                            rerank_lm=rerank_lm_path)
     write_nbest(table["segment_id"].tolist(), outputs, names, out_path, provenance,
-                {"weights": json.dumps(paraphraser.weights, sort_keys=True),
+                {"weights": json.dumps(weights, sort_keys=True),
                  "input": "single reference" if reference is None
                  else f"reference set {reference}"})

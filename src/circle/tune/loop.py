@@ -76,11 +76,12 @@ from circle.decoder import (
     DecoderSettings,
     Grammar,
     Hypothesis,
+    LanguageModel,
     decode_corpus,
     load_grammar,
     write_weights,
 )
-from circle.decoder.model import Model
+from circle.decoder.model import RERANK_FEATURE, Model
 from circle.decoder.sets import RecordedDecode
 from circle.tune.checkpoint import Checkpoint, SavedIteration
 from circle.tune.mert import Box, FlatPool, MertSettings, NBestPool, normalise, one_best, optimise
@@ -100,6 +101,12 @@ DEFAULT_BOUNDS: tuple[tuple[str, float | None, float | None], ...] = (
 """(feature-name pattern, lower, upper); None = unbounded. A log-probability feature or the LM
 with a negative weight rewards improbable rules and word salad: such weights win on a pool by
 a hair and collapse when decoded."""
+
+FALLBACK_BOUNDS: tuple[tuple[str, float | None, float | None], ...] = (
+    (RERANK_FEATURE, 0.0, None),)
+"""Bounds of features that no pattern of the settings' bounds matches: the n-best reranking
+LM's weight is non-negative as the decoder LM's is (the config's ``tuning.bounds`` predate that
+feature, and adding it there would change the settings, and so the checkpoints, of every run)."""
 
 
 @dataclass(frozen=True)
@@ -145,11 +152,12 @@ class TuningSettings:
                    pro=pick(ProSettings, tuning.get("pro")))
 
     def box(self, names: Sequence[str]) -> Box:
-        """Bounds and restart ranges of the features ``names`` (first matching pattern wins;
-        restarts from [-1, 1] cut by the bounds)."""
+        """Bounds and restart ranges of the features ``names`` (first matching pattern of the
+        bounds, then of :data:`FALLBACK_BOUNDS`, wins; restarts from [-1, 1] cut by the
+        bounds)."""
         lower, upper = np.full(len(names), -np.inf), np.full(len(names), np.inf)
         for i, name in enumerate(names):
-            for pattern, low, high in self.bounds:
+            for pattern, low, high in (*self.bounds, *FALLBACK_BOUNDS):
                 if fnmatch.fnmatchcase(name, pattern):
                     lower[i] = -np.inf if low is None else low
                     upper[i] = np.inf if high is None else high
@@ -255,12 +263,14 @@ class TuningProblem:
     """What stays fixed over one tuning run: the features in decoder order, the start weights,
     which features are tuned and their box, the metric and the settings. :func:`tune` and the
     jobs of a fanned-out run (:mod:`circle.tune.fanout`) both build one, so they run the same
-    iterations. The constructor refuses bad names, an all-fixed model and start weights outside
-    the bounds."""
+    iterations. With ``rerank`` the features end with the n-best reranking feature
+    (:mod:`circle.decoder.rerank`), tuned with the others. The constructor refuses bad names, an
+    all-fixed model and start weights outside the bounds."""
 
     def __init__(self, feature_names: Sequence[str], initial_weights: Mapping[str, float],
-                 settings: TuningSettings, fixed: Sequence[str] = DEFAULT_FIXED):
-        model = Model(feature_names, initial_weights)  # checks the names
+                 settings: TuningSettings, fixed: Sequence[str] = DEFAULT_FIXED,
+                 rerank: bool = False):
+        model = Model(feature_names, initial_weights, rerank)  # checks the names
         self.names: tuple[str, ...] = tuple(model.names)
         self.start = np.array(model.weights, dtype=np.float64)
         self.settings = settings
@@ -548,7 +558,8 @@ def tune(sentences: Sequence[str], references_per_sentence: Sequence[Sequence[st
          fixed: Sequence[str] = DEFAULT_FIXED,
          references_for: ReferenceHook | None = None,
          checkpoint: Checkpoint | None = None,
-         recorded: RecordedDecode | None = None) -> TuningResult:
+         recorded: RecordedDecode | None = None,
+         rerank_lm: str | os.PathLike | None = None) -> TuningResult:
     """Tune decoder weights on a tune set (Och 2003; thesis §3.2.3, §4.2); see the module doc.
 
     ``initial_weights`` must name the decoder's features (grammar features then
@@ -556,6 +567,8 @@ def tune(sentences: Sequence[str], references_per_sentence: Sequence[Sequence[st
     the settings' bounds. Features in ``fixed`` keep their initial weights. Deterministic
     given ``settings.seed``; ``checkpoint`` saves each iteration and resumes from one;
     ``recorded`` lists of the tune set stand in for decoding the weights they were decoded with.
+    With ``rerank_lm`` every decode's lists are reranked with that LM and its feature is tuned
+    too (:mod:`circle.decoder.rerank`; ``initial_weights`` may leave it out, = 0).
     """
     decoder_settings = decoder_settings or DecoderSettings()
     settings = settings or TuningSettings()
@@ -566,7 +579,9 @@ def tune(sentences: Sequence[str], references_per_sentence: Sequence[Sequence[st
                          f"{len(sentences)} sentences")
     if not isinstance(grammar, Grammar):
         grammar = load_grammar(grammar)
-    problem = TuningProblem(grammar.feature_names, initial_weights, settings, fixed)
+    problem = TuningProblem(grammar.feature_names, initial_weights, settings, fixed,
+                            rerank=rerank_lm is not None)
+    reranking = None if rerank_lm is None else LanguageModel(rerank_lm)  # loaded once
     builder = PoolBuilder(problem, references_for or default_hook(references_per_sentence))
     log: list[IterationLog] = []
     weights = problem.start
@@ -591,7 +606,8 @@ def tune(sentences: Sequence[str], references_per_sentence: Sequence[Sequence[st
             logger.info("the n-best lists of %s stand in for decoding its weights", recorded.path)
             return lists
         sentence_decodes += len(sentences)
-        return decode_corpus(sentences, grammar, lm_path, weights_map, decoder_settings, workers)
+        return decode_corpus(sentences, grammar, lm_path, weights_map, decoder_settings, workers,
+                             rerank_lm=reranking)
 
     everyone = list(range(len(sentences)))
     while not log or log[-1].stop_reason is None:
