@@ -440,6 +440,25 @@ def test_an_overlay_named_after_the_default_config_extends_it(tmp_path):
     assert config["sets"]["max_segments"] == LAPTOP_SUBSETS
 
 
+def test_five_gram_reranking_is_the_default_experiment_with_reranked_nbest_lists(tmp_path):
+    """config/five-gram-reranking.yaml: the default's kH and 1H+kP conditions, with the MT
+    system's and the paraphraser's n-best lists reranked by the 5-gram LM, under its own name;
+    every other setting the default's."""
+    default = effective_config(tmp_path, "default")
+    reranked = effective_config(tmp_path, "five-gram-reranking", ROOT / "config" / "config.yaml",
+                                ROOT / "config" / "five-gram-reranking.yaml")
+    assert (default["lm"].pop("rerank_nbest"), reranked["lm"].pop("rerank_nbest")) == (False,
+                                                                                        True)
+    assert reranked["lm"] == default["lm"] and reranked["lm"]["reranking_order"] == 5
+    assert reranked["tuning"].pop("conditions") == [
+        c for c in default["tuning"].pop("conditions") if not c.endswith("T")]
+    assert reranked["tuning"] == default["tuning"]
+    assert (reranked.pop("experiment"), default.pop("experiment")) == ("five-gram-reranking",
+                                                                      "default")
+    assert {k: v for k, v in reranked.items() if k not in ("lm", "tuning")} == {
+        k: v for k, v in default.items() if k not in ("lm", "tuning")}
+
+
 def test_every_shipped_config_is_covered():
     shipped = {p.relative_to(ROOT).as_posix() for p in
                [*(ROOT / "config").glob("*.yaml"), *(ROOT / "tests").rglob("config.yaml")]}
@@ -456,7 +475,7 @@ def test_every_shipped_config_is_covered():
                        "config/powered-pilot.yaml", "config/powered-languages-english.yaml",
                        "config/powered-identity.yaml", "config/one-machine.yaml",
                        "config/identity-ibleu.yaml", "config/samt-equal-pruning.yaml",
-                       "tests/data/tiny/config.yaml"}
+                       "config/five-gram-reranking.yaml", "tests/data/tiny/config.yaml"}
 
 
 def test_the_effective_config_is_rewritten_only_when_the_config_changes(tmp_path):

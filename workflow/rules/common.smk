@@ -284,6 +284,17 @@ def decoding_lm(wildcards):
     return PLAN.decoding_lm(wildcards.experiment)
 
 
+def nbest_reranking_lm(wildcards):
+    """With lm.rerank_nbest, {rerank_lm: the MT system's reranking LM}, else nothing
+    (Plan.nbest_reranking_inputs)."""
+    return PLAN.nbest_reranking_inputs(wildcards.experiment)
+
+
+def paraphraser_nbest_reranking_lm(wildcards):
+    """With lm.rerank_nbest, {rerank_lm: the paraphraser's reranking LM}, else nothing."""
+    return PLAN.nbest_reranking_inputs(wildcards.experiment, paraphraser=True)
+
+
 def pivot_options():
     return PLAN.pivot_options()
 

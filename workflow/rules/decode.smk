@@ -22,8 +22,9 @@ rule write_initial_weights:
 rule decode_shard:
     """One shard of an evaluation set translated to unique n-best lists, with the set's filtered
     grammar or its augmented one (a kH_oov run's weights, or oov_paraphrase.translate;
-    Plan.translation_grammar)."""
+    Plan.translation_grammar); with lm.rerank_nbest its lists reranked with the reranking LM."""
     input:
+        unpack(nbest_reranking_lm),
         evalset=EVALSET_TABLE,
         grammar=translation_grammar,
         lm=decoding_lm,

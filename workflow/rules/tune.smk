@@ -50,8 +50,10 @@ rule reference_texts:
 
 
 rule tune_paraphraser:
-    """MERT of the paraphraser on the paraphraser-tuning set (thesis §3.2.3)."""
+    """MERT of the paraphraser on the paraphraser-tuning set (thesis §3.2.3); with
+    lm.rerank_nbest its n-best lists reranked with its reranking LM."""
     input:
+        unpack(paraphraser_nbest_reranking_lm),
         evalset=EVALSET_TABLE.format(experiment="{experiment}", evalset="paratune"),
         grammar=PARAPHRASE_GRAMMAR,
         lm=paraphraser_decoding_lm,
@@ -80,8 +82,10 @@ rule tune_paraphraser:
 rule paraphrase_references:
     """The k-best untargeted paraphrases of the tune set's single reference (§4.3.2), or of its
     n-th reference set (``tune.ref<n>``, Fig. 4.10), by the tuned paraphraser on the grammar of
-    self-paraphrase bias b (Fig. 5.14 applies the bias to the same paraphraser)."""
+    self-paraphrase bias b (Fig. 5.14 applies the bias to the same paraphraser); with
+    lm.rerank_nbest reranked with its reranking LM."""
     input:
+        unpack(paraphraser_nbest_reranking_lm),
         evalset=EVALSET_TABLE.format(experiment="{experiment}", evalset="tune"),
         grammar=PARAPHRASE_GRAMMAR,
         lm=paraphraser_decoding_lm,

@@ -11,4 +11,5 @@ tune_paraphraser(snakemake.input.evalset, snakemake.input.grammar, snakemake.inp
                  tuning, snakemake.threads,
                  snakemake.output.weights, snakemake.output.log, provenance,
                  Checkpoint.for_output(snakemake.output.log, snakemake.input,
-                                       dict(snakemake.params.items())))
+                                       dict(snakemake.params.items())),
+                 snakemake.input.get("rerank_lm"))

@@ -366,6 +366,17 @@ class Plan:
         """The KenLM binary the decoder uses (lm.decoding_order)."""
         return self.lm(system, self.config["lm"]["decoding_order"])
 
+    def nbest_reranking_inputs(self, system: str, paraphraser: bool = False) -> dict[str, str]:
+        """With lm.rerank_nbest, the LM that reranks the n-best lists of a decoding or tuning
+        job (``rerank_lm``: the MT system's reranking LM, or with ``paraphraser`` the
+        paraphraser's, :meth:`paraphraser_lm`); without it nothing, so that the jobs of a
+        config without the option keep their inputs."""
+        if not self.config["lm"]["rerank_nbest"]:
+            return {}
+        order = self.config["lm"]["reranking_order"]
+        return {"rerank_lm": self.paraphraser_lm(system, order) if paraphraser
+                else self.lm(system, order)}
+
     def unbiased_paraphrase_grammar(self) -> dict[str, Any]:
         """What the self-paraphrase bias reads (rule bias_grammar): the unbiased paraphrase
         grammar's ``parts`` and its ``self_paraphrase`` table, those of the Hiero pivot, or with
@@ -427,11 +438,13 @@ class Plan:
 
     def tuning_inputs(self, system: str, condition: str, replicate: int | str
                       ) -> dict[str, Any]:
-        """The files one MT tuning run reads (:meth:`ResolvedRun.inputs`), and for 1H+kT the
+        """The files one MT tuning run reads (:meth:`ResolvedRun.inputs`; with lm.rerank_nbest
+        the reranking LM, :meth:`nbest_reranking_inputs`), and for 1H+kT the
         targeted paraphraser's, with the grid's choice unless the run has its own
         configuration."""
         run = self.resolve(condition, replicate)
         inputs: dict[str, Any] = run.inputs(system, self.decoding_lm(system))
+        inputs.update(self.nbest_reranking_inputs(system))
         if run.condition.targeted:
             inputs.update(self.targeted_paraphraser_inputs(system, run.grid_choice))
         return inputs
