@@ -338,3 +338,23 @@ def test_each_oov_variant_searches_augments_and_starts_with_its_own_settings(def
 def test_oov_run_set_problems_are_refused(changes, problem):
     problems = config_problems(config(**changes))
     assert any(problem in text for text in problems), problems
+
+
+def test_nbest_reranking_gives_each_decoder_its_reranking_lm_only_when_asked(default):
+    """lm.rerank_nbest: the MT system's jobs get its reranking LM, the paraphraser's jobs the
+    paraphraser's (its own with paraphrase.language_models: pivots); without the option
+    nothing, so a tuning run's inputs stay as they were."""
+    assert default.nbest_reranking_inputs("default") == {}
+    assert "rerank_lm" not in default.tuning_inputs("default", "1H+1P", 0)
+    plan = Plan(config("five-gram-reranking"))
+    assert plan.nbest_reranking_inputs("five-gram-reranking") == {
+        "rerank_lm": "results/five-gram-reranking/lm/5gram.binary"}
+    assert plan.nbest_reranking_inputs("five-gram-reranking", paraphraser=True) == {
+        "rerank_lm": "results/five-gram-reranking/lm/5gram.binary"}
+    assert plan.tuning_inputs("five-gram-reranking", "1H+1P", 0)["rerank_lm"] == (
+        "results/five-gram-reranking/lm/5gram.binary")
+    ladder = Plan(config("ladder-es-english", lm={"rerank_nbest": True}))
+    assert ladder.nbest_reranking_inputs("ladder-es-english", paraphraser=True) == {
+        "rerank_lm": "results/ladder-es-english/paraphrase/lm/5gram.binary"}
+    assert ladder.nbest_reranking_inputs("ladder-es-english") == {
+        "rerank_lm": "results/ladder-es-english/lm/5gram.binary"}
