@@ -1,5 +1,6 @@
 """circle.decoder.rerank: the thesis's reranking of n-best lists with the reranking LM, in the
-decoder's lists, the tuning pool, the decode stage's tables and the untargeted paraphrases.
+decoder's lists, the tuning pool, the decode stage's tables, the untargeted paraphrases, the
+grid sample and the per-iteration test decodes.
 
 The toy grammar of test_tune_loop translates each Spanish word rightly or wrongly; here the
 decoder's trigram knows only the tiny corpus's Bible English, while the 5-gram reranking LM is
@@ -18,14 +19,18 @@ import pandas as pd
 import pytest
 from test_tune_loop import BAD_WEIGHTS, LM_TEXT, REFERENCES, RULES, SENTENCES
 
-from circle.core.tables import read_metadata
-from circle.decoder import DecoderSettings, Grammar, decode_corpus
+from circle.core.schemas import EVALSET
+from circle.core.tables import read_metadata, write_table
+from circle.decoder import DecoderSettings, Grammar, decode_corpus, write_weights
 from circle.decoder.model import RERANK_FEATURE, Model
-from circle.decoder.rerank import NBestReranker
+from circle.decoder.rerank import NBestReranker, split_rerank_weight
 from circle.decoder.sets import RecordedDecode, gather_nbest, write_nbest
+from circle.experiments.evaluate import corpus_bleu
+from circle.experiments.iterations import score_iterations
 from circle.experiments.length_matching import match_length
 from circle.lm import estimate_lm
-from circle.tune.loop import TuningSettings, tune
+from circle.paraphrase.grid_search import make_grid_sample
+from circle.tune.loop import TuningSettings, tune, write_tuning_run
 from circle.tune.mert import MertSettings
 
 TINY_ENGLISH = Path(__file__).resolve().parents[1] / "data" / "tiny" / "train.en.txt"
@@ -159,3 +164,54 @@ def test_a_decode_without_the_feature_is_not_a_recorded_decode_of_weights_with_i
     assert recorded.lists_for(dict(zip(without.names, without.weights, strict=True)))
     assert recorded.lists_for(dict(zip(with_feature.names, with_feature.weights,
                                        strict=True))) is None
+
+
+@pytest.fixture(scope="module")
+def toy_set(tmp_path_factory):
+    """The toy sentences and their references as an evaluation-set table."""
+    path = tmp_path_factory.mktemp("toy_set") / "set.parquet"
+    write_table(pd.DataFrame({"segment_id": range(len(SENTENCES)), "document": "toy",
+                              "source": SENTENCES, "references": REFERENCES,
+                              "ref_order": [list(range(len(refs))) for refs in REFERENCES]}),
+                path, EVALSET)
+    return path
+
+
+def reranked_one_best(grammar, lms, weights) -> list[str]:
+    """The 1-best of each toy sentence's reranked 5-best list."""
+    return [hs[0].text for hs in decode_corpus(SENTENCES, grammar, lms[0], weights, DECODER,
+                                               rerank_lm=lms[1])]
+
+
+def test_the_grid_samples_mt_output_is_the_reranked_one_best(grammar, lms, toy_set, tmp_path):
+    """With the reranking LM the sample's 1-best is that of the decoder's 5-best list
+    reranked, not of a 1-best list: some differ from the search's own 1-best."""
+    weights = {**BAD_WEIGHTS, RERANK_FEATURE: 0.5}
+    write_weights(tmp_path / "1H.txt", weights)
+    sample = make_grid_sample(toy_set, grammar, lms[0], tmp_path / "1H.txt", len(SENTENCES), 0,
+                              DECODER, 1, tmp_path / "sample.parquet", rerank_lm_path=lms[1])
+    expected = dict(enumerate(reranked_one_best(grammar, lms, weights)))
+    assert list(sample["mt_output"]) == [expected[s] for s in sample["segment_id"]]
+    plain = [hs[0].text for hs in decode_corpus(SENTENCES, grammar, lms[0], BAD_WEIGHTS,
+                                                DECODER)]
+    assert list(expected.values()) != plain
+
+
+def test_each_iterations_test_decode_is_reranked_as_in_tuning(grammar, lms, tuned, toy_set,
+                                                              tmp_path):
+    write_tuning_run(tuned, tmp_path / "run.txt", tmp_path / "run.parquet", None, None)
+    scores = score_iterations(tmp_path / "run.parquet", toy_set, grammar, lms[0], DECODER, 1,
+                              "run", tmp_path / "scores.parquet", rerank_lm_path=lms[1])
+    assert len(scores) == len(tuned.log)
+    reordered = 0
+    for entry, bleu in zip(tuned.log, scores["test_bleu"], strict=True):
+        weights = dict(zip(tuned.feature_names, entry.weights, strict=True))
+        best = reranked_one_best(grammar, lms, weights)
+        assert bleu == pytest.approx(corpus_bleu(best, REFERENCES).value)
+        search, _ = split_rerank_weight(weights)
+        reordered += best != [hs[0].text for hs in decode_corpus(
+            SENTENCES, grammar, lms[0], search, DECODER, k=1)]
+    assert reordered  # a 1-best list would not have been reranked
+    with pytest.raises(ValueError, match="lm_rerank.*no reranking LM"):
+        score_iterations(tmp_path / "run.parquet", toy_set, grammar, lms[0], DECODER, 1, "run",
+                         tmp_path / "without.parquet")

@@ -3,6 +3,7 @@ hand-computed LM and WER values, the on-disk cache (hit, miss, resume), the two 
 the reference hook."""
 
 import math
+from dataclasses import replace
 
 import kenlm
 import numpy as np
@@ -12,6 +13,7 @@ from markdown_it import MarkdownIt
 
 from circle.core.pages import markdown_html
 from circle.decoder import DecoderSettings, Grammar, Hypothesis, write_weights
+from circle.decoder.model import RERANK_FEATURE
 from circle.figures.targeted_samples import triples_page
 from circle.lm import estimate_lm
 from circle.paraphrase.config import ParaphraserConfig
@@ -367,3 +369,31 @@ def test_the_set_up_finds_its_bias_grammar_by_name_not_by_float_equality(tmp_pat
         targeted_setup(TargetedSettings.from_config(
             {**params, "point": {"bias": 0.25, "weight": -1.0}}), None, grammars,
             "3gram.binary", weights, "5gram.binary", DecoderSettings())
+
+
+def test_the_paraphrasers_reranking_weight_is_left_to_the_targeted_reranker(tmp_path,
+                                                                            small_grammars):
+    """Paraphraser weights tuned with lm.rerank_nbest name lm_rerank: the targeted set-up
+    searches with the others (its Reranker scores with the reranking LM itself), so it makes
+    the lists, and has the cache key, of the same weights without it."""
+    _, paraphrases, lm = small_grammars
+    params = {"biases": [0.0], "nbest": 5, "search": "exact", "forest_beam": 1,
+              "rerank": {"lm": 1.0, "distance": 1.0, "paraphraser": 0.0},
+              "cache": str(tmp_path / "cache"), "depth": 2,
+              "point": {"bias": 0.0, "weight": -2.0}}
+    setups = {}
+    for name, weights in (("plain", PARAPHRASER_WEIGHTS),
+                          ("reranked", {**PARAPHRASER_WEIGHTS, RERANK_FEATURE: 0.8})):
+        write_weights(tmp_path / f"{name}.txt", weights)
+        setups[name] = replace(targeted_setup(
+            TargetedSettings.from_config(params), None, ["bias0.parquet"], lm,
+            tmp_path / f"{name}.txt", lm, DecoderSettings()), grammar_path=paraphrases)
+    assert setups["reranked"].paraphraser_weights == PARAPHRASER_WEIGHTS
+    assert setups["reranked"].key == setups["plain"].key
+    pairs = [(0, "the home is little"), (1, "the hound 's little")]
+    lists = {}
+    for name, setup in setups.items():
+        with setup.references(["the house is small", "the dog is small"], 2, name, 1) as hook:
+            lists[name] = [hook(index, hypothesis) for index, hypothesis in pairs]
+    assert lists["reranked"] == lists["plain"]
+    assert lists["plain"][0][1] == "the home is little"

@@ -5,8 +5,10 @@
 
 
 rule grid_sample:
-    """A seeded sample of tune sentences, their single reference and the 1H system's output."""
+    """A seeded sample of tune sentences, their single reference and the 1H system's output
+    (with lm.rerank_nbest its n-best lists reranked with the reranking LM, as it was tuned)."""
     input:
+        unpack(nbest_reranking_lm),
         evalset=EVALSET_TABLE.format(experiment="{experiment}", evalset="tune"),
         grammar=grid_sample_grammar,
         lm=decoding_lm,

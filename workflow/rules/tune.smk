@@ -432,8 +432,10 @@ rule targeted_tuning:
 
 rule score_iterations:
     """Tune score and test BLEU/TER of every iteration of one tuning run: the test set decoded
-    with each iteration's weights (thesis Fig. 5.4)."""
+    with each iteration's weights (thesis Fig. 5.4; with lm.rerank_nbest its n-best lists
+    reranked with the reranking LM, as in tuning)."""
     input:
+        unpack(nbest_reranking_lm),
         log=TUNING_LOG.format(experiment="{experiment}", run="{condition}.rep{replicate}"),
         test=EVALSET_TABLE.format(experiment="{experiment}", evalset="test"),
         grammar=run_test_grammar,

@@ -6,4 +6,4 @@ provenance = start_job(snakemake)
 make_grid_sample(snakemake.input.evalset, snakemake.input.grammar, snakemake.input.lm,
                  snakemake.input.weights, snakemake.params.size, snakemake.params.seed,
                  DecoderSettings.from_config(snakemake.params.settings), snakemake.threads,
-                 snakemake.output.sample, provenance)
+                 snakemake.output.sample, provenance, snakemake.input.get("rerank_lm"))

@@ -51,3 +51,10 @@ def split_rerank_weight(weights: Mapping[str, float]) -> tuple[dict[str, float],
     ``weights`` leave it out)."""
     search = {name: value for name, value in weights.items() if name != RERANK_FEATURE}
     return search, float(weights.get(RERANK_FEATURE, 0.0))
+
+
+def rerank_depth(k: int, nbest: int, reranking: bool) -> int:
+    """How many hypotheses to decode for a ``k``-best answer: with reranking at least
+    ``nbest``, the n-best size the reranking weight was tuned on (the config's decoder.k), as
+    the reranked 1-best may be any entry of the decoder's list; else ``k``."""
+    return max(k, nbest) if reranking else k

@@ -45,6 +45,7 @@ from circle.core.schemas import (
 )
 from circle.core.tables import read_metadata, read_table, write_table
 from circle.decoder import DecoderSettings, decode_corpus, read_weights
+from circle.decoder.rerank import rerank_depth, split_rerank_weight
 from circle.paraphrase.config import ParaphraserConfig
 from circle.paraphrase.paraphraser import Paraphraser, ReferenceMove, segment_distances
 from circle.tune.loop import single_references
@@ -62,11 +63,13 @@ def make_grid_sample(tune_path: str | os.PathLike, grammar_path: str | os.PathLi
                      lm_path: str | os.PathLike, weights_path: str | os.PathLike, size: int,
                      seed: int, settings: DecoderSettings, workers: int,
                      out_path: str | os.PathLike,
-                     provenance: Mapping[str, str] | None = None) -> pd.DataFrame:
+                     provenance: Mapping[str, str] | None = None,
+                     rerank_lm_path: str | os.PathLike | None = None) -> pd.DataFrame:
     """A seeded random sample of ``size`` tune segments (all if fewer) with their single
     reference and the 1-best MT output of the weights ``weights_path`` (the 1H-tuned system,
     thesis §5.2.1: "an SMT system whose parameters were tuned using only the original
-    reference")."""
+    reference"); with ``rerank_lm_path`` (lm.rerank_nbest) the 1-best of the ``settings.k``-best
+    list reranked with that LM, as the system was tuned (:mod:`circle.decoder.rerank`)."""
     table = read_table(tune_path, EVALSET)
     if size < 1:
         raise GridSearchError(f"the grid sample needs at least one sentence, got {size}")
@@ -75,7 +78,9 @@ def make_grid_sample(tune_path: str | os.PathLike, grammar_path: str | os.PathLi
     table = table.iloc[rows]
     references = single_references(table)
     outputs = decode_corpus(list(table["source"]), grammar_path, lm_path, weights_path,
-                            settings, workers=workers, k=1)
+                            settings, workers=workers,
+                            k=rerank_depth(1, settings.k, rerank_lm_path is not None),
+                            rerank_lm=rerank_lm_path)
     sample = pd.DataFrame({"segment_id": table["segment_id"].to_numpy(),
                            "source": table["source"].to_numpy(), "reference": references,
                            "mt_output": [hyps[0].text if hyps else "" for hyps in outputs]})
@@ -94,12 +99,15 @@ def paraphrase_sample(sample_path: str | os.PathLike, grammar_path: str | os.Pat
     """Paraphrase the sample's references towards their MT outputs with the grammar of
     self-paraphrase bias ``bias``, once per targeting weight (0: untargeted), as
     ``settings.k``-best lists; write the lists and their per-segment distances
-    (:func:`circle.paraphrase.paraphraser.segment_distances`). The grammar is loaded once."""
+    (:func:`circle.paraphrase.paraphraser.segment_distances`). The grammar is loaded once.
+    The paraphraser searches as the targeted paraphraser it configures does
+    (:func:`circle.paraphrase.targeted.targeted_setup`): without the tuned weight of the n-best
+    reranking feature, if the weights name it (lm.rerank_nbest)."""
     configs = [ParaphraserConfig(bias, weight) for weight in dict.fromkeys(targeting_weights)]
     sample = read_table(sample_path, GRID_SAMPLE)
     references, outputs = list(sample["reference"]), list(sample["mt_output"])
-    paraphraser = Paraphraser(grammar_path, lm_path, read_weights(weights_path), settings,
-                              workers)
+    search_weights, _ = split_rerank_weight(read_weights(weights_path))
+    paraphraser = Paraphraser(grammar_path, lm_path, search_weights, settings, workers)
     nbest_rows, distance_frames = [], []
     for done, config in enumerate(progress(configs, logger, f"grid row of bias {bias:g}",
                                            len(configs), "targeting weights"), 1):

@@ -59,6 +59,7 @@ from circle.decoder import (
 )
 from circle.decoder.corpus import DecoderPool
 from circle.decoder.lm import LN10, LanguageModel
+from circle.decoder.rerank import split_rerank_weight
 from circle.decoder.search import Forest, without_gc
 from circle.paraphrase.config import ParaphraserConfig, bias_name, read_grid_choice
 from circle.tune.metrics import WordIds, ter_from_stats
@@ -501,15 +502,24 @@ def targeted_setup(settings: TargetedSettings, choice_path: str | os.PathLike | 
                    decoder: DecoderSettings) -> TargetedSetup:
     """The set-up of the pipeline's 1H+kT runs: the paraphrase grammars ``grammar_paths`` in
     the order of ``settings.biases``; the configuration is ``settings.point`` if given, else
-    the grid's choice (``choice_path``)."""
+    the grid's choice (``choice_path``).
+
+    The paraphraser's weights are its search's: with lm.rerank_nbest the tuned paraphraser's
+    weight of the n-best reranking feature (:mod:`circle.decoder.rerank`) is dropped
+    (:func:`~circle.decoder.rerank.split_rerank_weight`). The targeted lists have their own
+    reranker, :class:`Reranker`, whose features are the thesis's (§5.3): the same reranking
+    LM's log-probability and WER to the target. Adding the tuned weight as well would count
+    that LM twice with a weight tuned for untargeted paraphrases, and with ``paraphraser`` 0
+    (the default) the Reranker's order does not read the paraphraser's scores at all; a
+    forest-mode list (``decode_forest(features=False)``) has no features to rescore either."""
     config = settings.point or read_grid_choice(choice_path)
     grammars = {bias_name(bias): path
                 for bias, path in zip(settings.biases, grammar_paths, strict=True)}
     if bias_name(config.bias) not in grammars:
         raise ValueError(f"the targeted paraphraser's bias {config.bias:g} has no grammar "
                          f"(paraphrase.biases {sorted(grammars, key=float)})")
-    return TargetedSetup(config, grammars[bias_name(config.bias)], lm_path,
-                         read_weights(paraphraser_weights_path),
+    search_weights, _ = split_rerank_weight(read_weights(paraphraser_weights_path))
+    return TargetedSetup(config, grammars[bias_name(config.bias)], lm_path, search_weights,
                          replace(decoder, k=settings.nbest), settings.search,
                          settings.forest_beam, settings.rerank, reranking_lm_path,
                          settings.cache, settings.depth)
