@@ -204,6 +204,8 @@ def _paraphrases(args: argparse.Namespace) -> None:
 def _decode_lines(args: argparse.Namespace, lines: list[str]) -> None:
     """Decode ``lines`` (raw text, tokenised here unless --tokenized) and print the results."""
     from circle.decoder import DecoderSettings, decode_corpus, format_nbest, read_weights
+    from circle.decoder.model import RERANK_FEATURE
+    from circle.decoder.rerank import rerank_depth
 
     if args.lang is None:
         from circle.translate import Experiment
@@ -213,8 +215,18 @@ def _decode_lines(args: argparse.Namespace, lines: list[str]) -> None:
     weights = read_weights(args.weights)
     settings = DecoderSettings.from_config({}, pop_limit=args.pop_limit, k=args.k)
     lm = _in_results(args, args.lm, DECODING_LM)
-    outputs = decode_corpus(sentences, args.grammar, lm, weights, settings, workers=args.workers)
+    rerank_lm, depth = None, args.k
+    if RERANK_FEATURE in weights:  # tuned with lm.rerank_nbest: rerank as in tuning
+        from circle.translate import Experiment
+
+        experiment = Experiment.at(args.results)
+        rerank_lm = experiment.reranking_lm
+        nbest = DecoderSettings.from_config(experiment.config.get("decoder", {})).k
+        depth = rerank_depth(args.k, nbest, True)
+    outputs = decode_corpus(sentences, args.grammar, lm, weights, settings, workers=args.workers,
+                            k=depth, rerank_lm=rerank_lm)
     for number, hypotheses in enumerate(outputs):
+        hypotheses = hypotheses[:args.k]
         if args.k > 1:
             print("\n".join(format_nbest(number, hypotheses)))
         else:

@@ -1,10 +1,12 @@
 """A trained system: the files translating and paraphrasing read, with their settings.
 
 A :class:`System` names, by role, the bilingual grammar (``grammar``), the decoding LM
-(``lm``), the translation weights (``weights``), what recasing needs (``recaser``), the
-paraphraser (``paraphrase_grammar``, ``paraphraser_lm``, ``paraphraser_weights``) and, for
-the weights of a kH_oov run, the tokenised text its OOV phrases' paraphrases are found in
-(``oov_text``), together with the languages, lowercasing and the decoder's search settings.
+(``lm``), the translation weights (``weights``), the reranking LM when the weights name the
+n-best reranking feature (``rerank_lm``, :mod:`circle.decoder.rerank`), what recasing needs
+(``recaser``), the paraphraser (``paraphrase_grammar``, ``paraphraser_lm``,
+``paraphraser_weights``) and, for the weights of a kH_oov run, the tokenised text its OOV
+phrases' paraphrases are found in (``oov_text``), together with the languages, lowercasing and
+the decoder's search settings.
 :meth:`circle.translate.Experiment.system` gives one inside a results directory;
 :func:`export_system` (``circle export-system``) copies one into a directory of its own with a
 manifest, :data:`MANIFEST` (like Moses' ``moses.ini``), which :meth:`System.load` reads from
@@ -39,6 +41,7 @@ import pyarrow.parquet as pq
 import yaml
 
 from circle.decoder import DecoderSettings
+from circle.decoder.model import RERANK_FEATURE
 
 log = logging.getLogger(__name__)
 
@@ -52,6 +55,7 @@ ROLES: dict[str, str] = {
     "grammar": "bilingual grammar",
     "lm": "decoding language model",
     "weights": "translation weights",
+    "rerank_lm": "reranking language model",
     "recaser": "recaser's spellings",
     "paraphrase_grammar": "paraphrase grammar",
     "paraphraser_lm": "paraphraser's language model",
@@ -213,6 +217,11 @@ class System:
         """The system's decoder settings, k = 1 unless overridden."""
         return DecoderSettings.from_config({**self.decoder, "k": 1}, **overrides)
 
+    def reranked_nbest(self) -> int:
+        """The size of the n-best lists the reranking LM reranks (lm.rerank_nbest): the
+        decoder's k, on whose lists the reranking weight was tuned."""
+        return DecoderSettings.from_config(self.decoder).k
+
     @classmethod
     def load(cls, directory: str | os.PathLike) -> System:
         """The system exported to ``directory`` (its :data:`MANIFEST`)."""
@@ -290,7 +299,9 @@ def export_system(system: System, root: Path, out: str | os.PathLike, made_with:
     """Write ``system`` into the empty or new directory ``out``: its files, each at its path
     relative to ``root`` (the results directory), the recaser's spellings as
     :data:`RECASER_FILE`, and the manifest; ``made_with`` names circle's version and commit,
-    ``made_from`` the experiment and run. Returns the manifest's path."""
+    ``made_from`` the experiment and run. Weights naming the n-best reranking feature bring
+    the reranking LM (role ``rerank_lm``) and keep the decoder's k, the n-best size reranked
+    (:meth:`System.reranked_nbest`). Returns the manifest's path."""
     out = Path(out)
     if out.exists() and (not out.is_dir() or any(out.iterdir())):
         raise ValueError(f"{out}: exists and is not an empty directory (export into a new "
@@ -310,6 +321,9 @@ def export_system(system: System, root: Path, out: str | os.PathLike, made_with:
 
     for role in ("grammar", "lm", "weights"):
         add(role, system.path(role))
+    reranked = _weighted(system.path("weights"), RERANK_FEATURE)
+    if reranked:
+        add("rerank_lm", system.path("rerank_lm"))
     if system.lowercase:
         if not system.has("recaser"):
             raise FileNotFoundError(f"{root / 'corpus/train.parquet'}: the training corpus "
@@ -322,7 +336,9 @@ def export_system(system: System, root: Path, out: str | os.PathLike, made_with:
     for role in ("paraphrase_grammar", "paraphraser_lm", "paraphraser_weights"):
         if system.has(role) and system.files[role].path.is_file():
             add(role, system.path(role))
-    weights_oov = _weights_oov(system.path("weights"))
+    from circle.grammar.oov_paraphrase import FEATURE as OOV_FEATURE
+
+    weights_oov = _weighted(system.path("weights"), OOV_FEATURE)
     for table in system.oov_tables() if weights_oov else []:
         add("oov_text", table)
     manifest = {
@@ -331,7 +347,8 @@ def export_system(system: System, root: Path, out: str | os.PathLike, made_with:
                       "lowercase": system.lowercase},
         "tokenizer": {"sacremoses": metadata.version("sacremoses"), "escape": True,
                       "normalization": "NFC"},
-        "decoder": asdict(system.decoder_settings()),
+        "decoder": asdict(system.decoder_settings(
+            k=system.reranked_nbest() if reranked else None)),
         "seed": system.seed,
         **({"oov_paraphrase": system.oov_paraphrase} if weights_oov else {}),
         "files": entries,
@@ -343,12 +360,11 @@ def export_system(system: System, root: Path, out: str | os.PathLike, made_with:
     return path
 
 
-def _weights_oov(weights: Path) -> bool:
-    """Whether a weight file weights the OOV paraphrase feature (a kH_oov run's)."""
+def _weighted(weights: Path, feature: str) -> bool:
+    """Whether a weight file weights ``feature``."""
     from circle.decoder import read_weights
-    from circle.grammar.oov_paraphrase import FEATURE
 
-    return FEATURE in read_weights(weights)
+    return feature in read_weights(weights)
 
 
 __all__ = ["FORMAT", "MANIFEST", "ROLES", "Recaser", "System", "SystemFile", "export_system",

@@ -27,7 +27,10 @@ spelling (:func:`render`; the decoder counts them but does not say where they we
 taken to be the output token spelt as it nearest its place in the input). With the weights of a
 kH_oov run (which weight the paraphrase feature ``log_paraphrase_similarity``), the OOV phrases
 of each chunk first borrow rules from their distributional paraphrases
-(:class:`OovParaphrases`), as the workflow's augmented tune and test grammars do.
+(:class:`OovParaphrases`), as the workflow's augmented tune and test grammars do. With
+weights tuned with n-best reranking (lm.rerank_nbest, which weight ``lm_rerank``) the decoder's
+k-best lists of the config's k are reranked with the reranking LM, as in tuning
+(:mod:`circle.decoder.rerank`).
 
 Where the experiment lowercases, the output is recased (:class:`circle.system.Recaser`).
 """
@@ -63,6 +66,8 @@ from circle.decoder import (
     read_weights,
 )
 from circle.decoder.chart import match
+from circle.decoder.model import RERANK_FEATURE
+from circle.decoder.rerank import rerank_depth
 from circle.distributional import DistributionalSettings, MonolingualCorpus
 from circle.grammar.filter import SentenceIndex, SourcePattern
 from circle.grammar.oov_paraphrase import FEATURE as OOV_FEATURE
@@ -165,6 +170,13 @@ class Experiment:
         return self.results / "paraphrase" / "lm" / f"{order}gram.binary"
 
     @property
+    def reranking_lm(self) -> Path:
+        """The LM that reranks the MT n-best lists when the weights name the n-best reranking
+        feature (lm.rerank_nbest, :mod:`circle.decoder.rerank`)."""
+        order = self.config.get("lm", {}).get("reranking_order", 5)
+        return self.results / "lm" / f"{order}gram.binary"
+
+    @property
     def grammar(self) -> Path:
         return self.results / "grammar" / "bilingual.parquet"
 
@@ -183,7 +195,7 @@ class Experiment:
         """The experiment's files as a :class:`circle.system.System`, translating with
         ``weights``; recasing learns from ``corpus/train.parquet`` (first letters only,
         with a warning, without it)."""
-        files = {"grammar": self.grammar, "lm": self.lm,
+        files = {"grammar": self.grammar, "lm": self.lm, "rerank_lm": self.reranking_lm,
                  "paraphrase_grammar": self.results / "paraphrase" / "bias0.parquet",
                  "paraphraser_lm": self.paraphraser_lm,
                  "paraphraser_weights": self.paraphraser_weights()[0]}
@@ -591,6 +603,10 @@ class Translator:
         """The grammar's row groups, up to ``cache_bytes`` of them kept from line to line."""
         self.lm = LanguageModel(system.path("lm"))
         self.weights = read_weights(system.path("weights"))
+        self.reranking = (LanguageModel(system.path("rerank_lm"))
+                          if RERANK_FEATURE in self.weights else None)
+        """Weights tuned with lm.rerank_nbest: the system's reranking LM reranks its
+        :meth:`System.reranked_nbest`-best lists, as in tuning (:mod:`circle.decoder.rerank`)."""
         self.oov_paraphrases = (OovParaphrases(system, self.grammar_path)
                                 if OOV_FEATURE in self.weights else None)
         """Weights of a kH_oov run (they weight the paraphrase feature): each chunk's OOV
@@ -641,9 +657,11 @@ class Translator:
         grammar = grammar_from_rules(rules, features)
         known = set(" ".join(pc.unique(rules["source"]).to_pylist()).split())
         del rules
+        depth = rerank_depth(k, self.system.reranked_nbest(), self.reranking is not None)
         outputs = decode_corpus(sources, grammar, self.lm, self.weights, self.settings,
-                                workers=self.workers, k=k)
+                                workers=self.workers, k=depth, rerank_lm=self.reranking)
         for line, source, hypotheses in zip(chunk, sources, outputs, strict=True):
+            hypotheses = hypotheses[:k]
             words = source.split()
             cased = words if tokenized else cased_tokens(line, words, lang)
             candidates = match(grammar, tuple(words), self.settings.span_limit).oov
