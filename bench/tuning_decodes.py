@@ -11,11 +11,39 @@ untuned start is decoded here, where the pipeline reads its lists from the decod
 a row per run and a total per variant. A variant is comma-separated ``key=value`` pairs:
 ``patience`` (an integer or ``none``), ``k`` (the n-best size), ``max_iterations``. Tune scores
 only: the test set is not used to choose between variants.
+
+A run with a patience stops at the first decode its patience allows and returns its best decode
+so far; until then it is the same run without patience (same seeds, same decodes, same
+optimisations). So ``--derive-patience 1 2 3`` prints, beside every run of a variant without
+patience, the runs each patience would have made, read off its log (``patience=p (derived)``)
+instead of tuning them again; ``--variant patience=2`` tunes one to check the derivation.
 """
 
 import argparse
 
 from tuning_threads import tune_run
+
+from circle.decoder.model import DECODER_FEATURES, RERANK_FEATURE
+from circle.tune.loop import TuningProblem, TuningResult, TuningSettings
+
+
+def under_patience(result: TuningResult, patience: int) -> tuple[int, int, int, float]:
+    """What the run of ``result`` (tuned without patience) would have been with ``patience``:
+    its sentence decodes, iterations, returned iteration and that iteration's tune score."""
+    problem = TuningProblem([name for name in result.feature_names
+                             if name not in (*DECODER_FEATURES, RERANK_FEATURE)], result.weights,
+                            TuningSettings(metric=result.metric, patience=patience),
+                            rerank=RERANK_FEATURE in result.feature_names)
+    log = result.log
+    stop = len(log)
+    for index in range(1, len(log)):
+        if problem.decodes_without_gain(log[:index], log[index].decode_score) is not None:
+            stop = index + 1
+            break
+    prefix = log[:stop]
+    best = prefix[problem.best_decode([entry.decode_score for entry in prefix])]
+    return (sum(entry.decoded_sentences for entry in prefix), stop, best.iteration,
+            best.decode_score)
 
 
 def parse_variant(text: str) -> dict:
@@ -34,6 +62,8 @@ def main() -> None:
     parser.add_argument("--variant", action="append", required=True,
                         help="e.g. patience=none or patience=2,k=300")
     parser.add_argument("--workers", type=int, default=2)
+    parser.add_argument("--derive-patience", type=int, nargs="*", default=[],
+                        help="patiences to read off every run of a variant without patience")
     args = parser.parse_args()
     print("| variant | run | decodes | iterations | returned | tune score |")
     print("|:---|:---|---:|---:|---:|---:|")
@@ -47,9 +77,15 @@ def main() -> None:
                                   replicate_pool=1, **variant)
                 decodes = sum(entry.decoded_sentences for entry in result.log)
                 returned = result.returned
-                totals.setdefault(text, []).append((decodes, returned.decode_score))
-                print(f"| {text} | {condition}.rep{replicate} | {decodes} | {len(result.log)} | "
-                      f"{returned.iteration} | {100 * returned.decode_score:.2f} |", flush=True)
+                rows = [(text, decodes, len(result.log), returned.iteration,
+                         returned.decode_score)]
+                if "patience" in variant and variant["patience"] is None:
+                    rows += [(f"{text.replace('patience=none', f'patience={p}')} (derived)",
+                              *under_patience(result, p)) for p in args.derive_patience]
+                for name, decodes, iterations, iteration, score in rows:
+                    totals.setdefault(name, []).append((decodes, score))
+                    print(f"| {name} | {condition}.rep{replicate} | {decodes} | {iterations} | "
+                          f"{iteration} | {100 * score:.2f} |", flush=True)
     for text, rows in totals.items():
         print(f"{text}: {sum(d for d, _ in rows)} sentence decodes, mean tune score "
               f"{100 * sum(s for _, s in rows) / len(rows):.2f} over {len(rows)} runs")
