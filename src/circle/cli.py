@@ -286,6 +286,7 @@ def _translation_system(args: argparse.Namespace) -> tuple[System, str]:
 
 def _paraphrase(args: argparse.Namespace) -> None:
     from circle.decoder import read_weights
+    from circle.decoder.model import RERANK_FEATURE
     from circle.paraphrase.paraphraser import Paraphraser
     from circle.system import System
     from circle.translate import Experiment, cased_tokens, paraphrase_lines
@@ -309,8 +310,10 @@ def _paraphrase(args: argparse.Namespace) -> None:
     weights = read_weights(system.path("paraphraser_weights"))
     settings = system.decoder_settings(pop_limit=args.pop_limit, k=args.k)
     lm = system.path("paraphraser_lm")  # the LM is checked first, as Paraphraser loads it
+    # weights tuned with lm.rerank_nbest: rerank the config's k-best lists as in tuning
+    rerank_lm = (system.path("paraphrase_rerank_lm") if RERANK_FEATURE in weights else None)
     paraphraser = Paraphraser(system.path("paraphrase_grammar"), lm, weights, settings,
-                              args.workers)  # loaded once
+                              args.workers, rerank_lm, system.reranked_nbest())  # loaded once
     recaser = system.recaser()
     show = _shown(args.print, recaser is not None)
     number = changed = 0
@@ -732,7 +735,8 @@ def build_parser() -> argparse.ArgumentParser:
 
     sub = command("export-system", _export_system, "write a trained system into a directory "
                   "of its own: the grammar, LM, a run's weights, the recaser's spellings and "
-                  "the paraphraser (hard links where on the same file system, else copies) and "
+                  "the paraphraser, with the reranking LMs of weights tuned with "
+                  "lm.rerank_nbest (hard links where on the same file system, else copies) and "
                   "a manifest, DIR/system.yaml, with their SHA-256 checksums, the languages, "
                   "tokeniser and decoder settings and circle's version; translate, paraphrase "
                   "and decode read it with --system DIR from anywhere")
@@ -744,7 +748,8 @@ def build_parser() -> argparse.ArgumentParser:
     sub = command("paraphrase", _paraphrase, "paraphrase English sentences (a file, stdin or "
                   "--sentence) with an experiment's paraphrase grammar (bias 0) and its tuned "
                   "paraphraser weights, loaded once; one 1-best paraphrase a line on stdout, and "
-                  "on stderr why a sentence has none")
+                  "on stderr why a sentence has none; weights tuned with lm.rerank_nbest rerank "
+                  "lists of the config's decoder.k with the paraphraser's reranking LM")
     sub.add_argument("input", nargs="?", default="-",
                      help="text file, one sentence per line, or - for stdin (default)")
     sub.add_argument("-s", "--sentence", action="append",

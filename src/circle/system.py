@@ -4,7 +4,8 @@ A :class:`System` names, by role, the bilingual grammar (``grammar``), the decod
 (``lm``), the translation weights (``weights``), the reranking LM when the weights name the
 n-best reranking feature (``rerank_lm``, :mod:`circle.decoder.rerank`), what recasing needs
 (``recaser``), the paraphraser (``paraphrase_grammar``, ``paraphraser_lm``,
-``paraphraser_weights``) and, for the weights of a kH_oov run, the tokenised text its OOV
+``paraphraser_weights``, and ``paraphrase_rerank_lm`` when its weights name the reranking
+feature) and, for the weights of a kH_oov run, the tokenised text its OOV
 phrases' paraphrases are found in (``oov_text``), together with the languages, lowercasing and
 the decoder's search settings.
 :meth:`circle.translate.Experiment.system` gives one inside a results directory;
@@ -60,6 +61,7 @@ ROLES: dict[str, str] = {
     "paraphrase_grammar": "paraphrase grammar",
     "paraphraser_lm": "paraphraser's language model",
     "paraphraser_weights": "paraphraser's weights",
+    "paraphrase_rerank_lm": "paraphraser's reranking language model",
     "oov_text": "tokenised text of the OOV paraphrases",
 }
 """Every role a system's file may have, and what it is."""
@@ -300,7 +302,8 @@ def export_system(system: System, root: Path, out: str | os.PathLike, made_with:
     relative to ``root`` (the results directory), the recaser's spellings as
     :data:`RECASER_FILE`, and the manifest; ``made_with`` names circle's version and commit,
     ``made_from`` the experiment and run. Weights naming the n-best reranking feature bring
-    the reranking LM (role ``rerank_lm``) and keep the decoder's k, the n-best size reranked
+    the reranking LM (role ``rerank_lm``; for the paraphraser's weights the paraphraser's,
+    ``paraphrase_rerank_lm``) and keep the decoder's k, the n-best size reranked
     (:meth:`System.reranked_nbest`). Returns the manifest's path."""
     out = Path(out)
     if out.exists() and (not out.is_dir() or any(out.iterdir())):
@@ -336,6 +339,10 @@ def export_system(system: System, root: Path, out: str | os.PathLike, made_with:
     for role in ("paraphrase_grammar", "paraphraser_lm", "paraphraser_weights"):
         if system.has(role) and system.files[role].path.is_file():
             add(role, system.path(role))
+    paraphraser_reranked = any(entry["role"] == "paraphraser_weights" for entry in entries) \
+        and _weighted(system.path("paraphraser_weights"), RERANK_FEATURE)
+    if paraphraser_reranked:
+        add("paraphrase_rerank_lm", system.path("paraphrase_rerank_lm"))
     from circle.grammar.oov_paraphrase import FEATURE as OOV_FEATURE
 
     weights_oov = _weighted(system.path("weights"), OOV_FEATURE)
@@ -348,7 +355,7 @@ def export_system(system: System, root: Path, out: str | os.PathLike, made_with:
         "tokenizer": {"sacremoses": metadata.version("sacremoses"), "escape": True,
                       "normalization": "NFC"},
         "decoder": asdict(system.decoder_settings(
-            k=system.reranked_nbest() if reranked else None)),
+            k=system.reranked_nbest() if reranked or paraphraser_reranked else None)),
         "seed": system.seed,
         **({"oov_paraphrase": system.oov_paraphrase} if weights_oov else {}),
         "files": entries,

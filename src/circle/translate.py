@@ -30,7 +30,8 @@ of each chunk first borrow rules from their distributional paraphrases
 (:class:`OovParaphrases`), as the workflow's augmented tune and test grammars do. With
 weights tuned with n-best reranking (lm.rerank_nbest, which weight ``lm_rerank``) the decoder's
 k-best lists of the config's k are reranked with the reranking LM, as in tuning
-(:mod:`circle.decoder.rerank`).
+(:mod:`circle.decoder.rerank`); so are the paraphraser's, with the paraphraser's reranking LM,
+when its weights name it.
 
 Where the experiment lowercases, the output is recased (:class:`circle.system.Recaser`).
 """
@@ -164,10 +165,22 @@ class Experiment:
     def paraphraser_lm(self) -> Path:
         """The LM the experiment's paraphraser decodes with: its own with
         ``paraphrase.language_models: pivots`` (:mod:`circle.corpus.pivots`), else :attr:`lm`."""
+        return self._paraphraser(self.lm)
+
+    @property
+    def paraphraser_reranking_lm(self) -> Path:
+        """The LM that reranks the paraphraser's n-best lists when its weights name the n-best
+        reranking feature, as in the workflow's paraphrase_references job
+        (:meth:`circle.pipeline.plan.Plan.nbest_reranking_inputs`): its own with
+        ``paraphrase.language_models: pivots``, else :attr:`reranking_lm`."""
+        return self._paraphraser(self.reranking_lm)
+
+    def _paraphraser(self, lm: Path) -> Path:
+        """The paraphraser's own LM of ``lm``'s order with ``paraphrase.language_models:
+        pivots``, else ``lm`` (the MT system's)."""
         if self.config.get("paraphrase", {}).get("language_models", "shared") != "pivots":
-            return self.lm
-        order = self.config.get("lm", {}).get("decoding_order", 3)
-        return self.results / "paraphrase" / "lm" / f"{order}gram.binary"
+            return lm
+        return self.results / "paraphrase" / "lm" / lm.name
 
     @property
     def reranking_lm(self) -> Path:
@@ -198,6 +211,7 @@ class Experiment:
         files = {"grammar": self.grammar, "lm": self.lm, "rerank_lm": self.reranking_lm,
                  "paraphrase_grammar": self.results / "paraphrase" / "bias0.parquet",
                  "paraphraser_lm": self.paraphraser_lm,
+                 "paraphrase_rerank_lm": self.paraphraser_reranking_lm,
                  "paraphraser_weights": self.paraphraser_weights()[0]}
         if weights is not None:
             files["weights"] = weights

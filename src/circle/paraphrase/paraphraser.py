@@ -4,7 +4,10 @@ Paraphrasing is decoding with an English-to-English grammar. A :class:`Paraphras
 loaded paraphrase grammar (the grammar of one self-paraphrase bias, eq. 5.3–5.10), the language
 model and the tuned paraphraser weights, and decodes untargeted or targeted k-best lists with
 any targeting weight (eq. 5.1) without loading anything again; a :class:`ParaphraserConfig`
-names one (bias, targeting weight) configuration.
+names one (bias, targeting weight) configuration. Weights tuned with n-best reranking
+(lm.rerank_nbest: they weight ``lm_rerank``) rerank its lists with the reranking LM, as the
+thesis's set-ups rerank "both the SMT and the paraphraser n-best lists" with the 5-gram
+(:mod:`circle.decoder.rerank`).
 
 Distances in the space of references are TER (Snover et al. 2006, sacrebleu's definition,
 :func:`circle.tune.metrics.ter_stats`): ``d_ref`` = TER(paraphrase, original reference) and ``d_mt``
@@ -28,6 +31,7 @@ from circle.decoder import (
     decode_corpus,
     load_grammar,
 )
+from circle.decoder.rerank import rerank_depth
 from circle.tune.metrics import ter_from_stats, ter_stats
 
 
@@ -37,17 +41,25 @@ class Paraphraser:
     ``weights`` are the tuned paraphraser's (§3.2.3); their ``target`` entry is replaced by the
     targeting weight of each call. The language model is loaded (and checked) before the
     grammar. With ``workers`` > 1, each call decodes in that many forked processes that share
-    the loaded grammar and language model.
+    the loaded grammar and language model. With ``rerank_lm`` every list is reranked with it
+    (the weights' ``lm_rerank``), and lists of at least ``rerank_nbest`` hypotheses, the n-best
+    size that weight was tuned on (the config's decoder.k), are decoded to rerank before a
+    k-best answer is cut from them (:func:`circle.decoder.rerank.rerank_depth`).
     """
 
     def __init__(self, grammar: Grammar | str | os.PathLike,
                  lm: LanguageModel | str | os.PathLike, weights: Mapping[str, float],
-                 settings: DecoderSettings | None = None, workers: int = 1):
+                 settings: DecoderSettings | None = None, workers: int = 1,
+                 rerank_lm: LanguageModel | str | os.PathLike | None = None,
+                 rerank_nbest: int = 1):
         self.lm = lm if isinstance(lm, LanguageModel) else LanguageModel(lm)
+        self.reranking = (rerank_lm if rerank_lm is None or isinstance(rerank_lm, LanguageModel)
+                          else LanguageModel(rerank_lm))
         self.grammar = grammar if isinstance(grammar, Grammar) else load_grammar(grammar)
         self.weights = dict(weights)
         self.settings = settings or DecoderSettings()
         self.workers = workers
+        self.rerank_nbest = rerank_nbest
 
     def paraphrase(self, inputs: Sequence[str], targets: Sequence[str] | None = None,
                    targeting_weight: float = 0.0, k: int | None = None
@@ -57,8 +69,12 @@ class Paraphraser:
         if targets is None and targeting_weight != 0.0:
             raise ValueError("a targeting weight needs targets")
         weights = dict(self.weights, target=targeting_weight)
-        return decode_corpus(inputs, self.grammar, self.lm, weights, self.settings,
-                             workers=self.workers, k=k, targets=targets)
+        k = self.settings.k if k is None else k
+        depth = rerank_depth(k, self.rerank_nbest, self.reranking is not None)
+        outputs = decode_corpus(inputs, self.grammar, self.lm, weights, self.settings,
+                                workers=self.workers, k=depth, targets=targets,
+                                rerank_lm=self.reranking)
+        return [hypotheses[:k] for hypotheses in outputs]
 
 
 DISTANCE_COLUMNS: tuple[str, ...] = (
