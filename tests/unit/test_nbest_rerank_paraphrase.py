@@ -172,3 +172,21 @@ def test_the_paraphrasers_reranking_lm_is_its_own_where_the_experiment_has_one(t
     assert shared.paraphraser_reranking_lm == shared.reranking_lm == tmp_path / "lm/5gram.binary"
     assert own.paraphraser_reranking_lm == tmp_path / "paraphrase/lm/5gram.binary"
     assert own.system().files["paraphrase_rerank_lm"].path == own.paraphraser_reranking_lm
+
+
+def test_the_job_keeps_the_first_k_of_the_reranked_lists_of_decoder_k(paraphrasing, job_lists):
+    """paraphrase_references asked for k = 2 paraphrases (the workflow asks for the most any
+    1H+kP condition uses) reranks the decoder.k-best lists the reranking weight was tuned on and
+    keeps their first two, not the search's 2-best reranked."""
+    results = paraphrasing / "results/tiny"
+    config = yaml.safe_load((results / "config.yaml").read_text())
+    paraphrase_references(paraphrasing / "tune.parquet", results / "paraphrase/bias0.parquet",
+                          results / "lm/3gram.binary", results / "weights/paraphraser-bias0.txt",
+                          2, DecoderSettings.from_config(config["decoder"]), 1,
+                          paraphrasing / "nbest2.parquet",
+                          rerank_lm_path=results / "lm/5gram.binary")
+    two = read_table(paraphrasing / "nbest2.parquet", NBEST_TABLE)
+    columns = ["segment_id", "rank", "hypothesis"]
+    expected = job_lists[job_lists["rank"] < 2].sort_values(["segment_id", "rank"])[columns]
+    pd.testing.assert_frame_equal(two.sort_values(["segment_id", "rank"])[columns]
+                                  .reset_index(drop=True), expected.reset_index(drop=True))

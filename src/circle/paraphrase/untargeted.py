@@ -23,6 +23,7 @@ from circle.decoder import (
     read_weights,
 )
 from circle.decoder.model import Model
+from circle.decoder.rerank import rerank_depth
 from circle.decoder.sets import write_nbest
 from circle.tune.checkpoint import Checkpoint
 from circle.tune.loop import (
@@ -81,16 +82,18 @@ def paraphrase_references(tune_path: str | os.PathLike, grammar_path: str | os.P
                           reference: int | None = None,
                           rerank_lm_path: str | os.PathLike | None = None) -> None:
     """The k-best untargeted paraphrases of each segment's single reference (§4.3.2; which
-    one: :func:`single_references`), with ``rerank_lm_path`` reranked with that LM
-    (:mod:`circle.decoder.rerank`)."""
+    one: :func:`single_references`), with ``rerank_lm_path`` the first k of the decoder's
+    ``settings.k``-best lists reranked with that LM (:mod:`circle.decoder.rerank`): the lists
+    the paraphraser's reranking weight was tuned on, as ``circle paraphrase`` reranks them."""
     table = read_table(tune_path, EVALSET)
     singles = single_references(table, reference)
     weights = read_weights(weights_path)
     lm = LanguageModel(lm_path)  # checked before the grammar is loaded
     grammar = load_grammar(grammar_path)
     names = Model(grammar.feature_names, weights, rerank_lm_path is not None).names
-    outputs = decode_corpus(singles, grammar, lm, weights, settings, workers, k=k,
-                            rerank_lm=rerank_lm_path)
+    depth = rerank_depth(k, settings.k, rerank_lm_path is not None)
+    outputs = [hypotheses[:k] for hypotheses in decode_corpus(
+        singles, grammar, lm, weights, settings, workers, k=depth, rerank_lm=rerank_lm_path)]
     write_nbest(table["segment_id"].tolist(), outputs, names, out_path, provenance,
                 {"weights": json.dumps(weights, sort_keys=True),
                  "input": "single reference" if reference is None
