@@ -633,6 +633,18 @@ def _scoring_arguments(sub: argparse.ArgumentParser) -> None:
     _results_argument(sub)
 
 
+def _page_of_experiments_arguments(sub: argparse.ArgumentParser, out: str) -> None:
+    """The options of a command that writes one page from several experiments' results."""
+    sub.add_argument("--out", default=out,
+                     help="the directory to write, relative to the project root (default: "
+                          "%(default)s)")
+    sub.add_argument("--made-at", metavar="TEXT",
+                     help="the commits the runs were made at (default: the checkout's)")
+    sub.add_argument("--project",
+                     help="the project root, the directory with the Snakefile (default: "
+                          "$CIRCLE_PROJECT, else the checkout circle runs from)")
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="circle", description="The circle command: the package's functions for ad-hoc use, "
@@ -832,14 +844,7 @@ def build_parser() -> argparse.ArgumentParser:
                           "experiment first (its dose-response run set evaluated), then the "
                           "paraphraser experiments, e.g. results/powered "
                           "results/powered-languages-english results/powered-identity")
-    sub.add_argument("--out", default="results/verdict",
-                     help="the directory to write, relative to the project root (default: "
-                          "%(default)s)")
-    sub.add_argument("--made-at", metavar="TEXT",
-                     help="the commits the runs were made at (default: the checkout's)")
-    sub.add_argument("--project",
-                     help="the project root, the directory with the Snakefile (default: "
-                          "$CIRCLE_PROJECT, else the checkout circle runs from)")
+    _page_of_experiments_arguments(sub, "results/verdict")
 
     sub = command("ladder", _ladder, "write the ladder of paraphrasers: experiments with the "
                   "same MT system and their own paraphrasers side by side (the ladder table: "
@@ -848,14 +853,7 @@ def build_parser() -> argparse.ArgumentParser:
     sub.add_argument("rungs", nargs="+", metavar="RESULTS",
                      help="the experiments' results directories (results/<experiment>, relative "
                           "to the project root), the baseline first")
-    sub.add_argument("--out", default="results/ladder",
-                     help="the directory to write, relative to the project root (default: "
-                          "%(default)s)")
-    sub.add_argument("--made-at", metavar="TEXT",
-                     help="the commits the runs were made at (default: the checkout's)")
-    sub.add_argument("--project",
-                     help="the project root, the directory with the Snakefile (default: "
-                          "$CIRCLE_PROJECT, else the checkout circle runs from)")
+    _page_of_experiments_arguments(sub, "results/ladder")
     return parser
 
 
