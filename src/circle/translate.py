@@ -258,7 +258,7 @@ def best_tuned_run(results: Path, condition: str) -> tuple[str, str, float, int]
     """(run, metric, tune score, runs compared) of the replicate of ``condition`` whose tuning
     log returned the best decoded tune score and whose weights exist; None if there is none."""
     from circle.core.schemas import TUNING_LOG
-    from circle.core.tables import read_table
+    from circle.core.tables import SchemaError, read_table
     from circle.tune.metrics import get_metric
 
     found = []
@@ -266,7 +266,13 @@ def best_tuned_run(results: Path, condition: str) -> tuple[str, str, float, int]
         run = log_path.name.removesuffix(".parquet")
         if not (results / "weights" / f"{run}.txt").is_file():
             continue
-        table = read_table(log_path, TUNING_LOG)
+        try:
+            table = read_table(log_path, TUNING_LOG)
+        except SchemaError as error:
+            raise SchemaError(f"{error}: its tuning logs were written by another version of "
+                              "circle, so the best replicate cannot be chosen; name the weights "
+                              f"with --weights (e.g. --weights {run}), or rerun the workflow to "
+                              "tune again") from error
         returned = table[table["returned"]]
         if len(returned):
             found.append((run, str(returned["metric"].iloc[0]),

@@ -271,3 +271,31 @@ def test_the_paraphraser_decodes_with_its_own_lm_where_the_experiment_has_one(tm
                                 "paraphrase": {"language_models": "pivots"}})
     assert shared.paraphraser_lm == shared.lm == tmp_path / "lm/4gram.binary"
     assert own.paraphraser_lm == tmp_path / "paraphrase/lm/4gram.binary"
+
+
+def test_tuning_logs_of_another_circle_name_the_way_out(tmp_path):
+    """A results directory whose tuning logs another version of circle wrote (another schema
+    version): the best replicate cannot be chosen, and the error says to name the weights or
+    tune again, naming the log."""
+    from dataclasses import replace
+
+    import numpy as np
+
+    from circle.core.tables import SchemaError
+    from circle.translate import best_tuned_run
+
+    (tmp_path / "tune").mkdir()
+    (tmp_path / "weights").mkdir()
+    (tmp_path / "weights/1H.rep0.txt").write_text("lm 1.0\n")
+    frame = pd.DataFrame({"iteration": np.array([1], dtype=np.int32), "metric": "bleu",
+                          "weights": [[1.0]], "decode_score": [0.2], "pool_score": [None],
+                          "new_hypotheses": np.array([10]), "pool_size": np.array([10]),
+                          "returned": [True], "stop_reason": ["max_iterations"],
+                          "decoded_sentences": np.array([100])})
+    older = replace(TUNING_LOG, version=TUNING_LOG.version - 1)
+    write_table(frame, tmp_path / "tune/1H.rep0.parquet", older)
+    with pytest.raises(SchemaError, match=r"1H\.rep0\.parquet: expected schema .* another "
+                                          r"version of circle.*--weights 1H\.rep0"):
+        best_tuned_run(tmp_path, "1H")
+    write_table(frame, tmp_path / "tune/1H.rep0.parquet", TUNING_LOG)
+    assert best_tuned_run(tmp_path, "1H") == ("1H.rep0", "bleu", 0.2, 1)
