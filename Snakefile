@@ -73,7 +73,8 @@ rule all:
         # would fall back to other weights.
         PLAN.paraphraser_weights(EXPERIMENT),
         [WEIGHTS.format(experiment=EXPERIMENT, weights=name)
-         for name in ("untuned-translation", "untuned-paraphrase", *tuning_runs())],
+         for name in ("untuned-translation", "untuned-paraphrase",
+                      *(run.name for run in tuning_runs()))],
         EVALSET_TABLE.format(experiment=EXPERIMENT, evalset="test"),
 
 

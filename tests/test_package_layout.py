@@ -83,3 +83,20 @@ def test_no_import_cycle_between_modules():
     for module in sorted(known):
         if module not in state and (found := cycle_from(module, [])):
             pytest.fail(" -> ".join(found))
+
+
+SCRIPTS = PACKAGE.parents[1] / "workflow" / "scripts"
+
+
+def test_no_workflow_script_parses_a_run_name():
+    """The plan resolves runs once (circle.pipeline.runs); the rules give their scripts the
+    runs as data, so no script turns a run or condition name back into one."""
+    parsing = sorted(
+        f"{path.name}:{node.lineno}"
+        for path in SCRIPTS.glob("*.py")
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8")))
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute)
+        and isinstance(node.func.value, ast.Name)
+        and node.func.value.id in ("TuningRun", "Condition")
+        and node.func.attr in ("parse", "of"))
+    assert parsing == []

@@ -10,13 +10,15 @@ import yaml
 from snakemake.utils import validate
 
 from circle.decoder.model import DecoderSettings
-from circle.experiments.conditions import run_seed
+from circle.experiments.conditions import TuningRun, run_seed
+from circle.experiments.mt_tuning import RunSettings, run_tuning_settings
 from circle.paraphrase.config import ParaphraserConfig
+from circle.paraphrase.targeted import TargetedSettings
 from circle.pipeline import runs
+from circle.pipeline.plan import Plan
 from circle.pipeline.runs import augmented_weights, resolve_run
 
 ROOT = Path(__file__).resolve().parents[2]
-TARGETED = {"biases": [0.0, 0.1], "point": None, "nbest": 100, "cache": "c"}
 DECODER = {"pop_limit": 100, "span_limit": 10, "options_limit": 20, "k": 100}
 
 
@@ -34,7 +36,7 @@ def test_a_plain_run_takes_the_config_metric_and_its_own_seed_and_reads_no_extra
     run = resolve_run("2H", "1", config)
     assert (run.name, run.start, run.metric) == ("2H.rep1", "untuned-translation", "bleu")
     assert run.seed == run_seed(config["seed"], "2H.rep1")
-    assert run.paraphrase_bias is None and run.paraphraser is None and not run.grid_choice
+    assert run.paraphrase_bias is None and run.paraphraser is None
     assert run.inputs("default", "lm.binary") == {
         "evalset": "results/default/sets/tune.parquet",
         "grammar": "results/default/grammar/filtered/tune.parquet",
@@ -97,20 +99,17 @@ def test_untargeted_paraphrases_come_at_the_config_bias_unless_the_condition_nam
 
 def test_a_targeted_run_starts_from_its_replicates_1h_and_waits_for_the_grids_choice():
     run = resolve_run("1H+3T", 2, default_config())
-    assert run.start == "1H.rep2" and run.grid_choice and run.paraphraser is None
+    assert run.start == "1H.rep2" and run.paraphraser is None
     assert run.inputs("x", "lm")["weights"] == "results/x/weights/1H.rep2.txt"
     assert "paraphrases" not in run.inputs("x", "lm")
-    assert run.targeted_params(TARGETED) == TARGETED
 
 
 def test_a_configured_point_or_the_conditions_own_paraphraser_replaces_the_grid_choice():
     pointed = resolve_run("1H+1T", 0, default_config(
         grid_search={"point": {"bias": 0.1, "weight": -0.5}}))
-    assert pointed.paraphraser == ParaphraserConfig(0.1, -0.5) and not pointed.grid_choice
+    assert pointed.paraphraser == ParaphraserConfig(0.1, -0.5)
     own = resolve_run("1H+1T_b0_w-2", 0, default_config())
-    assert own.paraphraser == ParaphraserConfig(0.0, -2.0) and not own.grid_choice
-    assert own.targeted_params(TARGETED)["point"] == {"bias": 0.0, "weight": -2.0}
-    assert TARGETED["point"] is None  # the shared settings are not changed
+    assert own.paraphraser == ParaphraserConfig(0.0, -2.0)
 
 
 def test_dose_and_lattice_conditions_read_their_own_tables():
@@ -124,9 +123,54 @@ def test_dose_and_lattice_conditions_read_their_own_tables():
 def test_the_job_params_are_the_runs_settings_seed_and_iteration_directory():
     config = default_config()
     run = resolve_run("1H+1P", 1, config)
-    params = run.job_params("x", DECODER, TARGETED)
+    params = run.to_params("x", DECODER, None)
     assert params == {"settings": DECODER, "tuning": dict(run.tuning), "seed": run.seed,
                       "targeted": None, "iterations": "results/x/tune/1H+1P.rep1.iterations"}
+
+
+def plain(value) -> bool:
+    """Whether ``value`` is made of the builtin values Snakemake records as params."""
+    if isinstance(value, dict):
+        return all(isinstance(k, str) and plain(v) for k, v in value.items())
+    if isinstance(value, list | tuple):
+        return all(plain(v) for v in value)
+    return value is None or isinstance(value, str | int | float | bool)
+
+
+@pytest.mark.parametrize(("condition", "point"), [
+    ("1H+2T", None), ("1H+1T_b0_w-2", ParaphraserConfig(0.0, -2.0)),
+    ("1H+2P", None), ("2H_ter", None)])
+def test_a_runs_params_are_plain_and_read_back_as_its_typed_settings(condition, point):
+    config = default_config(tuning={"replicate_pool": 2})
+    plan = Plan(config)
+    run = plan.resolve(condition, 2)
+    params = plan.tuning_job_params("x", condition, 2)
+    assert plain(params)
+    settings = RunSettings.from_params(run.run, params)
+    assert settings.decoder == DecoderSettings.from_config(config["decoder"])
+    assert settings.tuning == run_tuning_settings(run.run, run.tuning, run.seed)
+    assert settings.tuning.seed == run_seed(config["seed"], f"{condition}.rep2")
+    assert settings.tuning.metric == run.metric
+    assert settings.tuning.replicate_pool == (
+        0 if run.condition.targeted else 2)
+    if not run.condition.targeted:
+        assert settings.targeted is None
+        return
+    assert settings.targeted.point == point == run.paraphraser
+    assert settings.targeted.depth == plan.max_paraphrases(targeted=True)
+    assert ("choice" in plan.tuning_inputs("x", condition, 2)) == (point is None)
+
+
+def test_a_configured_point_reaches_the_runs_and_pages_settings_once_parsed():
+    plan = Plan(default_config(grid_search={"point": {"bias": 0.1, "weight": -0.5}}))
+    assert plan.targeted_point == ParaphraserConfig(0.1, -0.5)
+    run = RunSettings.from_params(TuningRun.of("1H+2T", 0),
+                                  plan.tuning_job_params("x", "1H+2T", 0))
+    assert run.targeted.point == plan.targeted_point
+    page = TargetedSettings.from_config(plan.targeted_settings("x", plan.targeted_point))
+    assert page.point == plan.targeted_point
+    own = plan.tuning_job_params("x", "1H+1T_b0_w-2", 0)["targeted"]["point"]
+    assert ParaphraserConfig.from_point(own) == ParaphraserConfig(0.0, -2.0)
 
 
 def test_a_misspelt_condition_is_refused_with_the_canonical_name():

@@ -370,8 +370,9 @@ def max_paraphrases(targeted=False):
 
 
 def tuning_runs():
-    """The name of every tuning run of the config ('1H+2P.rep0')."""
-    return [run.name for run in PLAN.tuning_runs()]
+    """Every tuning run of the config (Plan.tuning_runs), as TuningRun: the rules name its
+    files with run.name and give the runs themselves to their scripts as params."""
+    return PLAN.tuning_runs()
 
 
 def figures():
@@ -383,8 +384,8 @@ def figure(key):
 
 
 def evaluated_runs(wildcards):
-    """The run names an evaluation covers (Plan.evaluated_runs)."""
-    return [run.name for run in PLAN.evaluated_runs(wildcards.experiment, wildcards.run_set)]
+    """The runs an evaluation covers (Plan.evaluated_runs), as TuningRun."""
+    return PLAN.evaluated_runs(wildcards.experiment, wildcards.run_set)
 
 
 def paper_figure_inputs(wildcards):
@@ -442,7 +443,7 @@ def focus_inputs(wildcards):
 
 
 def targeted_paraphraser_inputs(wildcards):
-    return PLAN.targeted_paraphraser_inputs(wildcards.experiment)
+    return PLAN.targeted_paraphraser_inputs(wildcards.experiment, PLAN.targeted_point)
 
 
 def paraphraser_weights(wildcards):
@@ -474,8 +475,8 @@ def tuning_run_params():
 
 
 def curve_runs():
-    """The run names of Fig. 5.4 (Plan.curve_runs), '1H+1T_b0_w-0.5.rep0'."""
-    return [run.name for run in PLAN.curve_runs()]
+    """The runs of Fig. 5.4 (Plan.curve_runs), as TuningRun ('1H+1T_b0_w-0.5.rep0')."""
+    return PLAN.curve_runs()
 
 
 def targeted_conditions():
@@ -484,7 +485,7 @@ def targeted_conditions():
 
 
 def targeted_settings(wildcards):
-    return PLAN.targeted_settings(wildcards.experiment)
+    return PLAN.targeted_settings(wildcards.experiment, PLAN.targeted_point)
 
 
 def extra_reference_inputs(wildcards):

@@ -111,7 +111,7 @@ rule report_focus:
     log:
         "logs/{experiment}/report_focus.log",
     params:
-        runs=lambda wildcards: [run.name for run in PLAN.focus_runs()],
+        runs=lambda wildcards: PLAN.focus_runs(),
         settings=decoder_settings(),
         # its own cache: the tuning runs' cache, which report_targeted samples, stays theirs
         targeted=lambda wildcards: {

@@ -202,11 +202,11 @@ rule evaluate_runs:
     input:
         test=EVALSET_TABLE.format(experiment="{experiment}", evalset="test"),
         nbest=lambda wildcards: [
-            DECODE_NBEST.format(experiment=wildcards.experiment, weights=run, evalset="test")
+            DECODE_NBEST.format(experiment=wildcards.experiment, weights=run.name, evalset="test")
             for run in evaluated_runs(wildcards)
         ],
         logs=lambda wildcards: [
-            TUNING_LOG.format(experiment=wildcards.experiment, run=run)
+            TUNING_LOG.format(experiment=wildcards.experiment, run=run.name)
             for run in evaluated_runs(wildcards)
         ],
         untuned=DECODE_NBEST.format(
@@ -219,7 +219,7 @@ rule evaluate_runs:
         "logs/{experiment}/evaluate_runs/{run_set}log",
     params:
         runs=evaluated_runs,
-        seeds=lambda wildcards: [tuning_seed(run) for run in evaluated_runs(wildcards)],
+        seeds=lambda wildcards: [tuning_seed(run.name) for run in evaluated_runs(wildcards)],
         samples=config["evaluation"]["bootstrap_samples"],
         shuffles=config["evaluation"]["shuffles"],
         significance_level=config["evaluation"]["significance_level"],
@@ -241,7 +241,9 @@ rule report_references:
     input:
         table=EVALUATION_TABLE.format(experiment="{experiment}", run_set=""),
         conditions=EVALUATION_CONDITIONS.format(experiment="{experiment}", run_set=""),
-        logs=[TUNING_LOG.format(experiment="{experiment}", run=run) for run in tuning_runs()],
+        logs=[
+            TUNING_LOG.format(experiment="{experiment}", run=run.name) for run in tuning_runs()
+        ],
     output:
         markdown="results/{experiment}/report/fig4_3.md",
         html=report(
@@ -464,7 +466,9 @@ rule report_curves:
     """The thesis Fig. 5.4 page, table and plot: tune and test BLEU per iteration of 1H+1T
     tuned with the targeted.curves paraphraser (no self-paraphrase bias) at two weights."""
     input:
-        scores=[f"results/{{experiment}}/iterations/{run}.parquet" for run in curve_runs()],
+        scores=[
+            f"results/{{experiment}}/iterations/{run.name}.parquet" for run in curve_runs()
+        ],
     output:
         markdown="results/{experiment}/report/fig5_4.md",
         html=report(

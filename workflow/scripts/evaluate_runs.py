@@ -1,12 +1,9 @@
 from circle.core.jobs import start_job
-from circle.experiments.conditions import TuningRun
 from circle.experiments.run_evaluation import evaluate_runs
 
 provenance = start_job(snakemake)
-runs = []
-for run, seed, nbest, log in zip(snakemake.params.runs, snakemake.params.seeds,
-                                 snakemake.input.nbest, snakemake.input.logs, strict=True):
-    runs.append((TuningRun.parse(run), seed, nbest, log))
+runs = list(zip(snakemake.params.runs, snakemake.params.seeds, snakemake.input.nbest,
+                snakemake.input.logs, strict=True))
 evaluate_runs(snakemake.wildcards.experiment, snakemake.input.test, runs,
               snakemake.params.samples, snakemake.params.seed, snakemake.output.table,
               provenance, conditions_path=snakemake.output.conditions,

@@ -36,7 +36,7 @@ from circle.decoder.nbest import NBEST
 from circle.decoder.sets import RecordedDecode
 from circle.experiments.conditions import UNTUNED_TRANSLATION, Condition, TuningRun
 from circle.experiments.heldout import tuning_set_rows
-from circle.paraphrase.targeted import TargetedReferences, TargetedSetup
+from circle.paraphrase.targeted import TargetedReferences, TargetedSettings, TargetedSetup
 from circle.tune import fanout
 from circle.tune.checkpoint import Checkpoint, SavedIteration, read_iteration
 from circle.tune.loop import (
@@ -69,6 +69,31 @@ def run_tuning_settings(run: TuningRun, tuning: Mapping, seed: int) -> TuningSet
     if run.start == UNTUNED_TRANSLATION:
         return settings
     return replace(settings, replicate_pool=0)
+
+
+@dataclass(frozen=True)
+class RunSettings:
+    """What an MT tuning run's jobs are told besides their files, typed once per job: the
+    decoder's search settings, the run's :class:`~circle.tune.loop.TuningSettings`
+    (:func:`run_tuning_settings`) and a 1H+kT run's targeted paraphraser settings at the
+    configuration the plan chose for it (None: the grid's choice, or no targeted
+    paraphraser)."""
+
+    decoder: DecoderSettings
+    tuning: TuningSettings
+    targeted: TargetedSettings | None
+
+    @classmethod
+    def from_params(cls, run: TuningRun, params: Mapping[str, Any]) -> RunSettings:
+        """``run``'s settings from the params of
+        :meth:`circle.pipeline.runs.ResolvedRun.to_params` (keys ``settings``, ``tuning``,
+        ``seed`` and ``targeted``), which stay plain values so that Snakemake can record
+        them."""
+        targeted = params["targeted"]
+        return cls(DecoderSettings.from_config(params["settings"]),
+                   run_tuning_settings(run, params["tuning"], params["seed"]),
+                   None if targeted is None else TargetedSettings.from_config(targeted))
+
 
 def condition_references(table: pd.DataFrame, condition: Condition,
                          paraphrases: pd.DataFrame | None,
@@ -149,16 +174,14 @@ class ConditionTuning:
     def from_job(cls, job: Any) -> ConditionTuning:
         """The run of a Snakemake tuning job (``snakemake`` in its script): wildcards
         ``condition`` and ``replicate``, the inputs of ``tuning_inputs`` (and
-        ``start_decode`` of ``fanned_out_tuning_inputs``) and the params
-        ``settings``, ``tuning``, ``seed`` and ``targeted`` (workflow/rules/tune.smk)."""
-        settings = DecoderSettings.from_config(job.params.settings)
-        targeted = None
-        if job.params.targeted is not None:
-            targeted = TargetedSetup.from_job(job, settings)
+        ``start_decode`` of ``fanned_out_tuning_inputs``) and the params of
+        :meth:`RunSettings.from_params` (workflow/rules/tune.smk)."""
         run = TuningRun.of(job.wildcards.condition, job.wildcards.replicate)
+        settings = RunSettings.from_params(run, job.params)
+        targeted = (None if settings.targeted is None
+                    else TargetedSetup.from_job(job, settings.decoder, settings.targeted))
         return cls(run, job.input.evalset, job.input.grammar, job.input.lm, job.input.weights,
-                   job.input.get("paraphrases"), settings,
-                   run_tuning_settings(run, job.params.tuning, job.params.seed), targeted,
+                   job.input.get("paraphrases"), settings.decoder, settings.tuning, targeted,
                    job.input.get("start_decode"), job.input.get("extra"),
                    job.input.get("lattice"), job.input.get("rerank_lm"))
 

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import math
 import os
+from collections.abc import Mapping
 from dataclasses import dataclass
 
 from circle.core.schemas import GRID_CHOICE
@@ -39,6 +40,16 @@ class ParaphraserConfig:
     @property
     def targeted(self) -> bool:
         return self.targeting_weight != 0.0
+
+    def to_point(self) -> dict[str, float]:
+        """The configuration as ``grid_search.point`` spells it, ``{bias, weight}``: the form
+        the workflow's ``targeted`` params carry (:meth:`from_point` reads it back)."""
+        return {"bias": self.bias, "weight": self.targeting_weight}
+
+    @classmethod
+    def from_point(cls, point: Mapping[str, float]) -> ParaphraserConfig:
+        """The configuration of a ``grid_search.point`` or of :meth:`to_point`."""
+        return cls(float(point["bias"]), float(point["weight"]))
 
 
 def read_grid_choice(path: str | os.PathLike | None) -> ParaphraserConfig:

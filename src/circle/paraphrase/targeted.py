@@ -425,14 +425,16 @@ class TargetedSetup:
                              f"configuration {self.config}")
 
     @classmethod
-    def from_job(cls, job: Any, decoder: DecoderSettings) -> TargetedSetup:
-        """The set-up of a Snakemake job (``snakemake`` in its script) whose params hold
-        ``targeted`` (:meth:`TargetedSettings.from_config`) and whose inputs are the workflow's
-        targeted paraphraser inputs: ``paraphrase_grammars``, ``paraphraser_lm``,
-        ``paraphraser_weights``, ``paraphraser_reranking_lm`` and, unless a configuration is
-        given, the grid's ``choice`` (:func:`targeted_setup`)."""
-        return targeted_setup(TargetedSettings.from_config(job.params.targeted),
-                              job.input.get("choice"), job.input.paraphrase_grammars,
+    def from_job(cls, job: Any, decoder: DecoderSettings,
+                 settings: TargetedSettings | None = None) -> TargetedSetup:
+        """The set-up of a Snakemake job (``snakemake`` in its script) at ``settings``, by
+        default its params' ``targeted`` (:meth:`TargetedSettings.from_config`), whose inputs
+        are the workflow's targeted paraphraser inputs: ``paraphrase_grammars``,
+        ``paraphraser_lm``, ``paraphraser_weights``, ``paraphraser_reranking_lm`` and, unless
+        a configuration is given, the grid's ``choice`` (:func:`targeted_setup`)."""
+        if settings is None:
+            settings = TargetedSettings.from_config(job.params.targeted)
+        return targeted_setup(settings, job.input.get("choice"), job.input.paraphrase_grammars,
                               job.input.paraphraser_lm, job.input.paraphraser_weights,
                               job.input.paraphraser_reranking_lm, decoder)
 
@@ -482,14 +484,14 @@ class TargetedSettings:
 
     @classmethod
     def from_config(cls, params: Mapping[str, Any]) -> TargetedSettings:
-        """The settings of a job's ``targeted`` params: keys ``biases``, ``point``
-        (``{bias, weight}`` as grid_search.point, or None), ``nbest``, ``search``,
-        ``forest_beam``, ``rerank`` (the Reranker's weights, or None), ``depth`` and
-        ``cache``."""
+        """The settings of a job's ``targeted`` params
+        (:meth:`circle.pipeline.plan.Plan.targeted_settings`): keys ``biases``, ``point`` (the
+        configuration the plan decided, :meth:`ParaphraserConfig.to_point`, or None: the grid's
+        choice), ``nbest``, ``search``, ``forest_beam``, ``rerank`` (the Reranker's weights, or
+        None), ``depth`` and ``cache``."""
         point, rerank = params["point"], params["rerank"]
         return cls(tuple(float(b) for b in params["biases"]),
-                   None if point is None
-                   else ParaphraserConfig(float(point["bias"]), float(point["weight"])),
+                   None if point is None else ParaphraserConfig.from_point(point),
                    int(params["nbest"]), params["search"], int(params["forest_beam"]),
                    None if rerank is None else Reranker(**rerank), int(params["depth"]),
                    params["cache"])

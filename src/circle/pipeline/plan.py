@@ -74,6 +74,7 @@ from circle.pipeline.runs import (
     WEIGHTS,
     ResolvedRun,
     augmented_weights,
+    configured_point,
     oov_paraphrased,
     resolve_run,
     translation_grammar,
@@ -123,6 +124,10 @@ class Plan:
         self.pivot_language_systems = [self.pivot_language_system(language)
                                        for language, bitexts in self.pivot_languages.items()
                                        if bitexts != [self.training_bitext]]
+        self.targeted_point = configured_point(config)
+        """The targeted paraphraser's configuration grid_search.point fixes (None: the grid's
+        choice), decided once: the 1H+kT runs without their own and the pages that paraphrase
+        take it."""
         self.lattice_conditions = lattice_conditions(config)
         """The kH+mL conditions of lattice.tuning_conditions."""
         self.lattice_counts = lattice_counts(self.lattice_conditions)
@@ -243,13 +248,17 @@ class Plan:
         """The paraphraser's tuning job's settings (:func:`tuning_params`)."""
         return tuning_params(self.config["tuning"])
 
-    def targeted_settings(self, system: str) -> dict[str, Any]:
+    def targeted_settings(self, system: str, point: ParaphraserConfig | None
+                          ) -> dict[str, Any]:
         """The targeted paraphraser's settings besides its inputs
-        (:meth:`circle.paraphrase.targeted.TargetedSettings.from_config` reads them)."""
+        (:meth:`circle.paraphrase.targeted.TargetedSettings.from_config` reads them) at the
+        configuration ``point`` (:meth:`~circle.paraphrase.config.ParaphraserConfig.to_point`;
+        None: the grid's choice): a 1H+kT run's own (:attr:`ResolvedRun.paraphraser`), else
+        the configured one (:attr:`targeted_point`)."""
         targeted = self.config["targeted"]
         return {
             "biases": [float(b) for b in self.config["paraphrase"]["biases"]],
-            "point": self.config["grid_search"]["point"],
+            "point": None if point is None else point.to_point(),
             "nbest": targeted["nbest"],
             "search": targeted["search"],
             "forest_beam": targeted["forest_beam"],
@@ -261,12 +270,14 @@ class Plan:
     def tuning_job_params(self, system: str, condition: str, replicate: int | str
                           ) -> dict[str, Any]:
         """The params every job of an MT tuning run shares
-        (:meth:`circle.pipeline.runs.ResolvedRun.job_params`), built once per run: the rules
+        (:meth:`circle.pipeline.runs.ResolvedRun.to_params`), built once per run: the rules
         take one key of them per param."""
         key = system, condition, int(replicate)
         if key not in self._job_params:
-            self._job_params[key] = self.resolve(condition, replicate).job_params(
-                system, self.decoder_settings(), self.targeted_settings(system))
+            run = self.resolve(condition, replicate)
+            targeted = (self.targeted_settings(system, run.paraphraser)
+                        if run.condition.targeted else None)
+            self._job_params[key] = run.to_params(system, self.decoder_settings(), targeted)
         return self._job_params[key]
 
     def pivot_options(self) -> dict[str, Any]:
@@ -419,12 +430,13 @@ class Plan:
             return PARAPHRASER_LM_BINARY.format(experiment=system, order=order)
         return self.lm(system, order)
 
-    def targeted_paraphraser_inputs(self, system: str, grid_choice: bool = True
+    def targeted_paraphraser_inputs(self, system: str, point: ParaphraserConfig | None
                                     ) -> dict[str, Any]:
-        """What the targeted paraphraser of the 1H+kT runs is built from: every paraphrase
+        """What the targeted paraphraser at configuration ``point`` is built from (a 1H+kT
+        run's :attr:`ResolvedRun.paraphraser`, else :attr:`targeted_point`): every paraphrase
         grammar (the chosen bias is known only once the grid has run), the tuned paraphraser's
-        weights, its decoding and reranking LMs and, with ``grid_choice`` unless
-        grid_search.point overrides it, the grid's choice."""
+        weights, its decoding and reranking LMs and, where ``point`` is None, the grid's
+        choice."""
         lm = self.config["lm"]
         inputs: dict[str, Any] = {
             "paraphrase_grammars": self.paraphrase_grammars(),
@@ -432,7 +444,7 @@ class Plan:
             "paraphraser_lm": self.paraphraser_lm(system, lm["decoding_order"]),
             "paraphraser_reranking_lm": self.paraphraser_lm(system, lm["reranking_order"]),
         }
-        if grid_choice and self.config["grid_search"]["point"] is None:
+        if point is None:
             inputs["choice"] = GRID_CHOICE.format(experiment=system)
         return inputs
 
@@ -446,7 +458,7 @@ class Plan:
         inputs: dict[str, Any] = run.inputs(system, self.decoding_lm(system))
         inputs.update(self.nbest_reranking_inputs(system))
         if run.condition.targeted:
-            inputs.update(self.targeted_paraphraser_inputs(system, run.grid_choice))
+            inputs.update(self.targeted_paraphraser_inputs(system, run.paraphraser))
         return inputs
 
     def start_decode(self, system: str, condition: str, replicate: int | str) -> str:
@@ -465,7 +477,7 @@ class Plan:
             "tuned": [DECODE_NBEST.format(experiment=system, weights=run.name, evalset="tune")
                       for run in runs],
             "paraphrases": self.default_untargeted_paraphrases(system),
-            **self.targeted_paraphraser_inputs(system),
+            **self.targeted_paraphraser_inputs(system, self.targeted_point),
         }
 
     def reference_quality_inputs(self, system: str) -> dict[str, Any]:
@@ -486,7 +498,7 @@ class Plan:
         if self.max_paraphrases():
             inputs["paraphrases"] = self.default_untargeted_paraphrases(system)
         if any(c.targeted for c in self.conditions):
-            inputs.update(self.targeted_paraphraser_inputs(system))
+            inputs.update(self.targeted_paraphraser_inputs(system, self.targeted_point))
             inputs["targeted_runs"] = [
                 WEIGHTS.format(experiment=system, weights=TuningRun(c, r).name)
                 for c in self.conditions if c.targeted for r in range(self.replicates)]

@@ -7,8 +7,8 @@ untargeted paraphrases' self-paraphrase bias (``tuning.paraphraser_bias``, Fig. 
 targeted run's paraphraser configuration (``grid_search.point``, else the grid search's choice,
 §5.2.3). :func:`resolve_run` fills them in, with the run's start weights (§5.3) and seed, in one
 place; the rules obtain a :class:`ResolvedRun` through one helper and build their inputs and
-params from it (:meth:`ResolvedRun.inputs`, :meth:`ResolvedRun.job_params`) instead of parsing
-the wildcard again.
+params from it (:meth:`ResolvedRun.inputs`, :meth:`ResolvedRun.to_params`) instead of parsing
+the wildcard again, and the evaluation and report rules give their scripts the runs themselves.
 
 The file names a run reads and writes, and every other file name that the package (the plan's
 inputs, :mod:`circle.pipeline.plan`) and the workflow's rules both spell, are the templates
@@ -165,8 +165,9 @@ class ResolvedRun:
     ``_b<bias>`` or ``tuning.paraphraser_bias``; None for the other conditions."""
     paraphraser: ParaphraserConfig | None
     """1H+kT: its targeted paraphraser's configuration, the condition's ``_b<bias>_w<weight>``
-    or ``grid_search.point``; None for the other conditions and where the grid search chooses
-    (:attr:`grid_choice`)."""
+    or ``grid_search.point`` (:func:`configured_point`), decided here once; None for the other
+    conditions and where the grid search chooses (a table the workflow makes, read by the job:
+    :func:`circle.paraphrase.targeted.targeted_setup`)."""
     oov_variant: str | None = None
     """The OOV variant whose augmented grammars the run decodes with ("" oov_paraphrase's own
     settings: a ``kH_oov`` condition, or every run with ``oov_paraphrase.translate``; a name:
@@ -188,12 +189,6 @@ class ResolvedRun:
     @property
     def metric(self) -> str:
         return str(self.tuning["metric"])
-
-    @property
-    def grid_choice(self) -> bool:
-        """Whether the run's targeted paraphraser is the grid search's choice, a table the
-        workflow makes, known only once the grid has run."""
-        return self.condition.targeted and self.paraphraser is None
 
     def inputs(self, experiment: str, lm: str) -> dict[str, str]:
         """The files the run reads besides a targeted paraphraser's (the workflow's
@@ -219,30 +214,20 @@ class ResolvedRun:
                                                           human=condition.human)
         return inputs
 
-    def targeted_params(self, targeted: Mapping[str, Any]) -> dict[str, Any] | None:
-        """A 1H+kT run's targeted paraphraser settings (the workflow's ``targeted`` params,
-        :meth:`circle.paraphrase.targeted.TargetedSettings.from_config`) with its own
-        configuration as the ``point`` where its condition names one; None for the other
-        conditions."""
-        if not self.condition.targeted:
-            return None
-        settings = dict(targeted)
-        own = self.condition.paraphraser
-        if own is not None:
-            settings["point"] = {"bias": own.bias, "weight": own.targeting_weight}
-        return settings
-
-    def job_params(self, experiment: str, decoder: Mapping[str, Any],
-                   targeted: Mapping[str, Any]) -> dict[str, Any]:
+    def to_params(self, experiment: str, decoder: Mapping[str, Any],
+                  targeted: Mapping[str, Any] | None) -> dict[str, Any]:
         """The params every job of the run shares (tune_translation, and tune_shard and
-        tune_iteration when it fans out): the ``decoder`` settings, the run's tuning settings
-        and seed, its targeted paraphraser's settings (:meth:`targeted_params`) and its
-        iterations' directory."""
+        tune_iteration when it fans out), read back by
+        :meth:`circle.experiments.mt_tuning.RunSettings.from_params`: the ``decoder``
+        settings, the run's tuning settings and seed, its targeted paraphraser's settings
+        (1H+kT: :meth:`circle.pipeline.plan.Plan.targeted_settings` at :attr:`paraphraser`;
+        else None) and its iterations' directory: plain values, which Snakemake records (a
+        changed value reruns the job) and a tuning checkpoint is keyed by."""
         return {
             "settings": dict(decoder),
             "tuning": dict(self.tuning),
             "seed": self.seed,
-            "targeted": self.targeted_params(targeted),
+            "targeted": None if targeted is None else dict(targeted),
             "iterations": TUNING_ITERATIONS.format(experiment=experiment,
                                                    condition=self.condition.name,
                                                    replicate=self.run.replicate),
@@ -289,6 +274,13 @@ def oov_paraphrased(config: Mapping[str, Any]) -> bool:
     return bool(config["oov_paraphrase"]["translate"])
 
 
+def configured_point(config: Mapping[str, Any]) -> ParaphraserConfig | None:
+    """The targeted paraphraser's configuration ``grid_search.point`` fixes; None: the grid
+    search's choice (§5.2.3)."""
+    point = config["grid_search"]["point"]
+    return None if point is None else ParaphraserConfig.from_point(point)
+
+
 def resolve_run(condition: str | Condition, replicate: int | str,
                 config: Mapping[str, Any]) -> ResolvedRun:
     """The run of ``condition`` and ``replicate`` under ``config`` (after the schema filled in
@@ -301,9 +293,8 @@ def resolve_run(condition: str | Condition, replicate: int | str,
     if condition.paraphrases and not condition.targeted:
         bias = float(tuning["paraphraser_bias"] if condition.bias is None else condition.bias)
     paraphraser = condition.paraphraser
-    point = config["grid_search"]["point"]
-    if condition.targeted and paraphraser is None and point is not None:
-        paraphraser = ParaphraserConfig(float(point["bias"]), float(point["weight"]))
+    if condition.targeted and paraphraser is None:
+        paraphraser = configured_point(config)
     variant = condition.oov_variant if condition.oov else ("" if oov_paraphrased(config) else None)
     return ResolvedRun(run, tuning_params(tuning, condition), run_seed(config["seed"], run.name),
                        bias, paraphraser, variant)
