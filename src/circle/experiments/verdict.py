@@ -94,12 +94,17 @@ class Verdict:
 
     @property
     def human_resolved(self) -> bool:
-        return self.human.difference > 0 and self.human.resolved
+        return human_gains(self.human)
 
     @property
     def copy_failed(self) -> bool:
         """Whether the copy of R, 1H's own objective, came out resolved from 1H."""
         return any(c.condition == COPY and c.resolved for c in self.controls)
+
+
+def human_gains(human: Comparison) -> bool:
+    """2H is resolved from 1H as the rules read it: better than 1H, and p < α."""
+    return human.difference > 0 and human.resolved
 
 
 def decide(human: Comparison, paraphrasers: Sequence[Comparison],
@@ -112,8 +117,7 @@ def decide(human: Comparison, paraphrasers: Sequence[Comparison],
                              c.difference > 0 and p < ALPHA)
                  for c, p in zip(paraphrasers, adjusted, strict=True))
     best = max(read, key=lambda p: p.comparison.difference)
-    resolved = human.difference > 0 and human.resolved
-    if not resolved:
+    if not human_gains(human):
         rule = "a"
     elif best.reaches_half:
         rule = "b"
