@@ -229,6 +229,40 @@ OOV_PARAPHRASES = _schema(
     ],
 )
 
+OOV_MASKING = _schema(
+    "oov_masking",
+    1,
+    "Known source words masked as OOV (circle.experiments.oov_masking; Marton, Callison-Burch "
+    "& Resnik 2009's augmentation scored without tuning): per amount of monolingual text "
+    "(`fraction` of it, `text_words` tokens) and masked `word` (seen `train_count` times in "
+    "the bitext's source side), its `true_targets` (its own one-word rules with p(e|f) at "
+    "least the table's min_probability, and the most probable), the `paraphrases` found for it "
+    "as an OOV phrase and the distinct English sides it borrows through them "
+    "(`borrowed_targets`), the best of them by asim (`top_target`, borrowed from "
+    "`top_paraphrase` with `top_asim`; null without any), whether that is a true translation "
+    "(`correct_at_1`) and the share of the true ones among the first recall_k "
+    "(`recall_at_k`); the baseline borrows the rules of another masked word "
+    "(`baseline_word`, its most probable `baseline_target`) instead.",
+    [
+        pa.field("fraction", pa.float64(), nullable=False),
+        pa.field("text_words", pa.int64(), nullable=False),
+        pa.field("word", pa.string(), nullable=False),
+        pa.field("train_count", pa.int32(), nullable=False),
+        pa.field("true_targets", pa.list_(pa.string()), nullable=False),
+        pa.field("paraphrases", pa.int32(), nullable=False),
+        pa.field("borrowed_targets", pa.int32(), nullable=False),
+        pa.field("top_target", pa.string()),
+        pa.field("top_paraphrase", pa.string()),
+        pa.field("top_asim", pa.float64()),
+        pa.field("correct_at_1", pa.bool_(), nullable=False),
+        pa.field("recall_at_k", pa.float64(), nullable=False),
+        pa.field("baseline_word", pa.string()),
+        pa.field("baseline_target", pa.string()),
+        pa.field("baseline_correct_at_1", pa.bool_(), nullable=False),
+        pa.field("baseline_recall_at_k", pa.float64(), nullable=False),
+    ],
+)
+
 GRAMMAR_OOV_PARAPHRASED = _schema(
     "grammar_oov_paraphrased",
     1,
@@ -947,7 +981,7 @@ LATTICE_PARAPHRASES = _schema(
 ALL_SCHEMAS: dict[str, TableSchema] = {
     s.name: s for s in (VERSES, FOREIGN_BIBLES, BITEXT, EVALSET, ALIGNMENT, ALIGNED_BITEXT, LEXICAL,
                         RULE_COUNTS, LABELLED_RULE_COUNTS, GRAMMAR, LABELLED_GRAMMAR,
-                        OOV_PARAPHRASES, GRAMMAR_OOV_PARAPHRASED,
+                        OOV_PARAPHRASES, OOV_MASKING, GRAMMAR_OOV_PARAPHRASED,
                         GRAMMAR_OOV_PARAPHRASED_BY_LENGTH,
                         *PARAPHRASE_GRAMMARS, LABELLED_PARAPHRASE_GRAMMAR, SELF_PARAPHRASE,
                         PIVOT_RULES, LABELLED_PIVOT_RULES, PIVOT_SOURCES,
