@@ -2,6 +2,8 @@
 # system tuned on the grammars augmented for OOV phrases. Logic in
 # circle.experiments.oov_translation and circle.figures.oov_translation.
 
+from circle.experiments.oov_masking import MaskingSettings
+
 
 rule report_oov_translation:
     """The OOV run set's page: test BLEU, TER and chrF of each kH of
@@ -41,3 +43,71 @@ rule oov_translation:
     input:
         EFFECTIVE_CONFIG,
         f"results/{EXPERIMENT}/report/oov_translation.md",
+
+
+# Known words masked as OOV (circle.experiments.oov_masking): the OOV augmentation scored
+# against the grammar's own translations at several amounts of monolingual text, no tuning.
+OOV_MASKING_TABLE = "results/{experiment}/evaluation/oov_masking.parquet"
+
+
+rule oov_masking_table:
+    """Known words of the test split masked as OOV, one at a time: their distributional
+    paraphrases in each amount of monolingual text of oov_paraphrase.masking.text_fractions,
+    with oov_paraphrase's search settings, and the rules they borrow from the bilingual
+    grammar's phrase rules, scored against their own rules."""
+    input:
+        grammar=BILINGUAL_GRAMMAR,
+        test=TOKENIZED_TABLE.replace("{split}", "test"),
+        train=TOKENIZED_TABLE.replace("{split}", "train"),
+        monolingual=oov_monolingual,
+    output:
+        table=OOV_MASKING_TABLE,
+    log:
+        "logs/{experiment}/oov_masking_table.log",
+    benchmark:
+        "benchmarks/{experiment}/oov_masking_table.tsv"
+    params:
+        search=PLAN.oov_paraphrase_settings(""),
+        # checked when the job is planned (MaskingSettings: the band, the fractions' order)
+        masking=lambda wildcards: MaskingSettings.from_config(
+            config["oov_paraphrase"]["masking"]
+        ).to_params(),
+    wildcard_constraints:
+        experiment=MAIN_SYSTEM,
+    resources:
+        runtime=runtime_minutes,
+    conda:
+        "../../envs/circle.yaml"
+    script:
+        "../scripts/oov_masking_table.py"
+
+
+rule report_oov_masking:
+    """The masked words' page: coverage, accuracy@1, precision@1, recall@k and the random-word
+    baseline per amount of monolingual text, the reading of precision@1 against it, and sample
+    words."""
+    input:
+        table=OOV_MASKING_TABLE,
+    output:
+        markdown="results/{experiment}/report/oov_masking.md",
+        html="results/{experiment}/report/oov_masking.html",
+        csv="results/{experiment}/report/oov_masking.csv",
+    log:
+        "logs/{experiment}/report_oov_masking.log",
+    wildcard_constraints:
+        experiment=MAIN_SYSTEM,
+    conda:
+        "../../envs/circle.yaml"
+    resources:
+        runtime=runtime_minutes,
+    script:
+        "../scripts/report_oov_masking.py"
+
+
+rule oov_masking:
+    """Named target: known words masked as OOV and scored against their own translations at
+    several amounts of monolingual text (oov_paraphrase.masking), and its page. Not part of
+    the default target."""
+    input:
+        EFFECTIVE_CONFIG,
+        f"results/{EXPERIMENT}/report/oov_masking.md",
