@@ -10,6 +10,7 @@ import pandas as pd
 import pytest
 from test_oov_paraphrase import rules
 
+from circle.core.pages import FORGE_COLUMNS
 from circle.core.schemas import BITEXT, GRAMMAR, OOV_MASKING
 from circle.core.tables import read_metadata, read_table, write_table
 from circle.distributional import DistributionalSettings, MonolingualCorpus
@@ -25,6 +26,7 @@ from circle.experiments.oov_masking import (
     true_translations,
     write_masked_word_table,
 )
+from circle.figures.oov_masking import VERDICTS, write_oov_masking_report
 
 SEARCH = DistributionalSettings(window=2, min_score=0.1)
 
@@ -90,6 +92,16 @@ def test_the_table_is_written_with_its_schema_and_metadata(grammar_path, tmp_pat
                             SEARCH, settings(recall_k=3), out)
     table = read_table(out, OOV_MASKING)
     assert len(table) == 4 and read_metadata(out)["recall_k"] == "3"
+    pages = [tmp_path / f"page.{suffix}" for suffix in ("md", "html", "csv")]
+    summary = write_oov_masking_report(out, *pages)
+    assert list(summary["covered"]) == [1, 1]  # perro at half and all of the text
+    page = pages[0].read_text()
+    first = next(line for line in page.splitlines() if line.startswith("| fraction"))
+    assert "recall@3 %" in first and len(first.strip("|").split("|")) <= FORGE_COLUMNS
+    assert "| 1 | 32 | 50.0 | 50.0 | 100.0 | 25.0 | 0.0 | 0.0 |" in page
+    assert VERDICTS["flat"] in page  # 100 % of one word at both amounts
+    assert "| perro | dog, hound | dog | can |" in page
+    assert pages[2].read_text().splitlines()[0].startswith("fraction,text_words,masked_words")
 
 
 def test_candidates_are_known_alphabetic_words_of_the_band_and_not_stoplisted():

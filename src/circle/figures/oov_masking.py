@@ -12,7 +12,13 @@ from collections.abc import Mapping
 
 import pandas as pd
 
-from circle.core.pages import csv_text, pipe_table, write_page, write_text_atomically
+from circle.core.pages import (
+    csv_text,
+    pipe_table,
+    split_table,
+    write_page,
+    write_text_atomically,
+)
 from circle.core.schemas import OOV_MASKING
 from circle.core.tables import read_metadata, read_table
 from circle.experiments.oov_masking import reading, scores
@@ -41,17 +47,17 @@ def _percent(value: float) -> str:
 
 
 def scores_markdown(summary: pd.DataFrame, k: int) -> list[str]:
-    """The per-amount table: text, words, coverage, accuracy@1, precision@1, recall@k and the
-    baseline (percentages)."""
-    header = ["fraction", "text words", "masked words", "covered", "coverage %",
-              "accuracy@1 %", "precision@1 %", f"recall@{k} %", "baseline accuracy@1 %",
-              f"baseline recall@{k} %"]
-    rows = [[f"{row.fraction:g}", f"{row.text_words:,}", str(row.masked_words),
-             str(row.covered), _percent(row.coverage), _percent(row.accuracy_at_1),
-             _percent(row.precision_at_1), _percent(row.recall_at_k),
-             _percent(row.baseline_accuracy_at_1), _percent(row.baseline_recall_at_k)]
+    """The per-amount table (percentages): first what the reading reads beside its baseline,
+    then the counts under it (:func:`~circle.core.pages.split_table`, a forge's width)."""
+    header = ["fraction", "text words", "coverage %", "accuracy@1 %", "precision@1 %",
+              f"recall@{k} %", "baseline accuracy@1 %", f"baseline recall@{k} %",
+              "masked words", "covered"]
+    rows = [[f"{row.fraction:g}", f"{row.text_words:,}", _percent(row.coverage),
+             _percent(row.accuracy_at_1), _percent(row.precision_at_1),
+             _percent(row.recall_at_k), _percent(row.baseline_accuracy_at_1),
+             _percent(row.baseline_recall_at_k), str(row.masked_words), str(row.covered)]
             for row in summary.itertuples()]
-    return pipe_table(header, rows, left=())
+    return split_table(header, rows, [header[1:8], header[8:]])
 
 
 def samples_markdown(table: pd.DataFrame) -> list[str]:
