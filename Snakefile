@@ -29,6 +29,7 @@ if not workflow.config_settings.configfiles:
 
 include: "workflow/rules/common.smk"
 include: "workflow/rules/config.smk"
+include: "workflow/rules/shared.smk"
 include: "workflow/rules/corpus.smk"
 include: "workflow/rules/preprocess.smk"
 include: "workflow/rules/align.smk"

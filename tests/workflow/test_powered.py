@@ -1,6 +1,6 @@
 """The powered experiment's overlays (config/powered*.yaml) and the commands docs/results.md
 gives for them, by dry runs: what the pilot, the powered experiment and its two paraphraser
-experiments would tune, and that they share one set of 1H runs."""
+experiments would tune, and that those two share its MT system and 1H runs."""
 
 from __future__ import annotations
 
@@ -14,6 +14,7 @@ from test_config_files import effective_config
 from test_workflow import ROOT, snakemake
 
 from circle.pipeline.plan import Plan
+from circle.pipeline.shared_system import mt_system_changes
 
 pytestmark = pytest.mark.workflow
 
@@ -100,38 +101,49 @@ def test_the_pilot_tunes_the_powered_experiments_first_eight_1h_runs(tmp_path):
 
 def test_the_cluster_commands_tune_the_whole_design(tmp_path):
     """The documented Slurm commands: the powered experiment's 1H, 2H, 1H+1P and the three
-    controls, and 1H+1P of each paraphraser experiment, with eight replicates each."""
+    controls, and 1H+1P of each paraphraser experiment, with eight replicates each; the
+    paraphraser experiments, run once the powered one has its 1H runs (stood in for here by
+    its effective config and empty files), copy its MT system in and build none of it."""
     cluster = [command for command in documented_commands()
                if "--workflow-profile" in command]
     expected = {"powered": runs("powered", ["1H", "2H", "1H+1P", *CONTROLS]),
-                "powered-languages-english": runs("powered-languages-english", ["1H", "1H+1P"]),
-                "powered-identity": runs("powered-identity", ["1H", "1H+1P"])}
+                "powered-languages-english": runs("powered-languages-english", ["1H+1P"]),
+                "powered-identity": runs("powered-identity", ["1H+1P"])}
     assert len(cluster) == len(expected)
+    plan_directory = tmp_path / "plan"
     for command, (name, tuned_runs) in zip(cluster, expected.items(), strict=True):
         assert command[command.index("--configfile") + 1:command.index("--")] == OVERLAYS[name]
+        if name != "powered" and not (plan_directory / "results/powered").exists():
+            # once: a run in this directory would sweep the empty files as unreadable tables
+            effective_config(plan_directory, "powered",
+                             *(ROOT / path for path in OVERLAYS["powered"]))
+            for path in Plan(configs(tmp_path, name)).shared_mt_files:
+                (plan_directory / "results/powered" / path).parent.mkdir(parents=True,
+                                                                         exist_ok=True)
+                (plan_directory / "results/powered" / path).touch()
         tuned, rules = planned(tmp_path, command)
         assert tuned == tuned_runs, name
         assert "report_references" in rules and ("report_dose_response" in rules) == (
             name == "powered")
+        assert ("share_mt_system" in rules) == (name != "powered")
+        assert ("extract_grammar" in rules) == (name != "powered-identity")  # pivot grammars
+        if name != "powered":
+            assert not rules & {"estimate_lm", "filter_grammar", "select_evalset"}
 
 
-def test_the_paraphraser_experiments_tune_the_powered_1h_runs(tmp_path):
+def test_the_paraphraser_experiments_share_the_powered_mt_system(tmp_path):
     """The rung's and the copier's experiments differ from the powered one in the paraphraser
-    only: their 1H runs are its runs (the same job params but the experiment's directory)."""
+    only: they translate with its MT system (mt_system), whose settings theirs equal, so their
+    1H runs are its runs."""
     powered = configs(tmp_path, "powered")
     own_configs = {name: configs(tmp_path, name)
                    for name in ("powered-languages-english", "powered-identity")}
-    for name, config in own_configs.items():
-        assert {k: config[k] for k in ("corpus", "sets", "decoder", "seed")} == {
-            k: powered[k] for k in ("corpus", "sets", "decoder", "seed")}
+    for config in own_configs.values():
+        assert config["mt_system"] == "powered" and powered["mt_system"] is None
+        assert mt_system_changes(powered, config) == []
         assert config["tuning"]["conditions"] == ["1H", "1H+1P"]
-        for replicate in range(8):
-            own = Plan(config).tuning_job_params(name, "1H", replicate)
-            shared = Plan(powered).tuning_job_params("powered", "1H", replicate)
-            assert own.pop("iterations") == shared.pop("iterations").replace("powered", name)
-            # the tuning section's paraphraser bias rides along; a 1H run pivots nothing
-            own["tuning"].pop("paraphraser_bias"), shared["tuning"].pop("paraphraser_bias")
-            assert own == shared
+        shared = Plan(config).shared_mt_files
+        assert "weights/1H.rep7.txt" in shared and "weights/1H.rep8.txt" not in shared
     rung, copier = own_configs.values()
     assert len(rung["paraphrase"]["pivots"]) == 10 and rung["paraphrase"]["min_count"] == 1
     assert rung["paraphrase"]["language_models"] == "pivots"

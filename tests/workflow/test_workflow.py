@@ -55,6 +55,8 @@ from circle.corpus.preprocess import detokenize
 from circle.decoder import read_weights
 from circle.decoder.nbest import NBEST
 from circle.grammar.parse import read_bracketings
+from circle.pipeline.config import with_schema_defaults
+from circle.pipeline.shared_system import shared_mt_files
 from circle.pipeline.work import DecodingWork
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -1030,3 +1032,85 @@ def test_the_files_the_circle_command_reads_are_rebuilt_when_deleted(tiny_defaul
     for path, rule in deleted.items():
         assert re.search(rf"^rule {rule}:\n(    .*\n)*?    reason: Missing output files: "
                          rf"{re.escape(path)}", output, re.MULTILINE), output
+
+
+MT_RULES = {"prepare_corpus", "tokenize_corpus", "select_evalset", "reference_texts",
+            "split_for_counting", "count_rules", "extract_grammar", "filter_grammar",
+            "prepare_lm_text", "estimate_lm"}
+"""The rules that build the MT system: none runs in an experiment that shares one."""
+
+
+def test_an_experiment_sharing_the_tiny_mt_system_tunes_only_its_own_runs(tiny_default_run,
+                                                                          tmp_path):
+    """`tiny-shared` (conditions 1H and 1H+1P, mt_system: tiny) after the tiny run: the shared
+    files are byte-for-byte copies and the tiny run's files keep their times; no job builds the
+    MT system, tunes 1H or decodes with its weights; its 1H+1P runs, tuned from the shared
+    system with the same seeds and paraphraser, return the tiny run's weights, and its 1H
+    scores are the tiny run's. A changed MT setting is refused before any job, naming it."""
+    tiny_default_run.copy_to(tmp_path)
+    owner = tmp_path / "results" / "tiny"
+    config = tiny_config(tmp_path, experiment="tiny-shared", mt_system="tiny",
+                         **{"tuning.conditions": ["1H", "1H+1P"]})
+    (tmp_path / "changed").mkdir()
+    changed = tiny_config(tmp_path / "changed", experiment="tiny-shared", mt_system="tiny",
+                          **{"tuning.conditions": ["1H", "1H+1P"], "tuning.restarts": 3})
+    refused = snakemake("-n", "--configfile", str(changed), "--directory", str(tmp_path),
+                        "results/tiny-shared/evaluation/conditions.parquet")
+    said = refused.stdout + refused.stderr
+    assert refused.returncode != 0 and "Building DAG" not in said
+    assert "config mt_system: tiny was built with other MT settings than this config's " \
+           "(results/tiny/config.yaml): tuning.restarts: 2 -> 3" in said
+
+    settings = with_schema_defaults(yaml.safe_load(config.read_text()))
+    files, replicates = shared_mt_files(settings), settings["tuning"]["replicates"]
+    # a shared file missing (a 1H run not yet tuned): the plan still copies, it builds nothing
+    # of the MT system itself, and the copy refuses naming the file
+    untuned = owner / f"weights/1H.rep{replicates - 1}.txt"
+    untuned.rename(untuned.with_suffix(".later"))
+    planned = snakemake("-n", "--configfile", str(config), "--directory", str(tmp_path),
+                        "results/tiny-shared/evaluation/conditions.parquet")
+    assert planned.returncode == 0, planned.stdout + planned.stderr
+    rules = set(re.findall(r"^(?:local)?rule (\w+):$", planned.stdout, flags=re.M))
+    assert "share_mt_system" in rules and not rules & MT_RULES
+    assert "condition=1H, " not in planned.stdout
+    copied = snakemake("--cores", "1", "--configfile", str(config), "--directory",
+                       str(tmp_path), "--until", "share_mt_system",
+                       "results/tiny-shared/evaluation/conditions.parquet")
+    assert copied.returncode != 0
+    log = (tmp_path / "logs/tiny-shared/share_mt_system.log").read_text()
+    assert "config mt_system: tiny: 1 of the files this experiment shares are missing " \
+           f"(results/tiny/weights/1H.rep{replicates - 1}.txt)" in log
+    untuned.with_suffix(".later").rename(untuned)
+    times = {name: (owner / name).stat().st_mtime_ns for name in files}
+    result = snakemake("--cores", "2", "--configfile", str(config), "--directory",
+                       str(tmp_path), "results/tiny-shared/evaluation/conditions.parquet")
+    assert result.returncode == 0, result.stdout + result.stderr
+    log = result.stdout + result.stderr
+    ran = set(re.findall(r"^(?:local)?rule (\w+):$", log, flags=re.M))
+    assert "share_mt_system" in ran and not ran & MT_RULES
+    tuned = set(re.findall(r"wildcards: experiment=tiny-shared, condition=([^,]+), "
+                           r"replicate=(\d+)$", log, flags=re.M))
+    assert tuned == {("1H+1P", str(replicate)) for replicate in range(replicates)}
+    decoded = set(re.findall(r"wildcards: experiment=tiny-shared, weights=([^,]+),", log))
+    assert decoded == {f"1H+1P.rep{replicate}" for replicate in range(replicates)}
+
+    shared = tmp_path / "results" / "tiny-shared"
+    for name in files:
+        assert (shared / name).read_bytes() == (owner / name).read_bytes(), name
+        assert (owner / name).stat().st_mtime_ns == times[name], name
+    for replicate in range(replicates):
+        weights = f"weights/1H+1P.rep{replicate}.txt"
+        assert (shared / weights).read_text() == (owner / weights).read_text()
+    ours = read_table(shared / "evaluation/results.parquet", EVALUATION)
+    theirs = read_table(owner / "evaluation/results.parquet", EVALUATION)
+    columns = ["condition", "replicate", "bleu", "ter", "chrf", "length_ratio"]
+
+    def runs(table):
+        kept = table[table["condition"].isin(["untuned", "1H", "1H+1P"])]
+        return kept[columns].sort_values(columns[:2]).reset_index(drop=True)
+
+    assert runs(ours).equals(runs(theirs)) and len(runs(ours)) == 1 + 2 * replicates
+    again = snakemake("-n", "--configfile", str(config), "--directory", str(tmp_path),
+                      "results/tiny-shared/evaluation/conditions.parquet")
+    assert again.returncode == 0 and "Nothing to be done" in again.stdout + again.stderr
+

@@ -32,8 +32,11 @@ from circle.pipeline.runs import (
     BILINGUAL_GRAMMAR,
     COLLAPSED_PARAPHRASE_GRAMMAR,
     COLLAPSED_SELF_PARAPHRASE,
+    CORPUS_TABLE,
     DECODE_NBEST,
+    DECODE_NBEST_TEXT,
     DECODE_ONEBEST,
+    DECODE_ONEBEST_DETOK,
     EFFECTIVE_CONFIG_FILE,
     EFLOMAL_ALIGNMENT,
     EVALSET_TABLE,
@@ -47,6 +50,7 @@ from circle.pipeline.runs import (
     LABELLED_PARAPHRASE_GRAMMAR_FILE,
     LABELLED_SELF_PARAPHRASE,
     LATTICE_REFERENCES,
+    LEXICAL_TABLE,
     LM_BINARY,
     OOV_PARAPHRASE_TABLE,
     OOV_PARAPHRASED_GRAMMAR,
@@ -54,6 +58,8 @@ from circle.pipeline.runs import (
     PARAPHRASER_LM_BINARY,
     PIVOT_SELF_PARAPHRASE,
     PIVOTED_PART,
+    REFERENCE_TEXT,
+    REFERENCE_TEXT_DETOK,
     TOKENIZED_TABLE,
     TRAINING_PARSES,
     TUNING_ITERATION,
@@ -62,6 +68,7 @@ from circle.pipeline.runs import (
     UNTARGETED_PARAPHRASES,
     WEIGHTS,
 )
+from circle.pipeline.shared_system import mt_system_mismatch
 from circle.pipeline.stale import stale_results_problem
 from circle.tune.checkpoint import ended
 
@@ -71,6 +78,8 @@ check_config(config, workflow.configfiles,
 if not (workflow.remote_exec or workflow.subprocess_exec):  # once, not in each job
     for warning in own_data_warnings(config):
         logger.warning(f"Own data ({config['experiment']}): {warning}.")
+    if config["mt_system"] and (mismatch := mt_system_mismatch(config)):
+        raise WorkflowError(mismatch)
 PLAN = Plan(config)
 """What this config asks the workflow to build (circle.pipeline.plan)."""
 THESIS_NUMBERS = thesis_numbers(config)
@@ -178,6 +187,15 @@ def refuse_stale_results():
         return prepared
 
     workflow._prepare_dag = prepare_and_check
+
+
+def shared_mt_sources(wildcards):
+    """The shared MT system's files (rule share_mt_system) once every one exists; none before,
+    so that the job is still this experiment's only producer of them (Snakemake would turn to
+    the rules that build them if its input were missing) and refuses, naming what is missing,
+    when it runs (circle.pipeline.shared_system.share_mt_system)."""
+    sources = [f"results/{PLAN.mt_system}/{path}" for path in PLAN.shared_mt_files]
+    return sources if all(os.path.exists(source) for source in sources) else []
 
 
 def memory_mb(wildcards, input, threads, rulename):

@@ -32,7 +32,7 @@ rule prepare_corpus:
     input:
         ancient_corpus_files,
     output:
-        table="results/{experiment}/corpus/{split}.parquet",
+        table=CORPUS_TABLE,
     log:
         "logs/{experiment}/prepare_corpus/{split}.log",
     params:

@@ -58,9 +58,9 @@ rule gather_nbest:
         ),
     output:
         nbest=DECODE_NBEST,
-        text="results/{experiment}/decode/{weights}/{evalset}.nbest.txt",
+        text=DECODE_NBEST_TEXT,
         onebest=DECODE_ONEBEST,
-        detokenized="results/{experiment}/decode/{weights}/{evalset}.1best.detok.txt",
+        detokenized=DECODE_ONEBEST_DETOK,
     log:
         "logs/{experiment}/gather_nbest/{weights}/{evalset}.log",
     params:

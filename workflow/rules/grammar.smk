@@ -9,7 +9,7 @@ rule split_for_counting:
         bitext=TOKENIZED_TABLE.format(experiment="{experiment}", split="train"),
         alignment=alignment_source,
     output:
-        lexical="results/{experiment}/grammar/extraction/lexical.parquet",
+        lexical=LEXICAL_TABLE,
         parts=temp(
             expand(
                 "results/{{experiment}}/grammar/extraction/part{part}.parquet",
@@ -36,7 +36,7 @@ rule count_rules:
     batch (memory follows grammar.batch_size, not the corpus)."""
     input:
         part="results/{experiment}/grammar/extraction/part{part}.parquet",
-        lexical="results/{experiment}/grammar/extraction/lexical.parquet",
+        lexical=LEXICAL_TABLE,
     output:
         counts=temp("results/{experiment}/grammar/extraction/counts{part}.parquet"),
     log:

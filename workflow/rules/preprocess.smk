@@ -4,7 +4,7 @@
 
 rule tokenize_corpus:
     input:
-        table="results/{experiment}/corpus/{split}.parquet",
+        table=CORPUS_TABLE,
     output:
         table=TOKENIZED_TABLE,
     log:

@@ -31,9 +31,9 @@ rule reference_texts:
     input:
         table=EVALSET_TABLE.format(experiment="{experiment}", evalset="test"),
     output:
-        tokenized=[f"results/{{experiment}}/sets/test.ref{k}.txt"
+        tokenized=[REFERENCE_TEXT.format(experiment="{experiment}", evalset="test", k=k)
                    for k in range(1, reference_count("test") + 1)],
-        detokenized=[f"results/{{experiment}}/sets/test.ref{k}.detok.txt"
+        detokenized=[REFERENCE_TEXT_DETOK.format(experiment="{experiment}", evalset="test", k=k)
                      for k in range(1, reference_count("test") + 1)],
     log:
         "logs/{experiment}/reference_texts.log",

@@ -40,6 +40,7 @@ from circle.experiments.conditions import Condition, parse_conditions
 from circle.experiments.dose_runs import dose_problems
 from circle.experiments.lattice_tuning import lattice_problems
 from circle.experiments.oov_translation import oov_problems
+from circle.pipeline.shared_system import mt_system_config_problems
 from circle.tune.metrics import IBleu, get_metric
 
 BASELINE_CONDITION = "1H"
@@ -201,14 +202,17 @@ def config_problems(config: Mapping[str, Any]) -> list[str]:
     :func:`circle.experiments.dose_runs.dose_problems`,
     :func:`circle.experiments.lattice_tuning.lattice_problems`,
     :func:`circle.experiments.oov_translation.oov_problems`,
-    :func:`circle.corpus.pivots.pivot_problems`, :func:`samt_problems` and
-    :func:`optimizer_problems`. The frozen alignment is checked by the jobs that replay it
+    :func:`circle.corpus.pivots.pivot_problems`, :func:`samt_problems`,
+    :func:`optimizer_problems` and
+    :func:`circle.pipeline.shared_system.mt_system_config_problems`. The frozen alignment is
+    checked by the jobs that replay it
     (:func:`frozen_alignment_problems`), so that the job rebuilding it can run while it is
     broken."""
     return (condition_problems(config) + language_problems(config) + weight_problems(config)
             + bounds_problems(config) + grid_problems(config) + dose_problems(config)
             + lattice_problems(config) + oov_problems(config) + pivot_problems(config)
-            + samt_problems(config) + optimizer_problems(config))
+            + samt_problems(config) + optimizer_problems(config)
+            + mt_system_config_problems(config))
 
 
 def condition_problems(config: Mapping[str, Any]) -> list[str]:

@@ -80,6 +80,7 @@ from circle.pipeline.runs import (
     translation_grammar,
     untargeted_paraphrases,
 )
+from circle.pipeline.shared_system import shared_mt_files
 
 RUN_SETS: tuple[str, ...] = ("", "paper/", "dose/", "lattice/", "oov/")
 """The evaluation run sets (the ``{run_set}`` of ``evaluation/{run_set}results.parquet``): the
@@ -124,6 +125,11 @@ class Plan:
         self.pivot_language_systems = [self.pivot_language_system(language)
                                        for language, bitexts in self.pivot_languages.items()
                                        if bitexts != [self.training_bitext]]
+        self.mt_system: str | None = config["mt_system"]
+        """The experiment whose MT system this one shares (:mod:`circle.pipeline.shared_system`);
+        None: its own."""
+        self.shared_mt_files = shared_mt_files(config) if self.mt_system else []
+        """The shared system's files, under either experiment's results/<experiment>/."""
         self.targeted_point = configured_point(config)
         """The targeted paraphraser's configuration grid_search.point fixes (None: the grid's
         choice), decided once: the 1H+kT runs without their own and the pages that paraphrase

@@ -37,6 +37,10 @@ EFFECTIVE_CONFIG_FILE = "results/{experiment}/config.yaml"
 """The experiment's effective configuration, its config files merged and the schema's defaults
 filled in (rule effective_config)."""
 
+CORPUS_TABLE = "results/{experiment}/corpus/{split}.parquet"
+"""A split's table of segments as read from the corpus, before tokenisation (rule
+prepare_corpus)."""
+
 TOKENIZED_TABLE = "results/{experiment}/tokenized/{split}.parquet"
 """A split's tokenised table (rule tokenize_corpus; a pivot system's training bitext: rules
 pivot_bitext and pivot_language; the held-out system's splits: rule hold_out_blocks)."""
@@ -53,6 +57,9 @@ LM_BINARY = "results/{experiment}/lm/{order}gram.binary"
 
 PARAPHRASER_LM_BINARY = "results/{experiment}/paraphrase/lm/{order}gram.binary"
 """The paraphraser's own KenLM binary of an order (rule estimate_paraphraser_lm)."""
+
+LEXICAL_TABLE = "results/{experiment}/grammar/extraction/lexical.parquet"
+"""The lexical weights of a system's training bitext (rule split_for_counting)."""
 
 BILINGUAL_GRAMMAR = "results/{experiment}/grammar/bilingual.parquet"
 """A system's bilingual Hiero grammar (rule extract_grammar)."""
@@ -115,10 +122,23 @@ DECODE_NBEST = "results/{experiment}/decode/{weights}/{evalset}.nbest.parquet"
 DECODE_ONEBEST = "results/{experiment}/decode/{weights}/{evalset}.1best.txt"
 """An evaluation set's tokenised 1-best output at one weights file (rule gather_nbest)."""
 
+DECODE_NBEST_TEXT = "results/{experiment}/decode/{weights}/{evalset}.nbest.txt"
+"""The same n-best lists in Moses's text format (rule gather_nbest)."""
+
+DECODE_ONEBEST_DETOK = "results/{experiment}/decode/{weights}/{evalset}.1best.detok.txt"
+"""The detokenised 1-best output (rule gather_nbest), what sacrebleu scores."""
+
 UNTARGETED_PARAPHRASES = ("results/{experiment}/paraphrase/untargeted-bias{bias}/"
                           "tune{reference}.nbest.parquet")
 """The untargeted k-best paraphrases of the tune set's single reference (``{reference}``:
 :func:`circle.experiments.conditions.reference_tag`) at a bias (rule paraphrase_references)."""
+
+REFERENCE_TEXT = "results/{experiment}/sets/{evalset}.ref{k}.txt"
+"""An evaluation set's k-th reference (from 1), tokenised, one segment a line (rule
+reference_texts)."""
+
+REFERENCE_TEXT_DETOK = "results/{experiment}/sets/{evalset}.ref{k}.detok.txt"
+"""The same reference detokenised (rule reference_texts)."""
 
 EXTRA_REFERENCES = "results/{experiment}/references/{extra}.parquet"
 """A 1H+1X condition's fixed extra references (rule extra_references)."""
