@@ -4,7 +4,7 @@ half and in all of the monolingual text, scored against their own rules, and the
 from __future__ import annotations
 
 import pytest
-from test_workflow import snakemake, tiny_config
+from test_workflow import check_target_report, snakemake, tiny_config
 
 from circle.core.schemas import BITEXT, OOV_MASKING
 from circle.core.tables import read_metadata, read_table
@@ -18,7 +18,8 @@ def test_the_masking_target_scores_borrowed_translations_at_two_amounts_of_text(
     masked word is scored at both amounts; the larger text is the whole monolingual text and
     holds more words; no word borrows through itself; accuracy@1 is the top borrowed target
     being one of the word's true ones. "mañana" (morning) borrows "even" through "tarde"
-    ("y fué la tarde y la mañana"): a neighbour in context, not in meaning."""
+    ("y fué la tarde y la mañana"): a neighbour in context, not in meaning. `snakemake --report`
+    holds the page with its caption."""
     changes = {"oov_paraphrase.masking": {"min_count": 1, "text_fractions": [0.5, 1.0]}}
     run = snakemake("--cores", "2", "--configfile", str(tiny_config(tmp_path, **changes)),
                     "--directory", str(tmp_path), "oov_masking")
@@ -50,3 +51,5 @@ def test_the_masking_target_scores_borrowed_translations_at_two_amounts_of_text(
     csv = (results / "report/oov_masking.csv").read_text().splitlines()
     assert csv[0].startswith("fraction,text_words,masked_words,covered,coverage")
     assert len(csv) == 3
+    check_target_report(tmp_path, tiny_config(tmp_path, **changes), "oov_masking",
+                        "oov_masking", "OOV paraphrases")

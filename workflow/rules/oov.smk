@@ -90,7 +90,11 @@ rule report_oov_masking:
         table=OOV_MASKING_TABLE,
     output:
         markdown="results/{experiment}/report/oov_masking.md",
-        html="results/{experiment}/report/oov_masking.html",
+        html=report(
+            "results/{experiment}/report/oov_masking.html",
+            caption="../report/oov_masking.rst",
+            category="OOV paraphrases",
+        ),
         csv="results/{experiment}/report/oov_masking.csv",
     log:
         "logs/{experiment}/report_oov_masking.log",
