@@ -47,7 +47,6 @@ rule oov_translation:
 
 # Known words masked as OOV (circle.experiments.oov_masking): the OOV augmentation scored
 # against the grammar's own translations at several amounts of monolingual text, no tuning.
-OOV_MASKING_TABLE = "results/{experiment}/evaluation/oov_masking.parquet"
 
 
 rule oov_masking_table:

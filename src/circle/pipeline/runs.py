@@ -109,6 +109,10 @@ OOV_PARAPHRASE_TABLE = "results/{experiment}/oov/paraphrases{oov_variant}/{evals
 """The distributional paraphrases of a set's OOV phrases (rule oov_paraphrases), with
 oov_paraphrase's search settings or a variant's."""
 
+OOV_MASKING_TABLE = "results/{experiment}/evaluation/oov_masking.parquet"
+"""Known words masked as OOV, scored at several amounts of monolingual text (rule
+oov_masking_table, circle.experiments.oov_masking)."""
+
 WEIGHTS = "results/{experiment}/weights/{weights}.txt"
 """A weights file: a tuning run's returned weights (``<run>``), the untuned ones
 (``untuned-translation``, ``untuned-paraphrase``) or the tuned paraphraser's."""
