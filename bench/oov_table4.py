@@ -15,18 +15,18 @@ from pathlib import Path
 
 import yaml
 
-from circle.core.schemas import BITEXT, CONDITION_SUMMARY
-from circle.core.tables import read_table
-from circle.experiments.conditions import Condition, oov_variant_tag
-from circle.experiments.oov_translation import variant_description, variant_search_settings
-from circle.figures.oov_translation import score_table, set_coverage
-from circle.pipeline.runs import (
+from circle.core.layout import (
     EVALSET_TABLE,
     EVALUATION_CONDITIONS,
     FILTERED_GRAMMAR,
     OOV_PARAPHRASED_GRAMMAR,
     TOKENIZED_TABLE,
 )
+from circle.core.schemas import BITEXT, CONDITION_SUMMARY
+from circle.core.tables import read_table
+from circle.experiments.conditions import Condition, oov_variant_tag
+from circle.experiments.oov_translation import variant_description, variant_search_settings
+from circle.figures.oov_translation import score_table, set_coverage
 
 
 def cell(mean: float, sd: float) -> str:

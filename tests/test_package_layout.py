@@ -100,3 +100,55 @@ def test_no_workflow_script_parses_a_run_name():
         and node.func.value.id in ("TuningRun", "Condition")
         and node.func.attr in ("parse", "of"))
     assert parsing == []
+
+
+LAYOUT = PACKAGE / "core" / "layout.py"
+
+RUN_NAME_MODULE = PACKAGE / "experiments" / "conditions.py"
+"""Where a tuning run's name, ``<condition>.rep<replicate>``, is defined (TuningRun)."""
+
+
+def layout_names() -> set[str]:
+    """The first component of every path template of circle.core.layout under
+    ``results/<experiment>/`` (``weights``, ``lm``, ``config.yaml``, ...)."""
+    prefix = "results/{experiment}/"
+    return {node.value.value.removeprefix(prefix).split("/")[0]
+            for node in ast.parse(LAYOUT.read_text(encoding="utf-8")).body
+            if isinstance(node, ast.Assign) and isinstance(node.value, ast.Constant)
+            and isinstance(node.value.value, str) and node.value.value.startswith(prefix)}
+
+
+def layout_spellings(path: Path, names: set[str]) -> list[str]:
+    """The places in ``path`` that spell a file of an experiment's results directory instead of
+    naming it through circle.core.layout: a path string (no blanks; docstrings aside) rooted at
+    ``results/``, or a directory of the layout and a file in it (``weights/x.txt``; a run set
+    such as ``oov/`` names no file), or ending in ``gram.binary``; a path joined with
+    ``/ "<directory or file of the layout>"``; a run name spelt with ``.rep``."""
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    docs = {id(node.value) for node in ast.walk(tree)
+            if isinstance(node, ast.Expr) and isinstance(node.value, ast.Constant)}
+    joined = {id(node.right) for node in ast.walk(tree)
+              if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Div)}
+    found = []
+    for node in ast.walk(tree):
+        if not (isinstance(node, ast.Constant) and isinstance(node.value, str)) \
+                or id(node) in docs or any(c.isspace() for c in node.value):
+            continue
+        text = node.value
+        first, _, rest = text.partition("/")
+        if (text.startswith("results/") or "gram.binary" in text
+                or (first in names and (rest or id(node) in joined))
+                or (path != RUN_NAME_MODULE and (".rep{" in text or ".rep*" in text
+                                                 or text == ".rep"))):
+            found.append(f"{path.relative_to(PACKAGE)}:{node.lineno}: {text!r}")
+    return found
+
+
+def test_only_the_layout_module_spells_the_results_layout():
+    """The files of ``results/<experiment>/`` are spelt once, by circle.core.layout's
+    templates; every other module names them through it (its templates, or Results)."""
+    names = layout_names()
+    assert {"weights", "lm", "decode", "report", "evaluation", "config.yaml", "tune"} <= names
+    spelt = [place for path in sorted(PACKAGE.rglob("*.py")) if path != LAYOUT
+             for place in layout_spellings(path, names)]
+    assert spelt == []

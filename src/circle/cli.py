@@ -23,6 +23,22 @@ from typing import TYPE_CHECKING, BinaryIO, TextIO
 import pyarrow.parquet as pq
 
 from circle.align import AlignmentError
+from circle.core.layout import (
+    BILINGUAL_GRAMMAR,
+    DECODE_ONEBEST,
+    EVALSET_TABLE,
+    EVALUATION_CONDITIONS,
+    LM_BINARY,
+    PARAPHRASE_GRAMMAR,
+    PARAPHRASER_RUN,
+    REFERENCE_TEXT,
+    REPORT_FILE,
+    RESULTS,
+    UNTUNED_PARAPHRASE,
+    WEIGHTS,
+    Results,
+    under_experiment,
+)
 from circle.core.tables import SchemaError, parquet_errors, read_metadata
 from circle.corpus.preprocess import normalize
 from circle.corpus.validate import (
@@ -33,6 +49,7 @@ from circle.corpus.validate import (
     read_parallel,
 )
 from circle.experiments.evaluate import AR_SHUFFLES, BOOTSTRAP_SAMPLES
+from circle.paraphrase.config import bias_name
 
 if TYPE_CHECKING:
     from circle.system import System
@@ -40,11 +57,10 @@ if TYPE_CHECKING:
 
 Handler = Callable[[argparse.Namespace], None]
 
-PARAPHRASE_GRAMMAR = "paraphrase/bias0.parquet"
-TUNED_PARAPHRASE_WEIGHTS = "weights/paraphraser-bias0.txt"
-UNTUNED_PARAPHRASE_WEIGHTS = "weights/untuned-paraphrase.txt"
-DECODING_LM = "lm/3gram.binary"
-TEST_SET = "sets/test.parquet"
+PARAPHRASER_BIAS = bias_name(0.0)
+"""The bias of the paraphrase grammar and weights the commands paraphrase with."""
+EXAMPLE_RUN = "1H.rep0"
+"""The tuning run the help texts name."""
 STREAM_CACHE_MB = 1024
 """MB of the grammar's row groups a translator keeps in memory with --stream, by default."""
 
@@ -103,9 +119,16 @@ class VersionAction(argparse.Action):
         parser.exit()
 
 
-def _in_results(args: argparse.Namespace, given: str | None, relative: str) -> str:
-    """``given`` if the user gave it, else ``relative`` inside the ``--results`` directory."""
-    return given if given is not None else str(Path(args.results) / relative)
+def _in_results(args: argparse.Namespace, given: str | None, template: str, **fields) -> str:
+    """``given`` if the user gave it, else the file of the layout's ``template`` (with
+    ``fields``) in the ``--results`` directory."""
+    return given if given is not None else str(Results.at(args.results).path(template,
+                                                                             **fields))
+
+
+def _in_results_help(template: str, **fields) -> str:
+    """How a help text names a file of the ``--results`` directory."""
+    return "RESULTS/" + under_experiment(template, **fields)
 
 
 def _open_input(path: str) -> tuple[str, BinaryIO]:
@@ -189,7 +212,7 @@ def _info(args: argparse.Namespace) -> None:
 def _paraphrases(args: argparse.Namespace) -> None:
     from circle.grammar.inspect import top_paraphrases
 
-    grammar = _in_results(args, args.grammar, PARAPHRASE_GRAMMAR)
+    grammar = _in_results(args, args.grammar, PARAPHRASE_GRAMMAR, bias=PARAPHRASER_BIAS)
     phrase = args.phrase if args.tokenized else normalize(args.phrase, "en")
     frame = top_paraphrases(grammar, phrase, args.n)
     if frame.empty:
@@ -214,7 +237,12 @@ def _decode_lines(args: argparse.Namespace, lines: list[str]) -> None:
     sentences = lines if args.tokenized else [normalize(line, args.lang) for line in lines]
     weights = read_weights(args.weights)
     settings = DecoderSettings.from_config({}, pop_limit=args.pop_limit, k=args.k)
-    lm = _in_results(args, args.lm, DECODING_LM)
+    if args.lm is None:
+        from circle.translate import Experiment
+
+        lm = str(Experiment.at(args.results).lm)
+    else:
+        lm = args.lm
     rerank_lm, depth = None, args.k
     if RERANK_FEATURE in weights:  # tuned with lm.rerank_nbest: rerank as in tuning
         from circle.translate import Experiment
@@ -275,8 +303,8 @@ def _translation_system(args: argparse.Namespace) -> tuple[System, str]:
         return system, (f"{system.where}: {system.source_lang} to {system.target_lang}, "
                         f"decoding with the weights {system.files['weights'].path}")
     experiment = Experiment.at(existing_results(args.results))
-    if not (Path(args.results) / "config.yaml").is_file():
-        print(f"circle {args.command}: warning: {args.results}/config.yaml not found; assuming "
+    if not experiment.layout.config.is_file():
+        print(f"circle {args.command}: warning: {experiment.layout.config} not found; assuming "
               "Spanish to English, lowercased", file=sys.stderr)
     weights, note = experiment.translation_weights(args.weights)
     system = experiment.system(weights).overriding(grammar=args.grammar, lm=args.lm)
@@ -439,8 +467,8 @@ def _export_system(args: argparse.Namespace) -> None:
     from circle.translate import Experiment, existing_results
 
     experiment = Experiment.at(existing_results(args.results))
-    if not (experiment.results / "config.yaml").is_file():
-        raise FileNotFoundError(f"{experiment.results / 'config.yaml'}: not found; an export "
+    if not experiment.layout.config.is_file():
+        raise FileNotFoundError(f"{experiment.layout.config}: not found; an export "
                                 "states the experiment's languages and decoder settings")
     weights, note = experiment.translation_weights(args.run)
     manifest = export_system(experiment.system(weights), experiment.results, args.dir,
@@ -474,7 +502,7 @@ def _scoring_inputs(args: argparse.Namespace) -> tuple[list[list[str]], bool, Ca
     if args.references:
         references = stream_references({path: read(path) for path in args.references})
     else:
-        references = set_references(_in_results(args, None, TEST_SET))
+        references = set_references(_in_results(args, None, EVALSET_TABLE, evalset="test"))
 
     def output(path: str) -> list[str]:
         lines = read(path)
@@ -550,7 +578,7 @@ def _power(args: argparse.Namespace) -> None:
     from circle.core.tables import read_table
     from circle.experiments.replicates import SUMMARY_METRICS, summary_power, summary_tests
 
-    path = Path(args.results) / "evaluation" / args.run_set / "conditions.parquet"
+    path = Results.at(args.results).evaluation_conditions(args.run_set)
     summary = read_table(path, CONDITION_SUMMARY)
     try:
         power = summary_power(summary, args.difference, args.alpha, args.power)
@@ -607,7 +635,9 @@ def _nbest_argument(sub: argparse.ArgumentParser) -> None:
 def _decoder_arguments(sub: argparse.ArgumentParser, grammar_help: str, weights_help: str,
                        lang: str) -> None:
     sub.add_argument("--grammar", help=grammar_help)
-    sub.add_argument("--lm", help=f"KenLM binary model (default: RESULTS/{DECODING_LM})")
+    sub.add_argument("--lm", help="KenLM binary model (default: "
+                     f"{_in_results_help(LM_BINARY, order='<lm.decoding_order>')}, the "
+                     "experiment's decoding LM)")
     sub.add_argument("--weights", help=weights_help)
     _nbest_argument(sub)
     sub.add_argument("--pop-limit", type=search_size,
@@ -626,7 +656,7 @@ def _scoring_arguments(sub: argparse.ArgumentParser) -> None:
     sub.add_argument("--references", nargs="+", metavar="FILE",
                      help="reference files instead of the test set, one per reference stream, "
                           "line i for segment i, empty where a segment has fewer (as "
-                          "RESULTS/sets/test.ref<k>.txt)")
+                          f"{_in_results_help(REFERENCE_TEXT, evalset='test', k='<k>')})")
     sub.add_argument("--tokenize", action="store_true",
                      help="the outputs and reference files are plain text (as circle "
                           "translate prints): tokenise them as the pipeline does first")
@@ -677,15 +707,16 @@ def build_parser() -> argparse.ArgumentParser:
                   "types, schema and provenance")
     sub.add_argument("table", help="a Parquet table the pipeline wrote: a path as given "
                      "(relative to the working directory) where it exists, else one relative "
-                     "to the results directory, e.g. grammar/bilingual.parquet for "
-                     "RESULTS/grammar/bilingual.parquet")
+                     f"to the results directory, e.g. {under_experiment(BILINGUAL_GRAMMAR)} "
+                     f"for {_in_results_help(BILINGUAL_GRAMMAR)}")
     _results_argument(sub)
 
     sub = command("paraphrases", _paraphrases, "print the top paraphrases of an English phrase "
                   "in a paraphrase grammar, with their features")
     sub.add_argument("phrase", help="English phrase; nonterminals as [X,1] [X,2]")
     sub.add_argument("--grammar",
-                     help=f"paraphrase grammar table (default: RESULTS/{PARAPHRASE_GRAMMAR})")
+                     help="paraphrase grammar table (default: "
+                          f"{_in_results_help(PARAPHRASE_GRAMMAR, bias=PARAPHRASER_BIAS)})")
     sub.add_argument("-n", type=positive_int, default=10, help="how many (default: %(default)s)")
     sub.add_argument("--tokenized", action="store_true",
                      help="the phrase is already tokenised and lowercased")
@@ -707,9 +738,10 @@ def build_parser() -> argparse.ArgumentParser:
                   "the choices made and the untranslated words on stderr")
     sub.add_argument("input", nargs="?", default="-",
                      help="text file, one sentence per line, or - for stdin (default)")
-    sub.add_argument("--weights", help="a run's name ('1H.rep0': RESULTS/weights/1H.rep0.txt) "
-                     "or a weight file (default: the 1H replicate with the best tune score, "
-                     "else the untuned weights, with a warning)")
+    sub.add_argument("--weights", help=f"a run's name ('{EXAMPLE_RUN}': "
+                     f"{_in_results_help(WEIGHTS, weights=EXAMPLE_RUN)}) or a weight file "
+                     "(default: the 1H replicate with the best tune score, else the untuned "
+                     "weights, with a warning)")
     sub.add_argument("--print", choices=["tokenized", "detokenized", "recased"],
                      help="what stdout shows (default: recased where the experiment lowercases,"
                           " else detokenized)")
@@ -717,9 +749,9 @@ def build_parser() -> argparse.ArgumentParser:
                      help="also write PREFIX.tokenized, PREFIX.detokenized and (where the "
                           "experiment lowercases) PREFIX.recased")
     sub.add_argument("--grammar", help="bilingual grammar table, sorted by source side as the "
-                     "workflow writes it (default: RESULTS/grammar/bilingual.parquet)")
-    sub.add_argument("--lm", help="KenLM binary model (default: RESULTS/lm/<decoding "
-                     "order>gram.binary)")
+                     f"workflow writes it (default: {_in_results_help(BILINGUAL_GRAMMAR)})")
+    sub.add_argument("--lm", help="KenLM binary model (default: "
+                     f"{_in_results_help(LM_BINARY, order='<decoding order>')})")
     sub.add_argument("--pop-limit", type=search_size,
                      help="cube-pruning pops per chart cell (default: the experiment's)")
     sub.add_argument("--workers", type=positive_int, default=1,
@@ -752,8 +784,8 @@ def build_parser() -> argparse.ArgumentParser:
                   "a manifest, DIR/system.yaml, with their SHA-256 checksums, the languages, "
                   "tokeniser and decoder settings and circle's version; translate, paraphrase "
                   "and decode read it with --system DIR from anywhere")
-    sub.add_argument("run", help="the run whose weights it translates with, e.g. 1H.rep0 "
-                     "(RESULTS/weights/1H.rep0.txt), or a weight file")
+    sub.add_argument("run", help=f"the run whose weights it translates with, e.g. {EXAMPLE_RUN} "
+                     f"({_in_results_help(WEIGHTS, weights=EXAMPLE_RUN)}), or a weight file")
     sub.add_argument("dir", help="the directory to write, new or empty")
     _results_argument(sub)
 
@@ -767,9 +799,12 @@ def build_parser() -> argparse.ArgumentParser:
     sub.add_argument("-s", "--sentence", action="append",
                      help="a sentence to paraphrase instead of the input (repeatable)")
     _decoder_arguments(
-        sub, f"paraphrase grammar table (default: RESULTS/{PARAPHRASE_GRAMMAR})",
-        f"weight file (default: RESULTS/{TUNED_PARAPHRASE_WEIGHTS}, the tuned paraphraser, "
-        f"if it exists, else RESULTS/{UNTUNED_PARAPHRASE_WEIGHTS}); which one is used is "
+        sub, "paraphrase grammar table (default: "
+        f"{_in_results_help(PARAPHRASE_GRAMMAR, bias=PARAPHRASER_BIAS)})",
+        "weight file (default: "
+        f"{_in_results_help(WEIGHTS, weights=PARAPHRASER_RUN.format(bias=PARAPHRASER_BIAS))}, "
+        "the tuned paraphraser, if it exists, else "
+        f"{_in_results_help(WEIGHTS, weights=UNTUNED_PARAPHRASE)}); which one is used is "
         "printed on stderr", "the target language of the experiment's config")
     sub.add_argument("--print", choices=["tokenized", "detokenized", "recased"],
                      help="what is written (default: recased where the experiment lowercases, "
@@ -781,10 +816,11 @@ def build_parser() -> argparse.ArgumentParser:
     sub = command("score", _score, "score outputs of the test set as the report tables do: "
                   "BLEU, TER and chrF (sacrebleu, percent, with signatures) on the pipeline's "
                   "tokenisation, lowercased where the experiment lowercases, against every "
-                  "reference of RESULTS/sets/test.parquet")
+                  f"reference of {_in_results_help(EVALSET_TABLE, evalset='test')}")
     sub.add_argument("outputs", nargs="+", metavar="OUTPUT",
                      help="an output, one line per test segment in the set's order, tokenised "
-                          "as RESULTS/decode/RUN/test.1best.txt (or plain text with --tokenize)")
+                          f"as {_in_results_help(DECODE_ONEBEST, weights='RUN', evalset='test')}"
+                          " (or plain text with --tokenize)")
     _scoring_arguments(sub)
 
     sub = command("compare", _compare, "compare systems' outputs of the test set with the "
@@ -808,7 +844,8 @@ def build_parser() -> argparse.ArgumentParser:
     _scoring_arguments(sub)
 
     sub = command("results-docs", _results_docs, "write a run's results documentation: "
-                  "OUT/index.md, every report page of RESULTS/report on one page under the "
+                  f"OUT/index.md, every report page of {_in_results_help(REPORT_FILE, file='')}"
+                  " on one page under the "
                   "findings of its significance marks, the run's commit and effective config, "
                   "with the plots copied beside it (rerun after a rerun to refresh the numbers)")
     sub.add_argument("out", help="the documentation directory to write, e.g. "
@@ -830,7 +867,9 @@ def build_parser() -> argparse.ArgumentParser:
     sub.add_argument("--power", type=float, default=0.8,
                      help="the power wanted (default: %(default)s)")
     sub.add_argument("--run-set", default="", metavar="DIR",
-                     help="the run set under RESULTS/evaluation, e.g. dose/ (default: the "
+                     help="the run set of "
+                          f"{_in_results_help(EVALUATION_CONDITIONS, run_set='<run set>')}"
+                          ", e.g. dose/ (default: the "
                           "config's conditions)")
     _results_argument(sub)
 
@@ -844,7 +883,7 @@ def build_parser() -> argparse.ArgumentParser:
                           "experiment first (its dose-response run set evaluated), then the "
                           "paraphraser experiments, e.g. results/powered "
                           "results/powered-languages-english results/powered-identity")
-    _page_of_experiments_arguments(sub, "results/verdict")
+    _page_of_experiments_arguments(sub, RESULTS.format(experiment="verdict"))
 
     sub = command("ladder", _ladder, "write the ladder of paraphrasers: experiments with the "
                   "same MT system and their own paraphrasers side by side (the ladder table: "
@@ -853,7 +892,7 @@ def build_parser() -> argparse.ArgumentParser:
     sub.add_argument("rungs", nargs="+", metavar="RESULTS",
                      help="the experiments' results directories (results/<experiment>, relative "
                           "to the project root), the baseline first")
-    _page_of_experiments_arguments(sub, "results/ladder")
+    _page_of_experiments_arguments(sub, RESULTS.format(experiment="ladder"))
     return parser
 
 

@@ -41,6 +41,7 @@ from pathlib import Path
 import pyarrow.parquet as pq
 import yaml
 
+from circle.core.layout import CORPUS_TABLE, Results
 from circle.decoder import DecoderSettings
 from circle.decoder.model import RERANK_FEATURE
 
@@ -329,8 +330,9 @@ def export_system(system: System, root: Path, out: str | os.PathLike, made_with:
         add("rerank_lm", system.path("rerank_lm"))
     if system.lowercase:
         if not system.has("recaser"):
-            raise FileNotFoundError(f"{root / 'corpus/train.parquet'}: the training corpus "
-                                    "recasing learns from does not exist; the export needs it")
+            raise FileNotFoundError(f"{Results.at(root).path(CORPUS_TABLE, split='train')}: "
+                                    "the training corpus recasing learns from does not exist; "
+                                    "the export needs it")
         out.mkdir(parents=True, exist_ok=True)
         Recaser.load(system.path("recaser")).write(out / RECASER_FILE)
         entries.append({"role": "recaser", "path": RECASER_FILE,

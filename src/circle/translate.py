@@ -39,6 +39,7 @@ Where the experiment lowercases, the output is recased (:class:`circle.system.Re
 from __future__ import annotations
 
 import bisect
+import functools
 import html
 import itertools
 import logging
@@ -48,6 +49,7 @@ from collections import Counter, OrderedDict
 from collections.abc import Callable, Iterable, Iterator, Sequence, Sized
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pyarrow as pa
@@ -55,6 +57,15 @@ import pyarrow.compute as pc
 import pyarrow.parquet as pq
 import yaml
 
+from circle.core.layout import (
+    BILINGUAL_GRAMMAR,
+    CORPUS_TABLE,
+    TOKENIZED_TABLE,
+    TUNING_LOG,
+    UNTUNED_PARAPHRASE,
+    WEIGHTS,
+    Results,
+)
 from circle.core.schemas import BITEXT, EVALSET
 from circle.core.tables import read_metadata
 from circle.corpus.preprocess import detokenize, normalize
@@ -70,9 +81,11 @@ from circle.decoder.chart import match
 from circle.decoder.model import RERANK_FEATURE
 from circle.decoder.rerank import rerank_depth
 from circle.distributional import DistributionalSettings, MonolingualCorpus
+from circle.experiments.conditions import UNTUNED_TRANSLATION, TuningRun
 from circle.grammar.filter import SentenceIndex, SourcePattern
 from circle.grammar.oov_paraphrase import FEATURE as OOV_FEATURE
 from circle.grammar.oov_paraphrase import borrowed_for, one_word_sources, source_texts
+from circle.paraphrase.config import bias_name
 from circle.system import Recaser, System, SystemFile
 
 log = logging.getLogger(__name__)
@@ -110,7 +123,7 @@ def results_directory(results: str | os.PathLike | None, experiment: str | None,
     root, _ = project_root(project)
     if results is not None:
         return root / results  # an absolute path stays itself
-    return root / "results" / (experiment or "default")
+    return Results.of(root, experiment or "default").directory
 
 
 def existing_results(results: str | os.PathLike) -> Path:
@@ -126,6 +139,22 @@ def existing_results(results: str | os.PathLike) -> Path:
                             "--experiment, or give --results)")
 
 
+@functools.cache
+def config_schema() -> dict:
+    from circle.pipeline.config import CONFIG_SCHEMA
+
+    return yaml.safe_load(CONFIG_SCHEMA.read_text(encoding="utf-8"))
+
+
+def schema_default(section: str | None, key: str) -> Any:
+    """The config schema's default of ``key`` in ``section`` (None: a top-level key), None
+    where it has none."""
+    properties = config_schema()["properties"]
+    if section is not None:
+        properties = properties[section]["properties"]
+    return properties[key].get("default")
+
+
 @dataclass
 class Experiment:
     """A finished experiment's results directory and its effective config."""
@@ -135,37 +164,44 @@ class Experiment:
 
     @classmethod
     def at(cls, results: str | os.PathLike) -> Experiment:
-        results = Path(results)
-        path = results / "config.yaml"
+        path = Results.at(results).config
         config = yaml.safe_load(path.read_text()) if path.is_file() else {}
-        return cls(results, config or {})
+        return cls(Path(results), config or {})
 
     @property
-    def preprocess(self) -> dict:
-        return self.config.get("preprocess", {})
+    def layout(self) -> Results:
+        """The files of the results directory (:mod:`circle.core.layout`)."""
+        return Results.at(self.results)
+
+    def setting(self, section: str | None, key: str) -> Any:
+        """The effective config's ``key`` of ``section`` (None: a top-level key); where it
+        records none (no ``config.yaml``, or one written before the key existed), the config
+        schema's default, which the workflow would have filled in."""
+        recorded = self.config if section is None else self.config.get(section, {})
+        return recorded[key] if key in recorded else schema_default(section, key)
 
     @property
     def source_lang(self) -> str:
-        return self.preprocess.get("source_lang", "es")
+        return self.setting("preprocess", "source_lang")
 
     @property
     def target_lang(self) -> str:
-        return self.preprocess.get("target_lang", "en")
+        return self.setting("preprocess", "target_lang")
 
     @property
     def lowercase(self) -> bool:
-        return bool(self.preprocess.get("lowercase", True))
+        return bool(self.setting("preprocess", "lowercase"))
 
     @property
     def lm(self) -> Path:
-        order = self.config.get("lm", {}).get("decoding_order", 3)
-        return self.results / "lm" / f"{order}gram.binary"
+        """The LM the MT system decodes with (lm.decoding_order)."""
+        return self.layout.lm(self.setting("lm", "decoding_order"))
 
     @property
     def paraphraser_lm(self) -> Path:
         """The LM the experiment's paraphraser decodes with: its own with
         ``paraphrase.language_models: pivots`` (:mod:`circle.corpus.pivots`), else :attr:`lm`."""
-        return self._paraphraser(self.lm)
+        return self._paraphraser(self.setting("lm", "decoding_order"), self.lm)
 
     @property
     def paraphraser_reranking_lm(self) -> Path:
@@ -173,33 +209,32 @@ class Experiment:
         reranking feature, as in the workflow's paraphrase_references job
         (:meth:`circle.pipeline.plan.Plan.nbest_reranking_inputs`): its own with
         ``paraphrase.language_models: pivots``, else :attr:`reranking_lm`."""
-        return self._paraphraser(self.reranking_lm)
+        return self._paraphraser(self.setting("lm", "reranking_order"), self.reranking_lm)
 
-    def _paraphraser(self, lm: Path) -> Path:
-        """The paraphraser's own LM of ``lm``'s order with ``paraphrase.language_models:
-        pivots``, else ``lm`` (the MT system's)."""
-        if self.config.get("paraphrase", {}).get("language_models", "shared") != "pivots":
+    def _paraphraser(self, order: int, lm: Path) -> Path:
+        """The paraphraser's own LM of ``order`` with ``paraphrase.language_models: pivots``,
+        else ``lm`` (the MT system's of that order)."""
+        if self.setting("paraphrase", "language_models") != "pivots":
             return lm
-        return self.results / "paraphrase" / "lm" / lm.name
+        return self.layout.paraphraser_lm(order)
 
     @property
     def reranking_lm(self) -> Path:
         """The LM that reranks the MT n-best lists when the weights name the n-best reranking
         feature (lm.rerank_nbest, :mod:`circle.decoder.rerank`)."""
-        order = self.config.get("lm", {}).get("reranking_order", 5)
-        return self.results / "lm" / f"{order}gram.binary"
+        return self.layout.lm(self.setting("lm", "reranking_order"))
 
     @property
     def grammar(self) -> Path:
-        return self.results / "grammar" / "bilingual.parquet"
+        return self.layout.path(BILINGUAL_GRAMMAR)
 
     def paraphraser_weights(self) -> tuple[Path, str]:
         """The paraphraser's weights, and a sentence saying which: the tuned ones (the
         ``tune_paraphraser`` rule's) where they exist, else the untuned ones."""
-        tuned = self.results / "weights" / "paraphraser-bias0.txt"
+        tuned = self.layout.paraphraser_weights(bias_name(0.0))
         if tuned.exists():
             return tuned, f"the tuned paraphraser weights {tuned}"
-        untuned = self.results / "weights" / "untuned-paraphrase.txt"
+        untuned = self.layout.weights(UNTUNED_PARAPHRASE)
         return untuned, (f"the UNTUNED weights {untuned}: warning, there are no tuned ones at "
                          f"{tuned} (a plain rerun of the workflow rebuilds them, or give "
                          "--weights)")
@@ -209,47 +244,46 @@ class Experiment:
         ``weights``; recasing learns from ``corpus/train.parquet`` (first letters only,
         with a warning, without it)."""
         files = {"grammar": self.grammar, "lm": self.lm, "rerank_lm": self.reranking_lm,
-                 "paraphrase_grammar": self.results / "paraphrase" / "bias0.parquet",
+                 "paraphrase_grammar": self.layout.paraphrase_grammar(bias_name(0.0)),
                  "paraphraser_lm": self.paraphraser_lm,
                  "paraphrase_rerank_lm": self.paraphraser_reranking_lm,
                  "paraphraser_weights": self.paraphraser_weights()[0]}
         if weights is not None:
             files["weights"] = weights
-        train = self.results / "corpus" / "train.parquet"
+        train = self.layout.path(CORPUS_TABLE, split="train")
         if self.lowercase and train.is_file():
             files["recaser"] = train
-        oov_text = [SystemFile(path) for path in sorted((self.results / "tokenized").glob(
-            "*.parquet")) if read_metadata(path).get("schema") in (BITEXT.name, EVALSET.name)]
+        oov_text = [SystemFile(path) for path in self.layout.files(TOKENIZED_TABLE)
+                    if read_metadata(path).get("schema") in (BITEXT.name, EVALSET.name)]
         return System(self.source_lang, self.target_lang, self.lowercase,
                       dict(self.config.get("decoder", {})),
                       {role: SystemFile(path) for role, path in files.items()}, oov_text,
                       dict(self.config.get("oov_paraphrase", {})),
-                      int(self.config.get("seed", 13)), str(self.results))
+                      int(self.setting(None, "seed")), str(self.results))
 
     def translation_weights(self, given: str | None) -> tuple[Path, str]:
         """The weight file to translate with, and a sentence saying which and why: ``given``
         (a run name such as '1H.rep0', i.e. weights/<run>.txt, or a file), else the 1H
         replicate with the best tune score, else the untuned weights (with a warning)."""
-        weights = self.results / "weights"
         if given is not None:
-            named = weights / f"{given}.txt"
+            named = self.layout.weights(given)
             if named.is_file():
                 return named, f"the weights of run {given}, {named}"
             path = Path(given)
             if path.is_file():
                 return path, f"the weights {path}"
-            runs = sorted(p.stem for p in weights.glob("*.txt")) if weights.is_dir() else []
+            runs = [p.stem for p in self.layout.files(WEIGHTS)]
             raise FileNotFoundError(f"--weights {given}: neither a run of {self.results} "
                                     f"({named} does not exist; runs: {', '.join(runs) or 'none'})"
                                     " nor a weight file")
         best = best_tuned_run(self.results, "1H")
         if best is not None:
             run, metric, score, count = best
-            return weights / f"{run}.txt", (
-                f"the weights of {run}, {weights / f'{run}.txt'}: the best tune "
+            return self.layout.weights(run), (
+                f"the weights of {run}, {self.layout.weights(run)}: the best tune "
                 f"{metric.upper()} ({100 * score:.2f}) of the {count} tuned 1H replicate(s) "
                 "(choose another with --weights RUN)")
-        untuned = weights / "untuned-translation.txt"
+        untuned = self.layout.weights(UNTUNED_TRANSLATION)
         return untuned, (f"the UNTUNED weights {untuned}: warning, no 1H run of "
                          f"{self.results} is tuned yet (run the workflow, or give --weights)")
 
@@ -257,17 +291,18 @@ class Experiment:
 def best_tuned_run(results: Path, condition: str) -> tuple[str, str, float, int] | None:
     """(run, metric, tune score, runs compared) of the replicate of ``condition`` whose tuning
     log returned the best decoded tune score and whose weights exist; None if there is none."""
-    from circle.core.schemas import TUNING_LOG
+    from circle.core import schemas
     from circle.core.tables import SchemaError, read_table
     from circle.tune.metrics import get_metric
 
+    layout = Results.at(results)
     found = []
-    for log_path in sorted((results / "tune").glob(f"{condition}.rep*.parquet")):
+    for log_path in layout.files(TUNING_LOG, run=f"{condition}{TuningRun.SEPARATOR}*"):
         run = log_path.name.removesuffix(".parquet")
-        if not (results / "weights" / f"{run}.txt").is_file():
+        if not layout.weights(run).is_file():
             continue
         try:
-            table = read_table(log_path, TUNING_LOG)
+            table = read_table(log_path, schemas.TUNING_LOG)
         except SchemaError as error:
             raise SchemaError(f"{error}: its tuning logs were written by another version of "
                               "circle, so the best replicate cannot be chosen; name the weights "

@@ -110,6 +110,20 @@ def test_a_closed_pipe_ends_the_output_quietly(tmp_path):
     assert "Traceback" not in stderr and "BrokenPipeError" not in stderr
 
 
+def test_decode_defaults_to_the_lm_of_the_experiments_decoding_order(tmp_path):
+    """Without --lm, decode reads the LM of the order the effective config records
+    (lm.decoding_order), not a fixed 3-gram."""
+    results = tmp_path / "results" / "mine"
+    results.mkdir(parents=True)
+    (results / "config.yaml").write_text("lm:\n  decoding_order: 4\n")
+    (tmp_path / "w.txt").write_text("lm 1\n")
+    (tmp_path / "in.txt").write_text("la casa\n")
+    result = circle("decode", "--results", str(results), "--grammar", str(tmp_path / "g.parquet"),
+                    "--weights", str(tmp_path / "w.txt"), "--input", str(tmp_path / "in.txt"))
+    assert result.returncode == 2
+    assert f"{results / 'lm/4gram.binary'}: language model does not exist" in result.stderr
+
+
 def test_paraphrase_says_which_weights_and_finds_tables_under_results(tmp_path):
     results = tmp_path / "results" / "mine"
     (results / "weights").mkdir(parents=True)

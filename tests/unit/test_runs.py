@@ -9,12 +9,12 @@ import pytest
 import yaml
 from snakemake.utils import validate
 
+from circle.core import layout
 from circle.decoder.model import DecoderSettings
-from circle.experiments.conditions import TuningRun, run_seed
+from circle.experiments.conditions import Condition, TuningRun, run_seed
 from circle.experiments.mt_tuning import RunSettings, run_tuning_settings
 from circle.paraphrase.config import ParaphraserConfig
 from circle.paraphrase.targeted import TargetedSettings
-from circle.pipeline import runs
 from circle.pipeline.plan import Plan
 from circle.pipeline.runs import augmented_weights, resolve_run
 
@@ -191,10 +191,36 @@ def test_the_decoder_settings_are_the_search_keys_of_the_config_decoder_section(
 
 def test_every_path_template_lies_under_its_systems_results():
     """The file names the package and the rules share are all templates of one system's
-    results (its ``{experiment}`` wildcard), defined once in circle.pipeline.runs."""
-    templates = {name: value for name, value in vars(runs).items()
-                 if name.isupper() and isinstance(value, str) and "/" in value}
+    results (its ``{experiment}`` wildcard), defined once in circle.core.layout."""
+    templates = {name: value for name, value in vars(layout).items()
+                 if name.isupper() and isinstance(value, str) and "/" in value
+                 and name != "RESULTS"}
     assert {"TOKENIZED_TABLE", "LM_BINARY", "PARAPHRASE_GRAMMAR", "EVALUATION_TABLE",
             "WEIGHTS", "DECODE_NBEST"} <= set(templates)
     for name, template in templates.items():
-        assert template.startswith("results/{experiment}/"), name
+        assert template.startswith(layout.RESULTS + "/"), name
+
+
+def test_the_rules_run_wildcards_spell_a_tuning_runs_name():
+    run = TuningRun(Condition.parse("1H+2P_b0.5"), 3)
+    assert layout.RUN.format(condition="1H+2P_b0.5", replicate=3) == run.name
+    assert layout.TUNING_ITERATIONS.format(experiment="x", condition="1H", replicate=0) == (
+        "results/x/tune/1H.rep0.iterations")
+
+
+def test_results_name_an_experiments_files_by_the_templates(tmp_path):
+    results = layout.Results.of(tmp_path, "tiny")
+    assert results.directory == tmp_path / "results" / "tiny"
+    assert results.weights("1H.rep0") == tmp_path / layout.WEIGHTS.format(
+        experiment="tiny", weights="1H.rep0")
+    assert results.lm(4) == tmp_path / "results/tiny/lm/4gram.binary"
+    assert results.report("fig4_3.csv") == results.report_directory / "fig4_3.csv"
+    assert results.evaluation_conditions("dose/") == (
+        tmp_path / "results/tiny/evaluation/dose/conditions.parquet")
+    for run in ("1H.rep1", "1H.rep0", "2H.rep0"):
+        results.path(layout.TUNING_LOG, run=run).parent.mkdir(parents=True, exist_ok=True)
+        results.path(layout.TUNING_LOG, run=run).write_bytes(b"")
+    assert [path.name for path in results.files(layout.TUNING_LOG)] == [
+        "1H.rep0.parquet", "1H.rep1.parquet", "2H.rep0.parquet"]
+    assert [path.name for path in results.files(layout.TUNING_LOG, run="1H.rep*")] == [
+        "1H.rep0.parquet", "1H.rep1.parquet"]

@@ -11,23 +11,7 @@ from snakemake.exceptions import WorkflowError
 from snakemake.io import IOFile
 from snakemake.logging import logger
 
-from circle.core.tables import config_hash, parquet_rows, remove_unreadable_tables
-from circle.corpus import prepare
-from circle.corpus.prepare import EVAL_SETS, UNUSED_TRAINING
-from circle.experiments.conditions import (
-    CONDITION_PATTERN,
-    EXTRA_PATTERN,
-    OOV_VARIANT_TAG_PATTERN,
-    REFERENCE_TAG_PATTERN,
-    tagged_oov_variant,
-    tagged_reference,
-)
-from circle.figures.summary import summary_inputs
-from circle.paraphrase.config import bias_name
-from circle.pipeline.config import check_config, own_data_warnings, thesis_numbers
-from circle.pipeline.plan import RUN_SETS, Plan
-from circle.pipeline.resources import MEMORY, input_mb, runtime_model
-from circle.pipeline.runs import (
+from circle.core.layout import (
     ALIGNMENT_LINKS,
     BILINGUAL_GRAMMAR,
     COLLAPSED_PARAPHRASE_GRAMMAR,
@@ -57,18 +41,37 @@ from circle.pipeline.runs import (
     OOV_PARAPHRASED_GRAMMAR,
     PARAPHRASE_GRAMMAR,
     PARAPHRASER_LM_BINARY,
+    PARAPHRASER_RUN,
     PIVOT_SELF_PARAPHRASE,
     PIVOTED_PART,
     REFERENCE_TEXT,
     REFERENCE_TEXT_DETOK,
+    RUN,
     TOKENIZED_TABLE,
     TRAINING_PARSES,
     TUNING_ITERATION,
     TUNING_ITERATIONS,
     TUNING_LOG,
     UNTARGETED_PARAPHRASES,
+    UNTUNED_PARAPHRASE,
     WEIGHTS,
 )
+from circle.core.tables import config_hash, parquet_rows, remove_unreadable_tables
+from circle.corpus import prepare
+from circle.corpus.prepare import EVAL_SETS, UNUSED_TRAINING
+from circle.experiments.conditions import (
+    CONDITION_PATTERN,
+    EXTRA_PATTERN,
+    OOV_VARIANT_TAG_PATTERN,
+    REFERENCE_TAG_PATTERN,
+    tagged_oov_variant,
+    tagged_reference,
+)
+from circle.figures.summary import summary_inputs
+from circle.paraphrase.config import bias_name
+from circle.pipeline.config import check_config, own_data_warnings, thesis_numbers
+from circle.pipeline.plan import RUN_SETS, Plan
+from circle.pipeline.resources import MEMORY, input_mb, runtime_model
 from circle.pipeline.shared_system import mt_system_mismatch
 from circle.pipeline.stale import stale_results_problem
 from circle.tune.checkpoint import ended

@@ -57,10 +57,10 @@ rule tune_paraphraser:
         evalset=EVALSET_TABLE.format(experiment="{experiment}", evalset="paratune"),
         grammar=PARAPHRASE_GRAMMAR,
         lm=paraphraser_decoding_lm,
-        weights=WEIGHTS.format(experiment="{experiment}", weights="untuned-paraphrase"),
+        weights=WEIGHTS.format(experiment="{experiment}", weights=UNTUNED_PARAPHRASE),
     output:
-        weights=WEIGHTS.format(experiment="{experiment}", weights="paraphraser-bias{bias}"),
-        log=TUNING_LOG.format(experiment="{experiment}", run="paraphraser-bias{bias}"),
+        weights=WEIGHTS.format(experiment="{experiment}", weights=PARAPHRASER_RUN),
+        log=TUNING_LOG.format(experiment="{experiment}", run=PARAPHRASER_RUN),
     log:
         "logs/{experiment}/tune_paraphraser/bias{bias}.log",
     benchmark:
@@ -117,12 +117,12 @@ rule tune_translation:
     input:
         unpack(fanned_out_tuning_inputs),
     output:
-        weights=WEIGHTS.format(experiment="{experiment}", weights="{condition}.rep{replicate}"),
-        log=TUNING_LOG.format(experiment="{experiment}", run="{condition}.rep{replicate}"),
+        weights=WEIGHTS.format(experiment="{experiment}", weights=RUN),
+        log=TUNING_LOG.format(experiment="{experiment}", run=RUN),
     log:
-        "logs/{experiment}/tune_translation/{condition}.rep{replicate}.log",
+        f"logs/{{experiment}}/tune_translation/{RUN}.log",
     benchmark:
-        "benchmarks/{experiment}/tune_translation/{condition}.rep{replicate}.tsv"
+        f"benchmarks/{{experiment}}/tune_translation/{RUN}.tsv"
     params:
         **tuning_run_params(),
     threads: 2
@@ -146,9 +146,9 @@ rule tune_shard:
     output:
         shard=temp(f"{TUNING_ITERATIONS}/iteration-{{iteration}}.shard{{shard}}.parquet"),
     log:
-        "logs/{experiment}/tune_shard/{condition}.rep{replicate}/iteration-{iteration}.shard{shard}.log",
+        f"logs/{{experiment}}/tune_shard/{RUN}/iteration-{{iteration}}.shard{{shard}}.log",
     benchmark:
-        "benchmarks/{experiment}/tune_shard/{condition}.rep{replicate}/iteration-{iteration}.shard{shard}.tsv"
+        f"benchmarks/{{experiment}}/tune_shard/{RUN}/iteration-{{iteration}}.shard{{shard}}.tsv"
     params:
         **tuning_run_params(),
         shards=config["tuning"]["fan_out"],
@@ -176,9 +176,9 @@ checkpoint tune_iteration:
     output:
         iteration=TUNING_ITERATION,
     log:
-        "logs/{experiment}/tune_iteration/{condition}.rep{replicate}/iteration-{iteration}.log",
+        f"logs/{{experiment}}/tune_iteration/{RUN}/iteration-{{iteration}}.log",
     benchmark:
-        "benchmarks/{experiment}/tune_iteration/{condition}.rep{replicate}/iteration-{iteration}.tsv"
+        f"benchmarks/{{experiment}}/tune_iteration/{RUN}/iteration-{{iteration}}.tsv"
     params:
         **tuning_run_params(),
     threads: 2
@@ -322,9 +322,9 @@ rule report_paraphraser:
     """The tuned paraphraser's tune score per iteration, its weights, its identity rate and 10
     sample paraphrases (§3.2.3)."""
     input:
-        log=TUNING_LOG.format(experiment="{experiment}", run="paraphraser-bias{bias}"),
-        untuned=WEIGHTS.format(experiment="{experiment}", weights="untuned-paraphrase"),
-        weights=WEIGHTS.format(experiment="{experiment}", weights="paraphraser-bias{bias}"),
+        log=TUNING_LOG.format(experiment="{experiment}", run=PARAPHRASER_RUN),
+        untuned=WEIGHTS.format(experiment="{experiment}", weights=UNTUNED_PARAPHRASE),
+        weights=WEIGHTS.format(experiment="{experiment}", weights=PARAPHRASER_RUN),
         nbest=UNTARGETED_PARAPHRASES.format(experiment="{experiment}", bias="{bias}", reference=""),
         evalset=EVALSET_TABLE.format(experiment="{experiment}", evalset="tune"),
     output:
@@ -438,16 +438,16 @@ rule score_iterations:
     reranked with the reranking LM, as in tuning)."""
     input:
         unpack(nbest_reranking_lm),
-        log=TUNING_LOG.format(experiment="{experiment}", run="{condition}.rep{replicate}"),
+        log=TUNING_LOG.format(experiment="{experiment}", run=RUN),
         test=EVALSET_TABLE.format(experiment="{experiment}", evalset="test"),
         grammar=run_test_grammar,
         lm=decoding_lm,
     output:
-        scores="results/{experiment}/iterations/{condition}.rep{replicate}.parquet",
+        scores=f"results/{{experiment}}/iterations/{RUN}.parquet",
     log:
-        "logs/{experiment}/score_iterations/{condition}.rep{replicate}.log",
+        f"logs/{{experiment}}/score_iterations/{RUN}.log",
     benchmark:
-        "benchmarks/{experiment}/score_iterations/{condition}.rep{replicate}.tsv"
+        f"benchmarks/{{experiment}}/score_iterations/{RUN}.tsv"
     params:
         settings=decoder_settings(),
         run=run_name,

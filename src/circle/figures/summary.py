@@ -24,6 +24,7 @@ from pathlib import Path
 
 import pandas as pd
 
+from circle.core.layout import EFFECTIVE_CONFIG_FILE, RESULTS, Results
 from circle.core.pages import (
     SUMMARY_PAGE,
     escape_placeholders,
@@ -197,18 +198,19 @@ def summary_markdown(results_dir: str | Path, pages: Sequence[Page], commit: str
     the effective config and its digest; ``written_by`` says what wrote the page if not the
     run), the findings, a contents list and every page of ``pages`` with its plots (linked by
     file name, beside the page)."""
-    results_dir = Path(results_dir)
-    name = f"results/{results_dir.name}"
-    report_dir = results_dir / "report"
-    config = results_dir / "config.yaml"
+    results = Results.at(results_dir)
+    name = RESULTS.format(experiment=results.experiment)
+    report_dir = results.report_directory
+    config = results.config
+    configured = EFFECTIVE_CONFIG_FILE.format(experiment=results.experiment)
     digest = hashlib.sha256(config.read_bytes()).hexdigest()[:16] if config.exists() else "none"
     texts = {page.stem: (report_dir / f"{page.stem}.md").read_text(encoding="utf-8")
              for page in pages}
     lines = [
-        f"# {TITLE}: experiment '{results_dir.name}'", "",
+        f"# {TITLE}: experiment '{results.experiment}'", "",
         f"The report pages of `{name}`, made at commit {commit} with the effective config "
-        f"`{name}/config.yaml` (sha256 {digest}…, a complete config file: `snakemake "
-        f"--configfile {name}/config.yaml` reruns it){written_by}. Each section below is one "
+        f"`{configured}` (sha256 {digest}…, a complete config file: `snakemake "
+        f"--configfile {configured}` reruns it){written_by}. Each section below is one "
         "report page, unchanged; its CSV and HTML are beside it in the report directory.", "",
         "## Findings", "",
         "The significance marks of the tables (approximate randomisation over the tuning "
@@ -232,7 +234,7 @@ RUN_COMMIT = re.compile(r"made at commit (\S+) with the effective config")
 def run_commit(results_dir: str | Path) -> str:
     """The commit a run's summary page names (the checkout's when its summary was written),
     else that of the checkout ``results_dir`` is in."""
-    summary = Path(results_dir) / "report" / f"{SUMMARY_PAGE}.md"
+    summary = Results.at(results_dir).report(f"{SUMMARY_PAGE}.md")
     if summary.exists() and (match := RUN_COMMIT.search(summary.read_text(encoding="utf-8"))):
         return match.group(1)
     return checkout_commit(results_dir)
@@ -265,8 +267,9 @@ def write_summary(results_dir: str | Path, stems: Iterable[str],
     text = escape_placeholders(summary_markdown(results_dir, pages,
                                                 checkout_commit(Path(__file__).parent)))
     write_text_atomically(text, markdown_path)
-    write_text_atomically(summary_html(text, Path(results_dir) / "report",
-                                       f"{TITLE}: {Path(results_dir).name}"), html_path)
+    results = Results.at(results_dir)
+    write_text_atomically(summary_html(text, results.report_directory,
+                                       f"{TITLE}: {results.experiment}"), html_path)
 
 
 def write_results_docs(results_dir: str | Path, out_dir: str | Path,
@@ -276,8 +279,8 @@ def write_results_docs(results_dir: str | Path, out_dir: str | Path,
     ``paper_tables``), and the plots it shows, copied beside it. ``made_at`` names the run's
     commits where one commit does not (a run resumed or extended at later commits); by default
     :func:`run_commit`. Returns the page."""
-    results_dir, out_dir = Path(results_dir), Path(out_dir)
-    report_dir = results_dir / "report"
+    results, out_dir = Results.at(results_dir), Path(out_dir)
+    report_dir = results.report_directory
     pages = report_pages(report_dir)
     if not pages:
         raise FileNotFoundError(f"{report_dir}: no report pages (*.md); run the workflow first")
@@ -286,7 +289,7 @@ def write_results_docs(results_dir: str | Path, out_dir: str | Path,
         if (report_dir / image).exists():
             shutil.copyfile(report_dir / image, out_dir / image)
     written_by = (f"; this page was written from them by `circle results-docs --results "
-                  f"results/{results_dir.name} {out_dir}"
+                  f"{RESULTS.format(experiment=results.experiment)} {out_dir}"
                   + (f" --made-at '{made_at}'" if made_at else "") + "` at commit "
                   f"{checkout_commit(Path(__file__).parent)}")
     page = out_dir / f"{SUMMARY_PAGE}.md"

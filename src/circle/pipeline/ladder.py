@@ -37,6 +37,7 @@ import pyarrow.parquet as pq
 import yaml
 
 from circle.core import schemas
+from circle.core.layout import GRID_CHOICE, LABELLED_BILINGUAL_GRAMMAR, Results
 from circle.core.schemas import CONDITION_SUMMARY
 from circle.core.tables import read_table
 from circle.decoder.model import read_weights
@@ -46,13 +47,6 @@ from circle.figures.reference_table import Significance
 from circle.paraphrase.config import bias_name
 from circle.pipeline.config import with_schema_defaults
 from circle.pipeline.plan import Plan
-from circle.pipeline.runs import (
-    EVALUATION_CONDITIONS,
-    GRID_CHOICE,
-    LABELLED_BILINGUAL_GRAMMAR,
-    PARAPHRASE_GRAMMAR,
-    WEIGHTS,
-)
 
 PIVOT_RULES = ("tokenize_corpus", "pivot_bitext", "align_corpus", "pivot_language",
                "split_for_counting", "count_rules", "extract_grammar")
@@ -91,7 +85,7 @@ def pivot_cost(root: Path, experiment: str, labelled: bool) -> tuple[float, floa
 def rung_config(results: Path) -> dict:
     """A rung's effective config (``results/<experiment>/config.yaml``), completed by the
     schema's defaults for the keys added since the run."""
-    config = yaml.safe_load((results / "config.yaml").read_text(encoding="utf-8"))
+    config = yaml.safe_load(Results.at(results).config.read_text(encoding="utf-8"))
     # runs of 20fa1e7 name the foreign Bibles' table where 913e875 moved it from
     config["corpus"].get("bible", {}).pop("foreign_bibles", None)
     return with_schema_defaults(config)
@@ -100,20 +94,20 @@ def rung_config(results: Path) -> dict:
 def condition_summary(results: Path) -> pd.DataFrame:
     """A rung's per-condition test summary (:data:`CONDITION_SUMMARY`), as evaluate_runs wrote
     it for the config's conditions."""
-    return read_table(results.parent.parent / EVALUATION_CONDITIONS.format(
-        experiment=results.name, run_set=""), CONDITION_SUMMARY)
+    return read_table(Results.at(results).evaluation_conditions(), CONDITION_SUMMARY)
 
 
 def reference_quality(results: Path) -> pd.DataFrame:
     """A rung's reference-quality table (``report/reference_quality.csv``): one row per
     candidate, P1 the 1-best untargeted paraphrase of R."""
-    return pd.read_csv(results / "report" / "reference_quality.csv")
+    return pd.read_csv(Results.at(results).report("reference_quality.csv"))
 
 
 def ladder_row(results: Path, summary: pd.DataFrame) -> dict[str, str]:
     """One rung's row of the ladder table, from its results directory and its
     :func:`condition_summary` (see the module)."""
-    experiment, root = results.name, results.parent.parent
+    layout = Results.at(results)
+    experiment, root = layout.experiment, results.parent.parent
     config = rung_config(results)
     plan = Plan(config)
     pivots = config["paraphrase"].get("pivots") or []
@@ -122,12 +116,10 @@ def ladder_row(results: Path, summary: pd.DataFrame) -> dict[str, str]:
                 else plan.pivot_grammars())
     bilingual = sum(pq.ParquetFile(root / path).metadata.num_rows for path in grammars)
     bias = bias_name(float(config["tuning"]["paraphraser_bias"]))
-    paraphrase = pq.ParquetFile(root / PARAPHRASE_GRAMMAR.format(
-        experiment=experiment, bias=bias)).metadata.num_rows
+    paraphrase = pq.ParquetFile(layout.paraphrase_grammar(bias)).metadata.num_rows
     seconds, rss = pivot_cost(root, experiment, labelled)
-    tuned = read_weights(root / WEIGHTS.format(experiment=experiment,
-                                               weights=f"paraphraser-bias{bias}"))
-    choice_path = root / GRID_CHOICE.format(experiment=experiment)
+    tuned = read_weights(layout.paraphraser_weights(bias))
+    choice_path = layout.path(GRID_CHOICE)
     if choice_path.exists():
         choice = read_table(choice_path, schemas.GRID_CHOICE).iloc[0]
         grid = (f"{100 * choice['bias']:g} %, {choice['targeting_weight']:g}: "
@@ -212,8 +204,8 @@ def ladder_figure_table(results: list[Path], figure: str) -> pd.DataFrame | None
     the series, is left out; None if no rung has the figure. Raises ValueError if the rungs
     disagree on the untuned system's or 1H's scores: they must share the MT system."""
     series = FIGURE_SERIES[figure]
-    tables = {path.name: pd.read_csv(path / "report" / f"{figure}.csv") for path in results
-              if (path / "report" / f"{figure}.csv").exists()}
+    files = {path.name: Results.at(path).report(f"{figure}.csv") for path in results}
+    tables = {name: pd.read_csv(file) for name, file in files.items() if file.exists()}
     if not tables:
         return None
     first_name, first = next(iter(tables.items()))

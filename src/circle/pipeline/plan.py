@@ -16,6 +16,32 @@ from dataclasses import replace
 from functools import cached_property
 from typing import Any
 
+from circle.core.layout import (
+    ALIGNMENT_LINKS,
+    BILINGUAL_GRAMMAR,
+    COLLAPSED_PARAPHRASE_GRAMMAR,
+    COLLAPSED_SELF_PARAPHRASE,
+    DECODE_NBEST,
+    DECODE_ONEBEST,
+    EFLOMAL_ALIGNMENT,
+    EVALSET_TABLE,
+    EVALUATION_CONDITIONS,
+    EVALUATION_TABLE,
+    EXTRA_REFERENCES,
+    GRID_CHOICE,
+    LABELLED_PARAPHRASE_GRAMMAR_FILE,
+    LABELLED_SELF_PARAPHRASE,
+    LM_BINARY,
+    PARAPHRASE_GRAMMAR,
+    PARAPHRASER_LM_BINARY,
+    PARAPHRASER_RUN,
+    PIVOT_SELF_PARAPHRASE,
+    PIVOTED_PART,
+    TARGETED_CACHE_DIR,
+    TOKENIZED_TABLE,
+    TUNING_LOG,
+    WEIGHTS,
+)
 from circle.corpus.pivots import (
     REFREEZE_TRAINING,
     PivotBitext,
@@ -49,29 +75,6 @@ from circle.grammar.oov_paraphrase import paraphrase_features
 from circle.paraphrase.config import ParaphraserConfig, bias_name
 from circle.pipeline.config import ConfigError, frozen_alignment_problems, labelled_decoding
 from circle.pipeline.runs import (
-    ALIGNMENT_LINKS,
-    BILINGUAL_GRAMMAR,
-    COLLAPSED_PARAPHRASE_GRAMMAR,
-    COLLAPSED_SELF_PARAPHRASE,
-    DECODE_NBEST,
-    DECODE_ONEBEST,
-    EFLOMAL_ALIGNMENT,
-    EVALSET_TABLE,
-    EVALUATION_CONDITIONS,
-    EVALUATION_TABLE,
-    EXTRA_REFERENCES,
-    GRID_CHOICE,
-    LABELLED_PARAPHRASE_GRAMMAR_FILE,
-    LABELLED_SELF_PARAPHRASE,
-    LM_BINARY,
-    PARAPHRASE_GRAMMAR,
-    PARAPHRASER_LM_BINARY,
-    PIVOT_SELF_PARAPHRASE,
-    PIVOTED_PART,
-    TARGETED_CACHE_DIR,
-    TOKENIZED_TABLE,
-    TUNING_LOG,
-    WEIGHTS,
     ResolvedRun,
     augmented_weights,
     configured_point,
@@ -420,8 +423,8 @@ class Plan:
 
     def paraphraser_weights(self, system: str) -> str:
         """The tuned paraphraser's weights (tuned on tuning.paraphraser_bias's grammar)."""
-        return WEIGHTS.format(experiment=system, weights="paraphraser-bias"
-                              + bias_name(self.config["tuning"]["paraphraser_bias"]))
+        return WEIGHTS.format(experiment=system, weights=PARAPHRASER_RUN.format(
+            bias=bias_name(self.config["tuning"]["paraphraser_bias"])))
 
     def default_untargeted_paraphrases(self, system: str) -> str:
         """The untargeted k-best paraphrases of the tune set's single reference at

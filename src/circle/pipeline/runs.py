@@ -10,9 +10,8 @@ place; the rules obtain a :class:`ResolvedRun` through one helper and build thei
 params from it (:meth:`ResolvedRun.inputs`, :meth:`ResolvedRun.to_params`) instead of parsing
 the wildcard again, and the evaluation and report rules give their scripts the runs themselves.
 
-The file names a run reads and writes, and every other file name that the package (the plan's
-inputs, :mod:`circle.pipeline.plan`) and the workflow's rules both spell, are the templates
-below: each is defined here once, and the rule that writes it names it in its output.
+The file names a run reads and writes are the templates of :mod:`circle.core.layout`, the one
+spelling of the results layout that the rules, the plan and the readers share.
 """
 
 from __future__ import annotations
@@ -21,6 +20,16 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from circle.core.layout import (
+    EVALSET_TABLE,
+    EXTRA_REFERENCES,
+    FILTERED_GRAMMAR,
+    LATTICE_REFERENCES,
+    OOV_PARAPHRASED_GRAMMAR,
+    TUNING_ITERATIONS,
+    UNTARGETED_PARAPHRASES,
+    WEIGHTS,
+)
 from circle.experiments.conditions import (
     UNTUNED_TRANSLATION_OOV,
     Condition,
@@ -32,146 +41,6 @@ from circle.experiments.conditions import (
     tuning_params,
 )
 from circle.paraphrase.config import ParaphraserConfig, bias_name
-
-EFFECTIVE_CONFIG_FILE = "results/{experiment}/config.yaml"
-"""The experiment's effective configuration, its config files merged and the schema's defaults
-filled in (rule effective_config)."""
-
-CORPUS_TABLE = "results/{experiment}/corpus/{split}.parquet"
-"""A split's table of segments as read from the corpus, before tokenisation (rule
-prepare_corpus)."""
-
-TOKENIZED_TABLE = "results/{experiment}/tokenized/{split}.parquet"
-"""A split's tokenised table (rule tokenize_corpus; a pivot system's training bitext: rules
-pivot_bitext and pivot_language; the held-out system's splits: rule hold_out_blocks)."""
-
-EFLOMAL_ALIGNMENT = "results/{experiment}/align/eflomal.parquet"
-"""eflomal's symmetrised alignment of a system's training bitext (rule align_corpus)."""
-
-ALIGNMENT_LINKS = "results/{experiment}/align/links.parquet"
-"""The alignment of a training bitext the workflow joins or cuts rather than aligns: a pivot
-language's (rule pivot_language) and the held-out system's (rule hold_out_blocks)."""
-
-LM_BINARY = "results/{experiment}/lm/{order}gram.binary"
-"""The MT system's KenLM binary of an order (rule estimate_lm)."""
-
-PARAPHRASER_LM_BINARY = "results/{experiment}/paraphrase/lm/{order}gram.binary"
-"""The paraphraser's own KenLM binary of an order (rule estimate_paraphraser_lm)."""
-
-LEXICAL_TABLE = "results/{experiment}/grammar/extraction/lexical.parquet"
-"""The lexical weights of a system's training bitext (rule split_for_counting)."""
-
-BILINGUAL_GRAMMAR = "results/{experiment}/grammar/bilingual.parquet"
-"""A system's bilingual Hiero grammar (rule extract_grammar)."""
-
-PIVOTED_PART = "results/{experiment}/paraphrase/pivoted/part{job}.parquet"
-"""One pairing job's part of the unbiased paraphrase grammar of the Hiero pivot (rule
-pivot_part)."""
-
-PIVOT_SELF_PARAPHRASE = "results/{experiment}/paraphrase/self_paraphrase.parquet"
-"""The Hiero pivot's residuals (eq. 5.2) for the bias (rule prepare_pivot)."""
-
-PARAPHRASE_GRAMMAR = "results/{experiment}/paraphrase/bias{bias}.parquet"
-"""The paraphrase grammar with self-paraphrase bias ``{bias}`` (:func:`bias_name`; rule
-bias_grammar)."""
-
-TRAINING_PARSES = "results/{experiment}/samt/train.parses.parquet"
-"""The parses of the English side of the training bitext (rule parse_training)."""
-
-LABELLED_BILINGUAL_GRAMMAR = "results/{experiment}/samt/bilingual.parquet"
-"""The bilingual grammar with SAMT labels (rule extract_labelled_grammar)."""
-
-LABELLED_PARAPHRASE_GRAMMAR_FILE = "results/{experiment}/samt/paraphrase/part0.parquet"
-"""The labelled paraphrase grammar, pivoted in one part (rule pivot_labelled_grammar)."""
-
-LABELLED_SELF_PARAPHRASE = "results/{experiment}/samt/paraphrase/self_paraphrase.parquet"
-"""The labelled pivot's residuals per labelled phrase (rule pivot_labelled_grammar)."""
-
-COLLAPSED_PARAPHRASE_GRAMMAR = "results/{experiment}/samt/collapsed/part0.parquet"
-"""The labelled paraphrase grammar collapsed to X (rule collapse_labelled_grammar)."""
-
-COLLAPSED_SELF_PARAPHRASE = "results/{experiment}/samt/collapsed/self_paraphrase.parquet"
-"""The collapsed grammar's residuals (eq. 5.2) for the bias (rule collapse_labelled_grammar)."""
-
-EVALSET_TABLE = "results/{experiment}/sets/{evalset}.parquet"
-"""An evaluation set's selected segments (rule select_evalset)."""
-
-FILTERED_GRAMMAR = "results/{experiment}/grammar/filtered/{evalset}.parquet"
-"""The translation grammar filtered to an evaluation set (rule filter_grammar)."""
-
-OOV_PARAPHRASED_GRAMMAR = (
-    "results/{experiment}/grammar/oov_paraphrased{oov_variant}/{evalset}.parquet")
-"""The filtered grammar with the rules the set's OOV phrases borrow from their distributional
-paraphrases (rule augment_grammar, Marton et al. 2009), made with oov_paraphrase's settings or
-a variant's (``{oov_variant}``: :func:`~circle.experiments.conditions.oov_variant_tag`)."""
-
-OOV_PARAPHRASE_TABLE = "results/{experiment}/oov/paraphrases{oov_variant}/{evalset}.parquet"
-"""The distributional paraphrases of a set's OOV phrases (rule oov_paraphrases), with
-oov_paraphrase's search settings or a variant's."""
-
-OOV_MASKING_TABLE = "results/{experiment}/evaluation/oov_masking.parquet"
-"""Known words masked as OOV, scored at several amounts of monolingual text (rule
-oov_masking_table, circle.experiments.oov_masking)."""
-
-WEIGHTS = "results/{experiment}/weights/{weights}.txt"
-"""A weights file: a tuning run's returned weights (``<run>``), the untuned ones
-(``untuned-translation``, ``untuned-paraphrase``) or the tuned paraphraser's."""
-
-TUNING_LOG = "results/{experiment}/tune/{run}.parquet"
-"""A tuning run's log, one row per iteration (circle.tune.loop.write_tuning_log)."""
-
-DECODE_NBEST = "results/{experiment}/decode/{weights}/{evalset}.nbest.parquet"
-"""An evaluation set's n-best lists at one weights file (the decode stage)."""
-
-DECODE_ONEBEST = "results/{experiment}/decode/{weights}/{evalset}.1best.txt"
-"""An evaluation set's tokenised 1-best output at one weights file (rule gather_nbest)."""
-
-DECODE_NBEST_TEXT = "results/{experiment}/decode/{weights}/{evalset}.nbest.txt"
-"""The same n-best lists in Moses's text format (rule gather_nbest)."""
-
-DECODE_ONEBEST_DETOK = "results/{experiment}/decode/{weights}/{evalset}.1best.detok.txt"
-"""The detokenised 1-best output (rule gather_nbest), what sacrebleu scores."""
-
-UNTARGETED_PARAPHRASES = ("results/{experiment}/paraphrase/untargeted-bias{bias}/"
-                          "tune{reference}.nbest.parquet")
-"""The untargeted k-best paraphrases of the tune set's single reference (``{reference}``:
-:func:`circle.experiments.conditions.reference_tag`) at a bias (rule paraphrase_references)."""
-
-REFERENCE_TEXT = "results/{experiment}/sets/{evalset}.ref{k}.txt"
-"""An evaluation set's k-th reference (from 1), tokenised, one segment a line (rule
-reference_texts)."""
-
-REFERENCE_TEXT_DETOK = "results/{experiment}/sets/{evalset}.ref{k}.detok.txt"
-"""The same reference detokenised (rule reference_texts)."""
-
-EXTRA_REFERENCES = "results/{experiment}/references/{extra}.parquet"
-"""A 1H+1X condition's fixed extra references (rule extra_references)."""
-
-LATTICE_REFERENCES = "results/{experiment}/lattice/tune.{human}H.references.parquet"
-"""The lattice sentences of kH's references for kH+mL (rule lattice_references)."""
-
-TUNING_ITERATIONS = "results/{experiment}/tune/{condition}.rep{replicate}.iterations"
-"""The directory of a fanned-out tuning run's iteration files (circle.tune.fanout)."""
-
-TUNING_ITERATION = TUNING_ITERATIONS + "/iteration-{iteration}.parquet"
-"""One iteration's file of a fanned-out tuning run (checkpoint tune_iteration)."""
-
-TARGETED_CACHE_DIR = "results/{experiment}/targeted/cache"
-"""Where the 1H+kT tuning jobs cache their targeted paraphrases (their ``targeted`` param's
-``cache``, no rule's output)."""
-
-EVALUATION_TABLE = "results/{experiment}/evaluation/{run_set}results.parquet"
-"""A run set's per-run evaluation (``{run_set}``: '' or 'paper/', 'dose/', ...; rule
-evaluate_runs)."""
-
-EVALUATION_CONDITIONS = "results/{experiment}/evaluation/{run_set}conditions.parquet"
-"""A run set's per-condition summary of its evaluation (rule evaluate_runs)."""
-
-GRID_ROW = "results/{experiment}/grid/grid/bias{bias}.{kind}.parquet"
-"""One bias's row of the grid search, its ``nbest`` or ``distances`` table (rule grid_row)."""
-
-GRID_CHOICE = "results/{experiment}/grid/chosen.parquet"
-"""The grid search's choice of the targeted paraphraser's configuration (§5.2.3)."""
 
 
 @dataclass(frozen=True)

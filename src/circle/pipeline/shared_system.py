@@ -27,17 +27,13 @@ from typing import Any
 
 import yaml
 
-from circle.core.tables import atomic_path
-from circle.corpus.prepare import EVAL_SETS, reference_names
-from circle.experiments.conditions import UNTUNED_TRANSLATION, Condition, TuningRun
-from circle.pipeline.runs import (
+from circle.core.layout import (
     BILINGUAL_GRAMMAR,
     CORPUS_TABLE,
     DECODE_NBEST,
     DECODE_NBEST_TEXT,
     DECODE_ONEBEST,
     DECODE_ONEBEST_DETOK,
-    EFFECTIVE_CONFIG_FILE,
     EVALSET_TABLE,
     FILTERED_GRAMMAR,
     LEXICAL_TABLE,
@@ -47,7 +43,12 @@ from circle.pipeline.runs import (
     TOKENIZED_TABLE,
     TUNING_LOG,
     WEIGHTS,
+    Results,
+    under_experiment,
 )
+from circle.core.tables import atomic_path
+from circle.corpus.prepare import EVAL_SETS, reference_names
+from circle.experiments.conditions import UNTUNED_TRANSLATION, Condition, TuningRun
 from circle.pipeline.stale import config_changes
 
 MT_SYSTEM_KEYS: Mapping[str, tuple[str, ...] | None] = {
@@ -79,12 +80,6 @@ evaluation reference (the build would have stopped), so ``drop`` builds the same
 DECODED_SETS = {UNTUNED_TRANSLATION: ("tune", "test"), "1H": ("test",)}
 """The shared decodes: the untuned system's of the tune set (every tuning run's first n-best
 lists) and of the test set, and each 1H replicate's of the test set."""
-
-
-def under_experiment(template: str, **fields: Any) -> str:
-    """A path template of :mod:`circle.pipeline.runs` filled in, relative to the experiment's
-    ``results/<experiment>/``."""
-    return template.format(experiment="", **fields).removeprefix("results//")
 
 
 def shared_mt_files(config: Mapping[str, Any]) -> list[str]:
@@ -160,7 +155,7 @@ def mt_system_mismatch(config: Mapping[str, Any], results: str | Path = "results
     effective configuration records otherwise. None when they agree or nothing is recorded yet
     (:func:`mt_system_problem` refuses that)."""
     system = config["mt_system"]
-    recorded_file = Path(results) / system / under_experiment(EFFECTIVE_CONFIG_FILE)
+    recorded_file = Results(Path(results) / system).config
     if not recorded_file.is_file():
         return None
     recorded = yaml.safe_load(recorded_file.read_text(encoding="utf-8")) or {}
@@ -179,7 +174,7 @@ def mt_system_problem(config: Mapping[str, Any], results: str | Path = "results"
     tuned). None when it can."""
     system = config["mt_system"]
     root = Path(results) / system
-    recorded_file = root / under_experiment(EFFECTIVE_CONFIG_FILE)
+    recorded_file = Results(root).config
     if not recorded_file.is_file():
         return (f"config mt_system: {system}, but {recorded_file} does not exist: build that "
                 "experiment's MT system, 1H runs and their test decodes first (e.g. its "

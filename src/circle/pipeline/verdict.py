@@ -10,6 +10,7 @@ from pathlib import Path
 import pandas as pd
 import yaml
 
+from circle.core.layout import Results
 from circle.core.pages import csv_text, write_page, write_text_atomically
 from circle.core.schemas import CONDITION_SUMMARY
 from circle.core.tables import read_table
@@ -23,19 +24,17 @@ from circle.experiments.verdict import (
     decide,
 )
 from circle.figures.verdict import TITLE, verdict_markdown, verdict_table
-from circle.pipeline.runs import EVALUATION_CONDITIONS
 
 
 def experiment_summary(results: Path, run_set: str = "") -> pd.DataFrame:
     """The condition summary of a run set of the experiment in ``results``
     (``results/<experiment>``)."""
-    return read_table(results.parent.parent / EVALUATION_CONDITIONS.format(
-        experiment=results.name, run_set=run_set), CONDITION_SUMMARY)
+    return read_table(Results.at(results).evaluation_conditions(run_set), CONDITION_SUMMARY)
 
 
 def replicates_of(results: Path) -> int:
     """The experiment's ``tuning.replicates`` (its effective config)."""
-    config = yaml.safe_load((results / "config.yaml").read_text(encoding="utf-8"))
+    config = yaml.safe_load(Results.at(results).config.read_text(encoding="utf-8"))
     return int(config["tuning"]["replicates"])
 
 

@@ -10,11 +10,11 @@ from __future__ import annotations
 
 import os
 from dataclasses import dataclass
-from pathlib import Path
 
 import pyarrow.parquet as pq
 
-from circle.core.schemas import TUNING_LOG
+from circle.core import schemas
+from circle.core.layout import DECODE_NBEST, TUNING_LOG, Results
 from circle.core.tables import read_table
 
 
@@ -32,11 +32,11 @@ class DecodingWork:
     @classmethod
     def of(cls, results: str | os.PathLike) -> DecodingWork:
         """The counts of the results folder ``results`` (``results/<experiment>``)."""
-        results = Path(results)
-        logs = sorted((results / "tune").glob("*.parquet"))
-        tuning = sum(int(read_table(path, TUNING_LOG, columns=["decoded_sentences"])
+        layout = Results.at(results)
+        logs = layout.files(TUNING_LOG)
+        tuning = sum(int(read_table(path, schemas.TUNING_LOG, columns=["decoded_sentences"])
                          ["decoded_sentences"].sum()) for path in logs)
-        sets = sorted((results / "decode").glob("*/*.nbest.parquet"))
+        sets = layout.files(DECODE_NBEST)
         segments = sum(len(pq.read_table(path, columns=["segment_id"]).column(0).unique())
                        for path in sets)
         return cls(len(logs), tuning, len(sets), segments)
