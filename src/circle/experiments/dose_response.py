@@ -54,6 +54,7 @@ from circle.core.schemas import (
 )
 from circle.core.tables import read_metadata, read_table, write_table
 from circle.corpus.preprocess import normalize
+from circle.corpus.references import ordered_references, single_references
 from circle.decoder.lm import LanguageModel
 from circle.decoder.nbest import NBEST
 from circle.experiments.conditions import Condition, run_seed
@@ -64,7 +65,6 @@ from circle.experiments.reference_quality import (
     one_best,
     reference_quality,
 )
-from circle.tune.loop import ordered_references, single_references
 
 
 def tune_vocabulary(table: pd.DataFrame) -> list[str]:

@@ -44,10 +44,10 @@ import pandas as pd
 
 from circle.core.schemas import EVALSET, REFERENCE_QUALITY
 from circle.core.tables import read_table, write_table
+from circle.corpus.references import ordered_references
 from circle.decoder.lm import LanguageModel
 from circle.decoder.nbest import NBEST
 from circle.experiments.evaluate import corpus_bleu, corpus_chrf, corpus_ter
-from circle.tune.loop import ordered_references
 from circle.tune.metrics import IBLEU_ALPHA, ibleu
 
 NGRAM_ORDER = 4

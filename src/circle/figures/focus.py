@@ -13,13 +13,13 @@ import pandas as pd
 from circle.core.pages import csv_text, write_page, write_text_atomically
 from circle.core.schemas import EVALSET
 from circle.core.tables import read_table
+from circle.corpus.references import ordered_references, single_references
 from circle.decoder.nbest import NBEST
 from circle.experiments.conditions import Condition
 from circle.experiments.evaluate import corpus_bleu
 from circle.figures.paper import figure_page, plot_bars
 from circle.figures.reference_table import cell_text, number_text
 from circle.paraphrase.targeted import TargetedSetup
-from circle.tune.loop import ordered_references, single_references
 
 THESIS_FOCUS: dict[str, tuple[float, float, float, float, float]] = {
     "human": (20.4, 22.3, 2.1, 2.3, 4.4),

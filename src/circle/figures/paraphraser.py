@@ -11,9 +11,9 @@ import numpy as np
 from circle.core.pages import write_page
 from circle.core.schemas import EVALSET, TUNING_LOG
 from circle.core.tables import read_table
+from circle.corpus.references import single_references
 from circle.decoder.model import read_weights
 from circle.decoder.nbest import NBEST
-from circle.tune.loop import single_references
 from circle.tune.metrics import IBleu, get_metric
 
 

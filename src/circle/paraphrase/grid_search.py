@@ -44,11 +44,11 @@ from circle.core.schemas import (
     TARGETING_WEIGHTS,
 )
 from circle.core.tables import read_metadata, read_table, write_table
+from circle.corpus.references import single_references
 from circle.decoder import DecoderSettings, decode_corpus, read_weights
 from circle.decoder.rerank import rerank_depth, split_rerank_weight
 from circle.paraphrase.config import ParaphraserConfig
 from circle.paraphrase.paraphraser import Paraphraser, ReferenceMove, segment_distances
-from circle.tune.loop import single_references
 
 STAGES: tuple[str, ...] = ("sweep", "grid")
 
