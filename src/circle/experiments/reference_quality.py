@@ -106,17 +106,6 @@ def ranked_sets(lists: Sequence[Sequence[str] | None], prefix: str, kind: str,
             for k in range(1, depth + 1)]
 
 
-def one_best(nbest: pd.DataFrame, segment_ids: Sequence[int]) -> list[str]:
-    """The 1-best hypothesis of each segment of an n-best table (:data:`~circle.decoder.nbest.
-    NBEST`), in the order of ``segment_ids``."""
-    best = dict(zip(nbest.loc[nbest["rank"] == 0, "segment_id"],
-                    nbest.loc[nbest["rank"] == 0, "hypothesis"], strict=True))
-    missing = [s for s in segment_ids if s not in best]
-    if missing:
-        raise ValueError(f"no 1-best for segments {missing[:5]}")
-    return [best[s] for s in segment_ids]
-
-
 def nbest_lists(nbest: pd.DataFrame, segment_ids: Sequence[int]) -> list[list[str]]:
     """Each segment's hypotheses, best first, in the order of ``segment_ids`` (empty where a
     segment has none)."""
