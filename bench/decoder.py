@@ -51,10 +51,10 @@ from snakemake.utils import validate
 
 from circle.core.schemas import EVALSET
 from circle.core.tables import read_table
+from circle.corpus.references import ordered_references
 from circle.decoder import Decoder, DecoderSettings, LanguageModel, load_grammar, read_weights
 from circle.decoder.model import ENGINES
 from circle.experiments.conditions import Condition
-from circle.tune.loop import ordered_references
 
 ROOT = Path(__file__).resolve().parents[1]
 SCHEMA = ROOT / "workflow" / "schemas" / "config.schema.yaml"

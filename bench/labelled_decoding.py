@@ -21,9 +21,9 @@ import yaml
 
 from circle.core.schemas import EVALSET
 from circle.core.tables import read_table
+from circle.corpus.references import single_references
 from circle.decoder import Decoder, DecoderSettings, LanguageModel, load_grammar, read_weights
 from circle.paraphrase.config import bias_name
-from circle.tune.loop import single_references
 
 
 def paraphraser(experiment: str) -> tuple[str, str, str, DecoderSettings]:

@@ -14,11 +14,11 @@ from collections import Counter
 
 from circle.core.schemas import EVALSET
 from circle.core.tables import read_table
+from circle.corpus.references import select_references
 from circle.grammar.parse import read_groups
 from circle.grammar.tree import Tree
 from circle.lattice.evaluate import group_lattice
 from circle.lattice.fsa import count_sentences
-from circle.tune.loop import select_references
 
 
 def coarse(tree: Tree) -> Tree:

@@ -21,6 +21,7 @@ from sacremoses import MosesTokenizer
 
 from circle.core.schemas import EVALSET, VERSES
 from circle.core.tables import read_table
+from circle.corpus.references import single_references
 from circle.decoder.nbest import NBEST
 from circle.grammar.parse import load_parser, parse_sentences, read_groups
 from circle.lattice.evaluate import (
@@ -33,7 +34,6 @@ from circle.lattice.evaluate import (
     growing_references,
 )
 from circle.lattice.fsa import KenLMModel, count_sentences, to_dot
-from circle.tune.loop import single_references
 
 REFERENCES = ["web", "dar", "ylt", "bbe"]
 SEED_TABLE3 = {"1-10": (22749, 775), "10-20": (172386, 4468), "20-30": (3479544, 29202),

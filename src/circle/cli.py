@@ -226,7 +226,13 @@ def _paraphrases(args: argparse.Namespace) -> None:
 
 def _decode_lines(args: argparse.Namespace, lines: list[str]) -> None:
     """Decode ``lines`` (raw text, tokenised here unless --tokenized) and print the results."""
-    from circle.decoder import DecoderSettings, decode_corpus, format_nbest, read_weights
+    from circle.decoder import (
+        DecoderSettings,
+        best_text,
+        decode_corpus,
+        format_nbest,
+        read_weights,
+    )
     from circle.decoder.model import RERANK_FEATURE
     from circle.decoder.rerank import rerank_depth
 
@@ -258,7 +264,7 @@ def _decode_lines(args: argparse.Namespace, lines: list[str]) -> None:
         if args.k > 1:
             print("\n".join(format_nbest(number, hypotheses)))
         else:
-            print(hypotheses[0].text if hypotheses else "")
+            print(best_text(hypotheses))
 
 
 def _decode(args: argparse.Namespace) -> None:

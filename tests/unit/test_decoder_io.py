@@ -29,6 +29,9 @@ from circle.decoder import (
     GrammarError,
     LanguageModel,
     LanguageModelError,
+    best_hypotheses,
+    best_of,
+    best_text,
     decode_corpus,
     format_nbest,
     load_grammar,
@@ -280,6 +283,24 @@ def test_nbest_text_and_rows(tmp_path, grammar_path, lm_path):
     assert table["hypothesis"].tolist() == [h.text for h in hypotheses]
     assert table["rank"].tolist() == list(range(len(hypotheses)))
     assert list(table["features"][0]) == list(hypotheses[0].features.values())
+
+
+def test_the_1best_of_a_list_and_of_a_table_is_the_hypothesis_of_rank_0(grammar_path, lm_path):
+    decoder = Decoder(load_grammar(grammar_path), LanguageModel(lm_path), WEIGHTS,
+                      DecoderSettings(k=5))
+    lists = {3: decoder.decode("la casa es muy pequeña"),
+             1: decoder.decode("el perro es muy pequeña"), 2: []}
+    assert len(lists[3]) > 1 and len(lists[1]) > 1
+    assert [best_text(hypotheses) for hypotheses in lists.values()] == [
+        lists[3][0].text, lists[1][0].text, ""]
+    rows = [row for segment, hypotheses in lists.items()
+            for row in nbest_rows(segment, hypotheses)]
+    table = pd.DataFrame(rows[::-1])  # each best last: the rank says which is best, not the row
+    best = best_hypotheses(table)
+    assert list(best.items()) == [(1, lists[1][0].text), (3, lists[3][0].text)]
+    assert best_of(table, [3, 1]) == [lists[3][0].text, lists[1][0].text]
+    with pytest.raises(ValueError, match=r"^test.nbest.parquet: no 1-best for segments \[2\]$"):
+        best_of(table, [1, 2], "test.nbest.parquet")
 
 
 def moses_features(field: str) -> dict[str, list[float]]:

@@ -19,6 +19,7 @@ from circle.core.schemas import EVALSET, EXTRA_REFERENCE, VERSES
 from circle.core.tables import read_metadata, read_table, write_table
 from circle.corpus.prepare import bible_tables, file_tables
 from circle.corpus.preprocess import normalize, tokenize_evalset
+from circle.corpus.references import ordered_references, single_references
 from circle.experiments.conditions import CONDITION_PATTERN, Condition
 from circle.experiments.dose_response import (
     adequacy,
@@ -33,7 +34,6 @@ from circle.experiments.dose_runs import dose_conditions, dose_extras
 from circle.experiments.mt_tuning import condition_references
 from circle.figures.dose_response import dose_markdown, dose_reading, extra_label
 from circle.pipeline.config import config_problems
-from circle.tune.loop import ordered_references, single_references
 from circle.tune.metrics import get_metric
 
 ROOT = Path(__file__).resolve().parents[2]

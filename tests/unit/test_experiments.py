@@ -12,6 +12,7 @@ import pytest
 
 from circle.core.schemas import CONDITION_SUMMARY, EVALSET, EVALUATION, TUNING_LOG
 from circle.core.tables import read_metadata, read_table, write_table
+from circle.corpus.references import single_references
 from circle.decoder.nbest import NBEST
 from circle.experiments.conditions import (
     Condition,
@@ -29,7 +30,6 @@ from circle.experiments.sets import select_segments, write_reference_texts
 from circle.figures.paraphraser import paraphraser_report
 from circle.figures.report import write_report
 from circle.paraphrase.config import ParaphraserConfig
-from circle.tune.loop import single_references
 from circle.tune.metrics import get_metric
 
 TINY = Path(__file__).resolve().parents[1] / "data" / "tiny"

@@ -10,7 +10,7 @@ from test_grammar_pivot import bilingual_frame
 
 from circle.core.schemas import GRAMMAR, PARAPHRASE_GRAMMAR
 from circle.core.tables import SchemaError, read_metadata, read_table, write_table
-from circle.grammar.filter import SentenceIndex, SourcePattern, filter_grammar
+from circle.grammar.filter import SentenceIndex, SourcePattern, filter_grammar, key_ranges
 from circle.grammar.inspect import top_paraphrases
 from circle.grammar.pivot import pivot_grammar
 from circle.grammar.thrax import export_thrax
@@ -38,6 +38,20 @@ def test_source_pattern():
 def test_matches(source, span_limit, matches):
     index = SentenceIndex(["a b c d e", "x y", "k m k n", "f q q q f g h"], span_limit)
     assert index.matches(SourcePattern.parse(source)) is matches
+
+
+def test_key_ranges_cover_sources_that_start_with_an_input_word_or_a_nonterminal_then_one():
+    """Up to two nonterminals, an input word, then nothing, the next word, or a nonterminal
+    and a later word within the span limit."""
+    ranges = key_ranges(["la casa de dios", "el rey"], span_limit=3)
+    def inside(source):
+        return any(low <= source <= high for low, high in ranges)
+    assert all(inside(source) for source in [
+        "casa", "la casa", "la casa de [X,1]", "la [X,1]", "la [X,1] de", "la [X,1] de dios",
+        "[X,1] casa [X,2]", "[X,1] [X,2] dios", "[X,1] la casa", "rey", "el [X,1] [X,2]"])
+    assert not any(inside(source) for source in [
+        "casas", "perro la", "[X,1] perro", "la de", "la rey", "la [X,1] casa",
+        "la [X,1] dios", "casa [X,1] la", "el [X,1] rey", "[X,2] casa"])
 
 
 def test_filter_grammar_keeps_schema_and_metadata(tmp_path):

@@ -11,6 +11,7 @@ from circle.core.schemas import ALIGNMENT, BITEXT, EVALSET
 from circle.core.tables import read_metadata, read_table, write_table
 from circle.corpus.prepare import file_tables
 from circle.corpus.preprocess import tokenize_bitext
+from circle.corpus.references import single_references
 from circle.experiments.conditions import Condition
 from circle.experiments.heldout import (
     TUNING_SETS,
@@ -21,7 +22,6 @@ from circle.experiments.heldout import (
 )
 from circle.experiments.sets import select_segments
 from circle.grammar.extract import load_aligned_bitext
-from circle.tune.loop import single_references
 
 TINY = Path(__file__).parents[1] / "data" / "tiny"
 FRACTIONS = (0.65, 0.55, 0.55)

@@ -1,5 +1,5 @@
-"""Corpus preparation: the seeded reference-order simulation, user-file corpora and the seeded
-samples of the training bitext."""
+"""Corpus preparation: the seeded reference-order simulation and the references it selects,
+user-file corpora and the seeded samples of the training bitext."""
 
 import hashlib
 import json
@@ -24,6 +24,7 @@ from circle.corpus.prepare import (
     reference_order,
     write_unused_training,
 )
+from circle.corpus.references import ordered_references, select_references, single_references
 from circle.corpus.validate import CorpusError
 from circle.experiments.single_reference import single_reference_table
 from circle.figures.single_reference import single_reference_markdown
@@ -68,6 +69,36 @@ def test_user_files_become_split_tables(tmp_path):
     assert list(tune["document"]) == ["d1", "d1", "d2"]
     assert list(tune["ref_order"][0]) == list(tune["ref_order"][1])
     assert len(tables["paratune"]["references"][0]) == 3
+
+
+def test_select_references_follows_the_seeded_order():
+    refs = ["a", "b", "c", "d"]
+    assert select_references(refs, [2, 0, 3, 1], 1) == ["c"]
+    assert select_references(refs, [2, 0, 3, 1], 3) == ["c", "a", "d"]
+    with pytest.raises(ValueError):
+        select_references(refs, [2, 0, 3, 1], 5)
+
+
+def test_a_prepared_sets_references_are_taken_in_its_seeded_order(tmp_path):
+    (tmp_path / "train.es").write_text("hola\n")
+    (tmp_path / "train.en").write_text("hello\n")
+    files = {"train": {"source": str(tmp_path / "train.es"), "target": str(tmp_path / "train.en")},
+             "tune": write_set(tmp_path, "tune", 4, refs=3), "test": write_set(tmp_path, "test", 2),
+             "paratune": write_set(tmp_path, "paratune", 2)}
+    (tmp_path / "tune.docs").write_text("d1\nd1\nd2\nd2\n")
+    files["tune"]["documents"] = str(tmp_path / "tune.docs")
+    tune = file_tables(files, 100, seed=1)["tune"]
+    orders = [list(order) for order in tune["ref_order"]]
+    two = ordered_references(tune, 2)
+    assert two == [[f"ref {order[0]} {i}", f"ref {order[1]} {i}"]
+                   for i, order in enumerate(orders)]
+    assert single_references(tune) == [first for first, _ in two]
+    assert [len(refs) for refs in ordered_references(tune)] == [3, 3, 3, 3]
+    assert single_references(tune, 3) == [f"ref 2 {i}" for i in range(4)]
+    with pytest.raises(ValueError, match="cannot take 4 of 3 references"):
+        ordered_references(tune, 4)
+    with pytest.raises(ValueError, match="cannot take reference set 4: a segment has 3"):
+        single_references(tune, 4)
 
 
 def test_problems_of_every_set_are_reported_together(tmp_path):

@@ -23,11 +23,11 @@ from circle.core.tables import read_table, write_table
 from circle.corpus.preprocess import normalize, tokenize_bitext
 from circle.decoder import write_weights
 from circle.grammar.extract import extract_grammar
-from circle.grammar.filter import filter_grammar
+from circle.grammar.filter import RuleReadStats, filter_grammar, rules_for
 from circle.grammar.oov_paraphrase import FEATURE
 from circle.grammar.pivot import pivot_grammar
 from circle.lm import estimate_lm
-from circle.translate import Experiment, Recaser, RuleReadStats, key_ranges, rules_for
+from circle.translate import Experiment, Recaser
 
 TINY = Path(__file__).resolve().parents[1] / "data" / "tiny"
 # weights tuned by MERT on the default experiment (1H and the bias-0 paraphraser)
@@ -124,20 +124,6 @@ def test_the_rules_read_for_new_text_are_those_filter_grammar_keeps(project, tmp
                                   expected.sort_values(order, ignore_index=True))
     assert len(found) > 100
     assert stats.row_groups > 100 and stats.row_groups_read < stats.row_groups
-
-
-def test_key_ranges_cover_sources_that_start_with_an_input_word_or_a_nonterminal_then_one():
-    """Up to two nonterminals, an input word, then nothing, the next word, or a nonterminal
-    and a later word within the span limit."""
-    ranges = key_ranges(["la casa de dios", "el rey"], span_limit=3)
-    def inside(source):
-        return any(low <= source <= high for low, high in ranges)
-    assert all(inside(source) for source in [
-        "casa", "la casa", "la casa de [X,1]", "la [X,1]", "la [X,1] de", "la [X,1] de dios",
-        "[X,1] casa [X,2]", "[X,1] [X,2] dios", "[X,1] la casa", "rey", "el [X,1] [X,2]"])
-    assert not any(inside(source) for source in [
-        "casas", "perro la", "[X,1] perro", "la de", "la rey", "la [X,1] casa",
-        "la [X,1] dios", "casa [X,1] la", "el [X,1] rey", "[X,2] casa"])
 
 
 def test_a_new_sentence_is_translated_from_the_command_line_with_tuned_weights(project,

@@ -24,7 +24,7 @@ from circle.experiments.mt_tuning import run_tuning_settings
 from circle.lm import estimate_lm
 from circle.tune import fanout, loop
 from circle.tune.checkpoint import Checkpoint, StaleIteration, read_iteration
-from circle.tune.loop import TuningSettings, select_references, tune, write_tuning_log
+from circle.tune.loop import TuningSettings, tune, write_tuning_log
 from circle.tune.mert import MertSettings
 from circle.tune.pro import ProSettings
 
@@ -345,14 +345,6 @@ def test_tuning_log_table_round_trips(tuned, tmp_path):
     assert table["returned"].tolist() == [e.returned for e in tuned.log]
     assert table["stop_reason"].iloc[-1] == tuned.stop_reason
     assert table["stop_reason"].iloc[:-1].isna().all()
-
-
-def test_select_references_follows_the_seeded_order():
-    refs = ["a", "b", "c", "d"]
-    assert select_references(refs, [2, 0, 3, 1], 1) == ["c"]
-    assert select_references(refs, [2, 0, 3, 1], 3) == ["c", "a", "d"]
-    with pytest.raises(ValueError):
-        select_references(refs, [2, 0, 3, 1], 5)
 
 
 def test_loop_stops_when_the_nbest_lists_bring_nothing_new(grammar, lm_path):

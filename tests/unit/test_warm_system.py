@@ -15,7 +15,7 @@ from pathlib import Path
 from test_translate import NEW, TINY, circle, paraphrase_inputs, project  # noqa: F401 (a fixture)
 
 from circle.corpus.preprocess import normalize
-from circle.translate import RowGroups, RuleReadStats, rules_for
+from circle.grammar.filter import RowGroups, RuleReadStats, rules_for
 
 ANSWER_TIMEOUT = 300
 """Seconds to wait for a line's answer (the tests run niced beside other work)."""

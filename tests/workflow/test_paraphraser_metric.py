@@ -14,9 +14,9 @@ from test_workflow import ROOT, snakemake, tiny_config
 
 from circle.core.schemas import EVALSET, TUNING_LOG
 from circle.core.tables import read_metadata, read_table
+from circle.corpus.references import ordered_references
 from circle.decoder import DecoderSettings, decode_corpus, load_grammar
 from circle.pipeline.plan import Plan
-from circle.tune.loop import ordered_references
 
 pytestmark = pytest.mark.workflow
 

@@ -25,7 +25,8 @@ _EXPORTS: dict[str, str] = {
     **dict.fromkeys(("LanguageModel", "LanguageModelError"), "lm"),
     **dict.fromkeys(("DECODER_FEATURES", "DecoderSettings", "Model", "read_weights",
                      "write_weights"), "model"),
-    **dict.fromkeys(("NBEST", "Hypothesis", "format_nbest", "nbest_rows"), "nbest"),
+    **dict.fromkeys(("NBEST", "Hypothesis", "best_hypotheses", "best_of", "best_text",
+                     "format_nbest", "nbest_rows"), "nbest"),
     **dict.fromkeys(("Decoder", "SentencePlan"), "search"),
 }
 """Each name of the package's interface and the submodule that defines it."""

@@ -6,16 +6,23 @@ position of the sentence in the decoder's input and every feature name carries a
 and is followed by its value. Numbers are written with Python's shortest round-trip
 representation, so a reader recovers the exact values. Table rows follow :data:`NBEST`, whose
 ``features`` list is in the order of the table metadata ``circle.feature_names`` (a JSON list).
+A list's 1-best is its first hypothesis, the table row of rank 0 (:func:`best_text`,
+:func:`best_hypotheses`, :func:`best_of`).
 """
 
 from __future__ import annotations
 
+import os
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 import pyarrow as pa
 
 from circle.core.schemas import TableSchema
+
+if TYPE_CHECKING:
+    import pandas as pd
 
 
 @dataclass
@@ -59,3 +66,26 @@ def nbest_rows(segment_id: int, hypotheses: Sequence[Hypothesis],
     return [{"segment_id": segment_id, "target": target, "rank": rank, "hypothesis": h.text,
              "score": h.score, "features": list(h.features.values())}
             for rank, h in enumerate(hypotheses)]
+
+
+def best_text(hypotheses: Sequence[Hypothesis]) -> str:
+    """The text of an n-best list's 1-best; ``""`` for an empty list (no derivation)."""
+    return hypotheses[0].text if hypotheses else ""
+
+
+def best_hypotheses(nbest: pd.DataFrame) -> dict[int, str]:
+    """The 1-best of each list of an n-best table (rows of :data:`NBEST`, or of a table with
+    its ``segment_id``, ``rank`` and ``hypothesis``): segment id -> the text of its rank-0
+    hypothesis, in table order. A segment whose list is empty has none."""
+    best = nbest[nbest["rank"] == 0]
+    return dict(zip(best["segment_id"], best["hypothesis"], strict=True))
+
+
+def best_of(nbest: pd.DataFrame, segments: Sequence[int],
+            where: str | os.PathLike = "the n-best table") -> list[str]:
+    """The 1-best of each of ``segments`` (:func:`best_hypotheses`), in that order; a
+    ValueError naming ``where`` (the table's file) if a segment has none."""
+    best = best_hypotheses(nbest)
+    if missing := [segment for segment in segments if segment not in best]:
+        raise ValueError(f"{where}: no 1-best for segments {missing[:5]}")
+    return [best[segment] for segment in segments]

@@ -33,7 +33,7 @@ from circle.decoder.model import (
     Model,
     read_weights,
 )
-from circle.decoder.nbest import NBEST, Hypothesis, format_nbest, nbest_rows
+from circle.decoder.nbest import NBEST, Hypothesis, best_hypotheses, format_nbest, nbest_rows
 
 
 def shard_rows(count: int, shard: int, shards: int) -> range:
@@ -108,7 +108,7 @@ def gather_nbest(shard_paths: Sequence[str | os.PathLike], out_path: str | os.Pa
         for position, (_, group) in enumerate(groups):
             out.writelines(line + "\n" for line in
                            format_nbest(position, _hypotheses(group, feature_names)))
-    best = frame[frame["rank"] == 0].set_index("segment_id")["hypothesis"]
+    best = best_hypotheses(frame)
     outputs = [best.get(segment, "") for segment in frame["segment_id"].drop_duplicates()]
     for path, texts in ((onebest_path, outputs),
                         (detokenized_path, [detokenize(text, lang) for text in outputs])):

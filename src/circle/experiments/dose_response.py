@@ -54,17 +54,16 @@ from circle.core.schemas import (
 )
 from circle.core.tables import read_metadata, read_table, write_table
 from circle.corpus.preprocess import normalize
+from circle.corpus.references import ordered_references, single_references
 from circle.decoder.lm import LanguageModel
-from circle.decoder.nbest import NBEST
+from circle.decoder.nbest import NBEST, best_of
 from circle.experiments.conditions import Condition, run_seed
 from circle.experiments.dose_runs import check_extra
 from circle.experiments.reference_quality import (
     CandidateSet,
     nbest_lists,
-    one_best,
     reference_quality,
 )
-from circle.tune.loop import ordered_references, single_references
 
 
 def tune_vocabulary(table: pd.DataFrame) -> list[str]:
@@ -156,7 +155,7 @@ def kjv_references(table: pd.DataFrame, verses: pd.DataFrame, target_lang: str,
 
 def mt_references(table: pd.DataFrame, nbest: pd.DataFrame) -> pd.DataFrame:
     """Each tune segment's 1-best (rank 0) of an n-best table (the untuned system's)."""
-    return extra_reference_frame(table, one_best(nbest, table["segment_id"].tolist()))
+    return extra_reference_frame(table, best_of(nbest, table["segment_id"].tolist()))
 
 
 def write_extra_references(extra: str, tune_path: str | os.PathLike, out_path: str | os.PathLike,

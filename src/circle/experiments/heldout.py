@@ -32,7 +32,7 @@ import pandas as pd
 from circle.align import BITEXT_DIGEST, bitext_digest, check_bitext_digest
 from circle.core.schemas import ALIGNMENT, BITEXT, EVALSET
 from circle.core.tables import read_metadata, read_table, write_table
-from circle.tune.loop import single_references
+from circle.corpus.references import single_references
 
 logger = logging.getLogger(__name__)
 

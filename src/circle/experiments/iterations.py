@@ -17,7 +17,7 @@ import pandas as pd
 
 from circle.core.schemas import EVALSET, ITERATION_SCORES, TUNING_LOG
 from circle.core.tables import read_metadata, read_table, write_table
-from circle.decoder import DecoderSettings, Grammar, load_grammar
+from circle.decoder import DecoderSettings, Grammar, best_text, load_grammar
 from circle.decoder.corpus import decode_corpus
 from circle.decoder.lm import LanguageModel
 from circle.decoder.rerank import rerank_depth
@@ -48,7 +48,7 @@ def score_iterations(log_path: str | os.PathLike, test_path: str | os.PathLike,
     rows = []
     for row in log.itertuples(index=False):
         weights = dict(zip(names, row.weights, strict=True))
-        best = [nbest[0].text if nbest else "" for nbest in decode_corpus(
+        best = [best_text(nbest) for nbest in decode_corpus(
             list(test["source"]), grammar, lm, weights, settings, workers, k=k,
             rerank_lm=reranking)]
         rows.append({"run": run, "iteration": row.iteration, "metric": row.metric,

@@ -25,6 +25,7 @@ import pandas as pd
 
 from circle.core.schemas import EVALSET, EXTRA_REFERENCE, LATTICE_REFERENCES
 from circle.core.tables import read_metadata, read_table
+from circle.corpus.references import ordered_references, single_references
 from circle.decoder import (
     DecoderSettings,
     decode_corpus,
@@ -45,8 +46,6 @@ from circle.tune.loop import (
     TuningProblem,
     TuningSettings,
     default_hook,
-    ordered_references,
-    single_references,
     tune,
     write_tuning_run,
 )

@@ -44,10 +44,10 @@ import pandas as pd
 
 from circle.core.schemas import EVALSET, REFERENCE_QUALITY
 from circle.core.tables import read_table, write_table
+from circle.corpus.references import ordered_references
 from circle.decoder.lm import LanguageModel
 from circle.decoder.nbest import NBEST
 from circle.experiments.evaluate import corpus_bleu, corpus_chrf, corpus_ter
-from circle.tune.loop import ordered_references
 from circle.tune.metrics import IBLEU_ALPHA, ibleu
 
 NGRAM_ORDER = 4
@@ -104,17 +104,6 @@ def ranked_sets(lists: Sequence[Sequence[str] | None], prefix: str, kind: str,
                          tuple(entries[k - 1] if entries and len(entries) >= k else None
                                for entries in lists), replicate)
             for k in range(1, depth + 1)]
-
-
-def one_best(nbest: pd.DataFrame, segment_ids: Sequence[int]) -> list[str]:
-    """The 1-best hypothesis of each segment of an n-best table (:data:`~circle.decoder.nbest.
-    NBEST`), in the order of ``segment_ids``."""
-    best = dict(zip(nbest.loc[nbest["rank"] == 0, "segment_id"],
-                    nbest.loc[nbest["rank"] == 0, "hypothesis"], strict=True))
-    missing = [s for s in segment_ids if s not in best]
-    if missing:
-        raise ValueError(f"no 1-best for segments {missing[:5]}")
-    return [best[s] for s in segment_ids]
 
 
 def nbest_lists(nbest: pd.DataFrame, segment_ids: Sequence[int]) -> list[list[str]]:

@@ -13,7 +13,7 @@ import pandas as pd
 from circle.core.schemas import EVALSET, TUNING_LOG
 from circle.core.tables import read_metadata, read_table
 from circle.corpus.preprocess import detokenize
-from circle.decoder.nbest import NBEST
+from circle.decoder.nbest import NBEST, best_hypotheses
 from circle.experiments.conditions import UNTUNED, TuningRun
 from circle.experiments.evaluate import (
     AR_SHUFFLES,
@@ -98,7 +98,7 @@ def evaluate_runs(experiment: str, test_path: str | os.PathLike,
     def decoded(nbest_path: str | os.PathLike) -> tuple[list[str], tuple[float, list[str]]]:
         """A decode's 1-best test output and its output at the common length."""
         nbest = read_table(nbest_path, NBEST)
-        best = nbest[nbest["rank"] == 0].set_index("segment_id")["hypothesis"]
+        best = best_hypotheses(nbest)
         return ([best.get(s, "") for s in table["segment_id"]],
                 length_matched(nbest, read_metadata(nbest_path), table["segment_id"], target,
                                nbest_path))

@@ -13,13 +13,13 @@ import pandas as pd
 from circle.core.pages import csv_text, write_page, write_text_atomically
 from circle.core.schemas import EVALSET
 from circle.core.tables import read_table
-from circle.decoder.nbest import NBEST
+from circle.corpus.references import ordered_references, single_references
+from circle.decoder.nbest import NBEST, best_of
 from circle.experiments.conditions import Condition
 from circle.experiments.evaluate import corpus_bleu
 from circle.figures.paper import figure_page, plot_bars
 from circle.figures.reference_table import cell_text, number_text
 from circle.paraphrase.targeted import TargetedSetup
-from circle.tune.loop import ordered_references, single_references
 
 THESIS_FOCUS: dict[str, tuple[float, float, float, float, float]] = {
     "human": (20.4, 22.3, 2.1, 2.3, 4.4),
@@ -163,9 +163,4 @@ def targeted_second(references: Sequence[str], tune_path: str | os.PathLike,
 
 def one_best(nbest_path: str | os.PathLike, segments: Sequence[int]) -> list[str]:
     """The 1-best hypothesis of each segment of an n-best table, in ``segments`` order."""
-    nbest = read_table(nbest_path, NBEST)
-    best = nbest[nbest["rank"] == 0].set_index("segment_id")["hypothesis"]
-    missing = [s for s in segments if s not in best.index]
-    if missing:
-        raise ValueError(f"{nbest_path}: no hypothesis for segments {missing[:5]}")
-    return [str(best[s]) for s in segments]
+    return best_of(read_table(nbest_path, NBEST), segments, nbest_path)

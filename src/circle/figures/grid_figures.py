@@ -17,6 +17,7 @@ import pandas as pd
 from circle.core.pages import csv_text, write_page, write_text_atomically
 from circle.core.schemas import GRID_CHOICE, GRID_POINTS, REFERENCE_DISTANCES, TARGETED_NBEST
 from circle.core.tables import atomic_path, read_table
+from circle.decoder.nbest import best_hypotheses
 from circle.paraphrase.grid_search import weight_range_of
 from circle.tune.metrics import ter_from_stats, ter_stats
 
@@ -149,10 +150,11 @@ def compare_points(nbest: pd.DataFrame, points: dict[str, tuple[float, float]]
     """How far apart the 1-best paraphrases of named grid points are: per pair of points, the
     share of sentences with identical 1-best paraphrases and the corpus TER of the first's
     against the second's (a check of D as a proxy, beyond the thesis)."""
-    best = nbest[nbest["rank"] == 0]
-    outputs = {name: best[(best["bias"] == bias) & (best["targeting_weight"] == weight)]
-               .sort_values("segment_id")["hypothesis"].tolist()
-               for name, (bias, weight) in points.items()}
+    outputs = {}
+    for name, (bias, weight) in points.items():
+        best = best_hypotheses(nbest[(nbest["bias"] == bias)
+                                     & (nbest["targeting_weight"] == weight)])
+        outputs[name] = [best[segment] for segment in sorted(best)]
     rows = []
     names = list(points)
     for i, first in enumerate(names):

@@ -11,9 +11,9 @@ import numpy as np
 from circle.core.pages import write_page
 from circle.core.schemas import EVALSET, TUNING_LOG
 from circle.core.tables import read_table
+from circle.corpus.references import single_references
 from circle.decoder.model import read_weights
-from circle.decoder.nbest import NBEST
-from circle.tune.loop import single_references
+from circle.decoder.nbest import NBEST, best_hypotheses
 from circle.tune.metrics import IBleu, get_metric
 
 
@@ -34,13 +34,12 @@ def paraphraser_report(log_path: str | os.PathLike, nbest_path: str | os.PathLik
     curve = ", ".join(f"{100 * value:.2f}" for value in log["decode_score"])
     table = read_table(tune_path, EVALSET)
     singles = dict(zip(table["segment_id"], single_references(table), strict=True))
-    nbest = read_table(nbest_path, NBEST)
-    best = nbest[nbest["rank"] == 0].set_index("segment_id")["hypothesis"]
+    best = best_hypotheses(read_table(nbest_path, NBEST))
     rng = np.random.default_rng(seed)
-    chosen = sorted(rng.choice(best.index.to_numpy(), size=min(samples, len(best)),
-                               replace=False))
+    chosen = sorted(rng.choice(np.fromiter(best, np.int64, len(best)),
+                               size=min(samples, len(best)), replace=False))
     untuned, tuned = read_weights(untuned_weights_path), read_weights(tuned_weights_path)
-    copies = sum(best[segment].split() == singles[segment].split() for segment in best.index)
+    copies = sum(text.split() == singles[segment].split() for segment, text in best.items())
     lines = ["# The tuned paraphraser (thesis §3.2.3)", "",
              f"Tune {metric_label(metric)} (%) of the decoded 1-best per iteration, on the "
              f"paraphraser-tuning set: {curve}. Returned: iteration "

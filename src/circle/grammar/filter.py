@@ -7,18 +7,34 @@ on non-glue rules; Chiang 2007 used 10). Each distinct source side is checked on
 drops those with a terminal chunk that is no n-gram of the sentences (most of them), then the
 sentences that contain all chunks of a remaining one are searched, greedily taking the earliest
 position of each next chunk, which gives the shortest span for a given start. The kept rules are
-streamed to the output, so memory stays bounded for grammars of any size.
+streamed to the output, so memory stays bounded for grammars of any size (:func:`filter_grammar`,
+the workflow's ``filter_grammar``).
+
+New text (``circle translate``) needs the rules of a full grammar that can apply to a few
+sentences at a time (tens of millions of rules on the default experiment: loading them all does
+not fit in memory). :func:`rules_for` reads them in bounded memory: the grammar table is sorted
+by source side and each of its Parquet row groups records the least and greatest source side it
+holds, and a rule can only match a sentence if the first terminal of its source side is a word of
+the sentence, so only the row groups holding the source sides that begin with an input word (or
+with a nonterminal and then an input word) are read, one at a time (:class:`RowGroups`, which may
+keep them for the next sentences), and within them only the rows in those key ranges
+(:func:`key_ranges`) get the exact check that :func:`filter_grammar` applies
+(:meth:`SentenceIndex.matches`).
 """
 
 from __future__ import annotations
 
+import bisect
 import os
-from collections import defaultdict
+from collections import OrderedDict, defaultdict
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
 import duckdb
+import numpy as np
 import pyarrow as pa
+import pyarrow.compute as pc
+import pyarrow.parquet as pq
 
 from circle.core.schemas import GRAMMAR, PARAPHRASE_GRAMMARS
 from circle.core.tables import scratch_directory
@@ -31,6 +47,10 @@ from circle.grammar.io import (
 )
 
 GRAMMAR_SCHEMAS = (GRAMMAR, *PARAPHRASE_GRAMMARS)
+
+LAST_KEY = "\U0010ffff"
+"""A character after every other: ``f"{prefix} {LAST_KEY}"`` bounds the keys that start with
+``prefix`` (:func:`key_ranges`)."""
 
 
 @dataclass(frozen=True)
@@ -166,3 +186,160 @@ def filter_grammar(grammar_path: str | os.PathLike, sentences: Iterable[str],
         return write_relation(con.sql(f"""
             SELECT g.* FROM {grammar} g SEMI JOIN kept k ON g.source = k.phrase
             ORDER BY g.source, g.target"""), out_path, schema, provenance, metadata)
+
+
+def key_ranges(sentences: Iterable[str], max_leading_nonterminals: int = 2,
+               span_limit: int | None = None) -> list[tuple[str, str]]:
+    """Sorted, merged ranges [low, high] of the source sides that can match ``sentences``: a
+    source side begins with up to ``max_leading_nonterminals`` nonterminals, then a word of the
+    input (the rule's first terminal), then nothing, the word that follows it in the input
+    (terminals side by side in a rule match words side by side), or a nonterminal and then
+    nothing, a nonterminal or a later word of the input (within ``span_limit`` words of the
+    first; None: any)."""
+    found = set()
+    for sentence in sentences:
+        words = sentence.split()
+        for position, word in enumerate(words):
+            end = len(words) if span_limit is None else position + span_limit
+            for count in range(max_leading_nonterminals + 1):
+                first = " ".join([*(f"[X,{k}]" for k in range(1, count + 1)), word])
+                gap = f"{first} [X,{count + 1}]"
+                found.update([(first, first), (gap, gap), (f"{gap} [", f"{gap} [{LAST_KEY}")])
+                follows = [(first, next_word) for next_word in words[position + 1:position + 2]]
+                follows += [(gap, later) for later in words[position + 2:end]]
+                found.update((f"{key} {after}", f"{key} {after} {LAST_KEY}")
+                             for key, after in follows)
+    merged: list[tuple[str, str]] = []
+    for low, high in sorted(found):
+        if merged and low <= merged[-1][1]:
+            merged[-1] = (merged[-1][0], max(high, merged[-1][1]))
+        else:
+            merged.append((low, high))
+    return merged
+
+
+@dataclass
+class RuleReadStats:
+    row_groups: int = 0
+    row_groups_read: int = 0
+    rows_checked: int = 0
+    rules: int = 0
+
+
+class RowGroups:
+    """A grammar table's row groups, read as they are asked for; with ``max_bytes`` > 0 those
+    read are kept in memory, the least recently used dropped beyond ``max_bytes``, so that a
+    warm translator (``circle translate --stream``) reads the groups holding the rules of
+    frequent words once, not for every line."""
+
+    def __init__(self, grammar_path: str | os.PathLike, max_bytes: int = 0):
+        self.parquet = pq.ParquetFile(grammar_path)
+        self.max_bytes = max_bytes
+        self.kept: OrderedDict[int, pa.Table] = OrderedDict()
+        self.kept_bytes = 0
+
+    def read(self, group: int, columns: Sequence[str] | None = None) -> pa.Table:
+        """Row group ``group``: its ``columns`` (None: all) where groups are not kept, else
+        all its columns, from memory where it was read before."""
+        table = self.kept.get(group)
+        if table is not None:
+            self.kept.move_to_end(group)
+            return table
+        if self.max_bytes <= 0:
+            return self.parquet.read_row_group(group, columns=columns)
+        table = self.kept[group] = self.parquet.read_row_group(group)
+        self.kept_bytes += table.nbytes
+        while self.kept_bytes > self.max_bytes and len(self.kept) > 1:
+            self.kept_bytes -= self.kept.popitem(last=False)[1].nbytes
+        return table
+
+
+def _within(ranges: Sequence[tuple[str, str]], low: str, high: str) -> list[tuple[str, str]]:
+    """The sorted, disjoint ``ranges`` that meet [low, high]."""
+    at = bisect.bisect_left(ranges, (low,))
+    if at > 0 and ranges[at - 1][1] >= low:
+        at -= 1
+    end = at
+    while end < len(ranges) and ranges[end][0] <= high:
+        end += 1
+    return list(ranges[at:end])
+
+
+def _bisect(values: pa.StringArray, key: str, right: bool = False) -> int:
+    """Where ``key`` goes in the sorted ``values`` (bisect's left or right end), probing
+    O(log n) of them rather than converting them all."""
+    find = bisect.bisect_right if right else bisect.bisect_left
+    return find(values, key, key=lambda value: value.as_py())
+
+
+def rules_for(grammar_path: str | os.PathLike, sentences: Sequence[str], span_limit: int = 10,
+              stats: RuleReadStats | None = None, groups: RowGroups | None = None
+              ) -> pa.Table:
+    """The rules of a grammar table (sorted by source side, as the workflow writes them) that
+    can apply to ``sentences`` (tokenised), read in bounded memory (module doc); ``groups``
+    reads its row groups (and may keep them)."""
+    groups = groups if groups is not None else RowGroups(grammar_path)
+    parquet = groups.parquet
+    names = parquet.schema_arrow.names
+    source_column = names.index("source")
+    ranges = key_ranges(sentences, span_limit=span_limit)
+    index = SentenceIndex(sentences, span_limit)
+    vocabulary = pa.array(sorted({word for sentence in sentences for word in sentence.split()}
+                                 | {f"[X,{k}]" for k in range(1, 10)}), pa.string())
+    verdicts: dict[str, bool] = {}
+    stats = stats if stats is not None else RuleReadStats()
+    stats.row_groups = parquet.metadata.num_row_groups
+    kept: list[pa.Table] = []
+    previous_high = None
+    for group in range(parquet.metadata.num_row_groups):
+        column = parquet.metadata.row_group(group).column(source_column).statistics
+        bounded = column is not None and column.has_min_max
+        if bounded:
+            if previous_high is not None and column.min < previous_high:
+                raise ValueError(f"{grammar_path}: the rules are not sorted by source side")
+            previous_high = column.max
+            inside = _within(ranges, column.min, column.max)
+            if not inside:
+                continue
+        stats.row_groups_read += 1
+        sources = groups.read(group, ["source"])["source"].combine_chunks()
+        if bounded:  # sorted: the rows in the key ranges, by binary search
+            found = [np.arange(_bisect(sources, low), _bisect(sources, high, right=True))
+                     for low, high in inside]
+            rows = np.concatenate(found) if found else np.empty(0, dtype=np.int64)
+        else:  # no statistics to rely on: every row is checked
+            rows = np.arange(len(sources))
+        if not len(rows):
+            continue
+        stats.rows_checked += len(rows)
+        selected = sources.take(pa.array(rows))
+        matching = _matching_sources(pc.unique(selected), vocabulary, index, verdicts)
+        if len(matching):
+            keep = np.asarray(pc.is_in(selected, value_set=matching).to_numpy(
+                zero_copy_only=False), dtype=bool)
+            table = groups.read(group)
+            kept.append(table.take(pa.array(rows[keep])))
+    schema = parquet.schema_arrow
+    result = pa.concat_tables(kept) if kept else schema.empty_table()
+    stats.rules = result.num_rows
+    return result
+
+
+def _matching_sources(unique: pa.Array, vocabulary: pa.Array, index: SentenceIndex,
+                      verdicts: dict[str, bool]) -> pa.Array:
+    """The source sides among ``unique`` that match an input sentence: those with a symbol that
+    is neither an input word nor a nonterminal are dropped at once (Arrow), the rest get the
+    exact check (``verdicts`` caches it across row groups)."""
+    symbols = pc.split_pattern(unique, " ")
+    outside = pc.invert(pc.is_in(pc.list_flatten(symbols), value_set=vocabulary))
+    parents = pc.list_parent_indices(symbols).to_numpy()
+    bad = np.bincount(parents[np.asarray(outside.to_numpy(zero_copy_only=False), dtype=bool)],
+                      minlength=len(unique))
+    kept = []
+    for source in unique.filter(pa.array(bad == 0)).to_pylist():
+        verdict = verdicts.get(source)
+        if verdict is None:
+            verdict = verdicts[source] = index.matches(SourcePattern.parse(source))
+        if verdict:
+            kept.append(source)
+    return pa.array(kept, unique.type)

@@ -31,11 +31,11 @@ import pandas as pd
 from circle.core.schemas import EVALSET, LATTICE_REFERENCES
 from circle.core.tables import read_metadata, read_table, write_table
 from circle.corpus.preprocess import normalize
+from circle.corpus.references import select_references
 from circle.grammar.parse import read_groups
 from circle.grammar.tree import Tree
 from circle.lattice.evaluate import group_lattice
 from circle.lattice.fsa import KenLMModel, LanguageModel, best_paths, count_paths
-from circle.tune.loop import select_references
 
 logger = logging.getLogger(__name__)
 

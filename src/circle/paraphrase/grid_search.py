@@ -44,11 +44,11 @@ from circle.core.schemas import (
     TARGETING_WEIGHTS,
 )
 from circle.core.tables import read_metadata, read_table, write_table
-from circle.decoder import DecoderSettings, decode_corpus, read_weights
+from circle.corpus.references import single_references
+from circle.decoder import DecoderSettings, best_text, decode_corpus, read_weights
 from circle.decoder.rerank import rerank_depth, split_rerank_weight
 from circle.paraphrase.config import ParaphraserConfig
 from circle.paraphrase.paraphraser import Paraphraser, ReferenceMove, segment_distances
-from circle.tune.loop import single_references
 
 STAGES: tuple[str, ...] = ("sweep", "grid")
 
@@ -83,7 +83,7 @@ def make_grid_sample(tune_path: str | os.PathLike, grammar_path: str | os.PathLi
                             rerank_lm=rerank_lm_path)
     sample = pd.DataFrame({"segment_id": table["segment_id"].to_numpy(),
                            "source": table["source"].to_numpy(), "reference": references,
-                           "mt_output": [hyps[0].text if hyps else "" for hyps in outputs]})
+                           "mt_output": [best_text(hyps) for hyps in outputs]})
     write_table(sample, out_path, GRID_SAMPLE, provenance,
                 {"sample_seed": str(seed), "mt_weights": json.dumps(read_weights(weights_path),
                                                                     sort_keys=True)})

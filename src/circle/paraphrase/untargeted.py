@@ -14,6 +14,7 @@ from collections.abc import Mapping
 
 from circle.core.schemas import EVALSET, IDENTITY_FEATURE
 from circle.core.tables import read_table
+from circle.corpus.references import ordered_references, single_references
 from circle.decoder import (
     DecoderSettings,
     Grammar,
@@ -29,8 +30,6 @@ from circle.tune.checkpoint import Checkpoint
 from circle.tune.loop import (
     TUNING_FIXED,
     TuningSettings,
-    ordered_references,
-    single_references,
     tune,
     write_tuning_run,
 )

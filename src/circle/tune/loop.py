@@ -216,31 +216,6 @@ class TuningResult:
         return pd.DataFrame(rows, columns=list(TUNING_LOG.arrow.names))
 
 
-def select_references(references: Sequence[str], ref_order: Sequence[int],
-                      count: int) -> list[str]:
-    """The first ``count`` references in the seeded order (1H, 2H, ...; thesis §4.3.1)."""
-    if not 1 <= count <= len(ref_order):
-        raise ValueError(f"cannot take {count} of {len(ref_order)} references")
-    return [references[int(k)] for k in ref_order[:count]]
-
-
-def ordered_references(table: pd.DataFrame, count: int | None = None) -> list[list[str]]:
-    """:func:`select_references` for every segment of an evaluation-set table: the first
-    ``count`` references in each segment's seeded order (None: all of them)."""
-    return [select_references(refs, order, len(order) if count is None else count)
-            for refs, order in zip(table["references"], table["ref_order"], strict=True)]
-
-
-def single_references(table: pd.DataFrame, reference: int | None = None) -> list[str]:
-    """Each segment's single reference: the first in the seeded per-document order (§4.3.1),
-    or with ``reference`` (1-based) the segment's ``reference``-th reference set (Fig. 4.10)."""
-    if reference is None:
-        return [refs[0] for refs in ordered_references(table, 1)]
-    if (fewest := min(len(refs) for refs in table["references"])) < reference:
-        raise ValueError(f"cannot take reference set {reference}: a segment has {fewest}")
-    return [refs[reference - 1] for refs in table["references"]]
-
-
 def _metric_value(metric: Metric, stats: np.ndarray) -> float:
     return float(metric.value(np.asarray(stats, dtype=np.float64).sum(axis=0)))
 
