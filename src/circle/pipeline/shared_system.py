@@ -25,8 +25,6 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-import yaml
-
 from circle.core.layout import (
     BILINGUAL_GRAMMAR,
     CORPUS_TABLE,
@@ -49,7 +47,7 @@ from circle.core.layout import (
 from circle.core.tables import atomic_path
 from circle.corpus.prepare import EVAL_SETS, reference_names
 from circle.experiments.conditions import UNTUNED_TRANSLATION, Condition, TuningRun
-from circle.pipeline.stale import config_changes
+from circle.pipeline.stale import config_changes, recorded_and_current
 
 MT_SYSTEM_KEYS: Mapping[str, tuple[str, ...] | None] = {
     "seed": None,
@@ -158,9 +156,7 @@ def mt_system_mismatch(config: Mapping[str, Any], results: str | Path = "results
     recorded_file = Results(Path(results) / system).config
     if not recorded_file.is_file():
         return None
-    recorded = yaml.safe_load(recorded_file.read_text(encoding="utf-8")) or {}
-    current = yaml.safe_load(yaml.safe_dump(dict(config)))  # as the file stores it
-    if changes := mt_system_changes(recorded, current):
+    if changes := mt_system_changes(*recorded_and_current(recorded_file, config)):
         return (f"config mt_system: {system} was built with other MT settings than this "
                 f"config's ({recorded_file}): " + "; ".join(changes))
     return None

@@ -37,15 +37,21 @@ def config_changes(recorded: Mapping[str, Any], current: Mapping[str, Any],
     return changes
 
 
+def recorded_and_current(effective_config: Path, config: Mapping[str, Any]
+                         ) -> tuple[dict[str, Any], dict[str, Any]]:
+    """The configuration an effective config file records, and ``config`` as such a file
+    stores it (YAML's types), so that the two compare key by key."""
+    recorded = yaml.safe_load(effective_config.read_text(encoding="utf-8")) or {}
+    return recorded, yaml.safe_load(yaml.safe_dump(dict(config)))
+
+
 def stale_results_problem(effective_config: str | Path, config: Mapping[str, Any]) -> str | None:
     """Why the results beside ``effective_config`` do not stand for ``config``: the keys whose
     values the file records otherwise; None when it is missing or records ``config``."""
     path = Path(effective_config)
     if not path.is_file():
         return None
-    recorded = yaml.safe_load(path.read_text(encoding="utf-8")) or {}
-    current = yaml.safe_load(yaml.safe_dump(dict(config)))  # as the file stores it
-    changes = config_changes(recorded, current)
+    changes = config_changes(*recorded_and_current(path, config))
     if not changes:
         return None
     more = len(changes) - SHOWN_CHANGES
