@@ -69,7 +69,7 @@ from circle.experiments.conditions import (
 )
 from circle.paraphrase.config import bias_name
 from circle.pipeline.config import check_config, own_data_warnings, thesis_numbers
-from circle.pipeline.plan import RUN_SETS, Plan
+from circle.pipeline.plan import RUN_SET_PATTERN, Plan
 from circle.pipeline.resources import MEMORY, input_mb, runtime_model
 from circle.pipeline.shared_system import mt_system_mismatch
 from circle.pipeline.stale import stale_results_problem
@@ -135,7 +135,7 @@ wildcard_constraints:
     replicate=r"\d+",
     condition=CONDITION_PATTERN,
     reference=REFERENCE_TAG_PATTERN,
-    run_set="(?:" + "|".join(re.escape(run_set) for run_set in RUN_SETS if run_set) + ")?",
+    run_set=RUN_SET_PATTERN,
     extra=EXTRA_PATTERN,
     model=f"translation(?:_oov{OOV_VARIANT_TAG_PATTERN})?|paraphrase",
     oov_variant=OOV_VARIANT_TAG_PATTERN,
