@@ -4,6 +4,10 @@ same stage or an earlier one, and no module imports itself through others."""
 from __future__ import annotations
 
 import ast
+import os
+import re
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -152,3 +156,46 @@ def test_only_the_layout_module_spells_the_results_layout():
     spelt = [place for path in sorted(PACKAGE.rglob("*.py")) if path != LAYOUT
              for place in layout_spellings(path, names)]
     assert spelt == []
+
+
+WORKFLOW = PACKAGE.parents[1] / "Snakefile", *sorted((SCRIPTS.parent / "rules").glob("*.smk"))
+"""The Snakefile and its rules: the code Snakemake runs to build the workflow, in every job
+too."""
+
+HEAVY = ("circle.decoder.search", "circle.decoder.chart", "circle.decoder.lm", "circle.tune.loop",
+         "circle.tune.mert", "circle.experiments.evaluate", "circle.experiments.dose_response",
+         "circle.experiments.oov_masking", "circle.figures.reference_table", "duckdb",
+         "sacrebleu", "kenlm", "matplotlib")
+"""What building the workflow leaves to the jobs that run it: the decoder's search and its
+LM, MERT and the tuner loop, the evaluation and the pages, DuckDB, sacrebleu, KenLM, plots."""
+
+
+def test_the_workflow_build_imports_no_decoder_tuner_or_page():
+    """The circle modules the Snakefile and its rules import at the top, the config check and
+    the plan of the default config with every run set's runs load none of :data:`HEAVY`: a
+    rule's helper that needs one imports it when it runs."""
+    imported = sorted({match for path in WORKFLOW
+                       for match in re.findall(r"^(?:from|import) (circle[\w.]*)",
+                                               path.read_text(encoding="utf-8"), re.MULTILINE)})
+    assert "circle.pipeline.plan" in imported
+    root = PACKAGE.parents[1]
+    code = "\n".join([
+        "import sys, yaml", *(f"import {module}" for module in imported),
+        "from circle.pipeline.config import check_config",
+        "from circle.pipeline.plan import RUN_SETS, Plan",
+        f"path = {str(root / 'config' / 'config.yaml')!r}",
+        "config = yaml.safe_load(open(path, encoding='utf-8'))",
+        "check_config(config, [path])",
+        "plan = Plan(config)",
+        "for run_set in RUN_SETS:",
+        "    plan.evaluated_runs(plan.experiment, run_set)",
+        "print(*sys.modules)",
+    ])
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(
+        [str(PACKAGE.parent), *filter(None, [os.environ.get("PYTHONPATH")])])}
+    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                            cwd=root, env=env, check=False)
+    assert result.returncode == 0, result.stderr
+    loaded = result.stdout.split()
+    assert "circle.pipeline.plan" in loaded
+    assert [m for m in loaded if any(m == h or m.startswith(f"{h}.") for h in HEAVY)] == []

@@ -11,7 +11,7 @@ import yaml
 from snakemake.utils import validate
 
 from circle.pipeline.config import ConfigError, config_problems
-from circle.pipeline.plan import Plan
+from circle.pipeline.plan import RUN_SET_PATTERN, RUN_SETS, Plan
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -50,7 +50,8 @@ def test_the_config_run_set_is_every_condition_and_replicate(default):
 def test_the_held_out_system_evaluates_only_its_figures_runs():
     plan = Plan(config(figures={"heldout_blocks": [0.1]}))
     heldout = names(plan.evaluated_runs("default/heldout", ""))
-    assert heldout == names(plan.evaluated_runs("default/heldout", "paper/"))
+    assert all(names(plan.evaluated_runs("default/heldout", run_set)) == heldout
+               for run_set in RUN_SETS)
     assert heldout[:3] == ["1H_t0.rep0", "1H_t0.rep1", "1H_t0.rep2"]
     assert all(re.search(r"_t\d", run) for run in heldout)
     assert not any(re.search(r"_t\d", run)
@@ -59,6 +60,15 @@ def test_the_held_out_system_evaluates_only_its_figures_runs():
     assert inputs["table"] == "results/default/heldout/evaluation/results.parquet"
     assert plan.paper_figure_inputs("default", "fig4_10")["table"] == (
         "results/default/evaluation/paper/results.parquet")
+
+
+def test_the_run_sets_are_registered_and_the_wildcard_matches_only_theirs(default):
+    assert list(RUN_SETS) == ["", "paper/", "dose/", "lattice/", "oov/"]
+    assert all(re.fullmatch(RUN_SET_PATTERN, prefix) for prefix in RUN_SETS)
+    assert not any(re.fullmatch(RUN_SET_PATTERN, prefix) for prefix in ("oov", "figures/"))
+    assert len({tuple(names(default.evaluated_runs("default", p))) for p in RUN_SETS}) == 5
+    with pytest.raises(ValueError, match=r"unknown run set 'figures/'; .*'dose/' the dose-resp"):
+        default.evaluated_runs("default", "figures/")
 
 
 def test_the_lattice_and_dose_run_sets_hold_their_baselines(default):

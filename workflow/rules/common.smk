@@ -67,10 +67,9 @@ from circle.experiments.conditions import (
     tagged_oov_variant,
     tagged_reference,
 )
-from circle.figures.summary import summary_inputs
 from circle.paraphrase.config import bias_name
 from circle.pipeline.config import check_config, own_data_warnings, thesis_numbers
-from circle.pipeline.plan import RUN_SETS, Plan
+from circle.pipeline.plan import RUN_SET_PATTERN, Plan
 from circle.pipeline.resources import MEMORY, input_mb, runtime_model
 from circle.pipeline.shared_system import mt_system_mismatch
 from circle.pipeline.stale import stale_results_problem
@@ -136,7 +135,7 @@ wildcard_constraints:
     replicate=r"\d+",
     condition=CONDITION_PATTERN,
     reference=REFERENCE_TAG_PATTERN,
-    run_set="(?:" + "|".join(re.escape(run_set) for run_set in RUN_SETS if run_set) + ")?",
+    run_set=RUN_SET_PATTERN,
     extra=EXTRA_PATTERN,
     model=f"translation(?:_oov{OOV_VARIANT_TAG_PATTERN})?|paraphrase",
     oov_variant=OOV_VARIANT_TAG_PATTERN,
@@ -354,6 +353,15 @@ def oov_monolingual(wildcards):
     return PLAN.oov_monolingual(wildcards.experiment)
 
 
+def masking_params(wildcards):
+    """The masking experiment's settings, checked when the job is planned (MaskingSettings: the
+    band, the fractions' order); its module is imported here, so that building the workflow
+    does not load the OOV paraphrase search for the other jobs."""
+    from circle.experiments.oov_masking import MaskingSettings
+
+    return MaskingSettings.from_config(config["oov_paraphrase"]["masking"]).to_params()
+
+
 def translation_grammar(wildcards):
     """The grammar the MT system decodes the job's evaluation set with at the job's weights
     (Plan.translation_grammar: filtered, or augmented for a kH_oov run or with
@@ -521,6 +529,8 @@ def dose_response_inputs(wildcards):
 def default_target_summary_inputs(wildcards):
     """The report pages the default target makes (its named targets' pages), the pages their
     rules write beside them and their plots."""
+    from circle.figures.summary import summary_inputs  # here: only report_summary's job needs it
+
     report_dir = f"results/{wildcards.experiment}/report"
     stems = [os.path.basename(path)[: -len(".md")] for path in rules.all.input
              if isinstance(path, str) and os.path.dirname(path) == report_dir

@@ -2,8 +2,6 @@
 # system tuned on the grammars augmented for OOV phrases. Logic in
 # circle.experiments.oov_translation and circle.figures.oov_translation.
 
-from circle.experiments.oov_masking import MaskingSettings
-
 
 rule report_oov_translation:
     """The OOV run set's page: test BLEU, TER and chrF of each kH of
@@ -67,10 +65,7 @@ rule oov_masking_table:
         "benchmarks/{experiment}/oov_masking_table.tsv"
     params:
         search=PLAN.oov_paraphrase_settings(""),
-        # checked when the job is planned (MaskingSettings: the band, the fractions' order)
-        masking=lambda wildcards: MaskingSettings.from_config(
-            config["oov_paraphrase"]["masking"]
-        ).to_params(),
+        masking=masking_params,
     wildcard_constraints:
         experiment=MAIN_SYSTEM,
     resources:

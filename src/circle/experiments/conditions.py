@@ -317,6 +317,11 @@ class TuningRun:
         return UNTUNED_TRANSLATION
 
 
+BASELINE_CONDITION = "1H"
+"""The baseline every condition is compared with, which every config tunes: the simulated single
+reference (thesis §4.3.1)."""
+
+
 UNTUNED = "untuned"
 """The condition (and reference type) of the evaluation row of the untuned system
 (:func:`evaluate_runs`): the MT system with the config's untuned weights, before any tuning."""

@@ -33,7 +33,6 @@ from circle.core.pages import (
     write_text_atomically,
 )
 from circle.experiments.replicates import ALPHA
-from circle.figures.reference_table import replicate_tests
 
 TITLE = "What this run found"
 
@@ -118,6 +117,9 @@ def table_findings(table: pd.DataFrame, baseline: str, level: float = ALPHA) -> 
     in BLEU, and at a common length where the table has it, by the marks' test and by the
     replicate-level test Holm-corrected over the table (:func:`circle.figures.reference_table.
     replicate_tests` at ``level``); rows without a test are left out."""
+    # here, not at the top: the workflow build reads summary_inputs, not the tests' statistics
+    from circle.figures.reference_table import replicate_tests
+
     tests = replicate_tests(table, level)
     lines = []
     for mark_column in [c for c in table.columns if c.endswith("_bleu_mark")

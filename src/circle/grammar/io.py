@@ -13,8 +13,8 @@ from __future__ import annotations
 import os
 from collections.abc import Mapping, Sequence
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-import duckdb
 import pyarrow as pa
 import pyarrow.parquet as pq
 
@@ -28,6 +28,9 @@ from circle.core.tables import (
     schema_by_name,
     verify_checksums,
 )
+
+if TYPE_CHECKING:  # imported by connect(): the light users (schema checks, the plan) need it not
+    import duckdb
 
 
 class GrammarInputError(ValueError):
@@ -73,6 +76,8 @@ def connect(threads: int, memory_limit: str | None, temp_directory: str | os.Pat
     With ``threads=1`` floating-point sums are added in a fixed order, so reruns give
     bit-identical tables.
     """
+    import duckdb
+
     con = duckdb.connect(config={"threads": threads, "preserve_insertion_order": False})
     con.execute("SET enable_progress_bar = false")
     con.execute(f"SET memory_limit = {sql_string(memory_limit or DEFAULT_MEMORY_LIMIT)}")

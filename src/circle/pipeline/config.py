@@ -36,14 +36,12 @@ from circle.corpus.pivots import pivot_problems
 from circle.corpus.prepare import reference_names
 from circle.corpus.preprocess import language_problem
 from circle.decoder.model import DECODER_FEATURES, Model, finite_weight
-from circle.experiments.conditions import Condition, parse_conditions
+from circle.experiments.conditions import BASELINE_CONDITION, Condition, parse_conditions
 from circle.experiments.dose_runs import dose_problems
 from circle.experiments.lattice_tuning import lattice_problems
 from circle.experiments.oov_translation import oov_problems
 from circle.pipeline.shared_system import mt_system_config_problems
 from circle.tune.metrics import IBleu, get_metric
-
-BASELINE_CONDITION = "1H"
 
 
 class ConfigError(ValueError):

@@ -11,8 +11,9 @@ a pivot language's grammar. Nothing here reads a file but the frozen alignment's
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from dataclasses import replace
+import re
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, replace
 from functools import cached_property
 from typing import Any
 
@@ -85,14 +86,23 @@ from circle.pipeline.runs import (
 )
 from circle.pipeline.shared_system import shared_mt_files
 
-RUN_SETS: tuple[str, ...] = ("", "paper/", "dose/", "lattice/", "oov/")
-"""The evaluation run sets (the ``{run_set}`` of ``evaluation/{run_set}results.parquet``): the
-config's conditions, the paper figures', the dose-response's, the lattice page's and the OOV
-page's runs."""
-
 NOT_PIVOT_OPTIONS: tuple[str, ...] = ("biases", "identity_feature", "language_models")
 """Keys of the paraphrase section that the pivoting jobs do not read: the bias grid and φ_ident
 (bias_grammar's) and the paraphraser's LMs (estimate_paraphraser_lm's and the decoders')."""
+
+
+@dataclass(frozen=True)
+class RunSet:
+    """A family of tuning runs evaluated together (rule evaluate_runs), registered in
+    :data:`RUN_SETS`."""
+
+    prefix: str
+    """Its ``{run_set}`` in ``evaluation/{run_set}results.parquet``: "" the config's own
+    runs, else the family's directory (``dose/``)."""
+    description: str
+    """What its runs are, in a line (an unknown run set's error lists them)."""
+    runs: Callable[[Plan], list[TuningRun]]
+    """Its runs in a plan (a :class:`Plan` method)."""
 
 
 class Plan:
@@ -201,19 +211,20 @@ class Plan:
         return lattice_runs(self.lattice_conditions, self.reference_count("tune"),
                             self.replicates)
 
-    def evaluated_runs(self, system: str, run_set: str) -> list[TuningRun]:
-        """The runs an evaluation of ``system`` covers (:data:`RUN_SETS`); the held-out
-        system's are its figure's (Fig. 4.11/4.12) whatever the run set."""
-        heldout = system == self.heldout_system
-        if run_set == "dose/" and not heldout:
-            return self.dose_response_runs()
-        if run_set == "lattice/" and not heldout:
-            return self.lattice_tuning_runs()
-        if run_set == "oov/" and not heldout:
-            return self.oov_tuning_runs()
-        if run_set == "" and not heldout:
-            return self.tuning_runs()
+    def paper_runs(self, heldout: bool = False) -> list[TuningRun]:
+        """The paper figures' runs (:func:`circle.experiments.paper_runs.figure_runs`): the
+        experiment's, or with ``heldout`` the held-out system's (Fig. 4.11/4.12)."""
         return figure_runs(self.figures, self.replicates, heldout)
+
+    def evaluated_runs(self, system: str, run_set: str) -> list[TuningRun]:
+        """The runs an evaluation of ``system`` covers: its run set's (:data:`RUN_SETS`); the
+        held-out system's are its figures' (Fig. 4.11/4.12) whatever the run set."""
+        if run_set not in RUN_SETS:
+            raise ValueError(f"unknown run set {run_set!r}; the run sets are " + "; ".join(
+                f"{spec.prefix!r} {spec.description}" for spec in RUN_SETS.values()))
+        if system == self.heldout_system:
+            return self.paper_runs(heldout=True)
+        return RUN_SETS[run_set].runs(self)
 
     def curve_runs(self) -> list[TuningRun]:
         """The runs of Fig. 5.4 (targeted.curves): 1H+1T replicate 0 with the paraphraser at
@@ -657,3 +668,20 @@ class Plan:
         """The tokenised tables of :attr:`paraphraser_lm_pivots`: the paraphraser's own LM
         text."""
         return [self.pivot_bitext_files(bitext)[0] for bitext in self.paraphraser_lm_pivots]
+
+
+RUN_SETS: dict[str, RunSet] = {run_set.prefix: run_set for run_set in (
+    RunSet("", "the config's conditions (tuning.conditions), each replicate", Plan.tuning_runs),
+    RunSet("paper/", "the runs the thesis figures tune for themselves (Fig. 4.8-4.10, 5.14)",
+           Plan.paper_runs),
+    RunSet("dose/", "the dose-response's extra references and controls (target dose_response)",
+           Plan.dose_response_runs),
+    RunSet("lattice/", "1H .. nH and the kH+mL of lattice.tuning_conditions (target "
+           "lattice_tuning)", Plan.lattice_tuning_runs),
+    RunSet("oov/", "each kH of oov_paraphrase.tuning_conditions and its kH_oov (target "
+           "oov_translation)", Plan.oov_tuning_runs),
+)}
+"""The evaluation run sets by prefix."""
+
+RUN_SET_PATTERN = "(?:" + "|".join(re.escape(prefix) for prefix in RUN_SETS if prefix) + ")?"
+"""The ``{run_set}`` wildcard's constraint: a registered run set's prefix, or none."""

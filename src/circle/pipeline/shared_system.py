@@ -46,7 +46,12 @@ from circle.core.layout import (
 )
 from circle.core.tables import atomic_path
 from circle.corpus.prepare import EVAL_SETS, reference_names
-from circle.experiments.conditions import UNTUNED_TRANSLATION, Condition, TuningRun
+from circle.experiments.conditions import (
+    BASELINE_CONDITION,
+    UNTUNED_TRANSLATION,
+    Condition,
+    TuningRun,
+)
 from circle.pipeline.stale import config_changes, recorded_and_current
 
 MT_SYSTEM_KEYS: Mapping[str, tuple[str, ...] | None] = {
@@ -75,7 +80,7 @@ LEAK_POLICY = ("lm", "leaked_lines")
 """``lm.leaked_lines`` may differ where the shared system's is ``error``: its LM text then held no
 evaluation reference (the build would have stopped), so ``drop`` builds the same model."""
 
-DECODED_SETS = {UNTUNED_TRANSLATION: ("tune", "test"), "1H": ("test",)}
+DECODED_SETS = {UNTUNED_TRANSLATION: ("tune", "test"), BASELINE_CONDITION: ("test",)}
 """The shared decodes: the untuned system's of the tune set (every tuning run's first n-best
 lists) and of the test set, and each 1H replicate's of the test set."""
 
@@ -85,7 +90,7 @@ def shared_mt_files(config: Mapping[str, Any]) -> list[str]:
     ``results/<experiment>/`` (the same under either experiment)."""
     under = under_experiment
     references = len(reference_names(config["corpus"])["test"])
-    baseline = Condition.parse("1H")
+    baseline = Condition.parse(BASELINE_CONDITION)
     runs = [TuningRun(baseline, replicate).name
             for replicate in range(config["tuning"]["replicates"])]
     splits = ("train", *EVAL_SETS)
@@ -103,7 +108,7 @@ def shared_mt_files(config: Mapping[str, Any]) -> list[str]:
     files += [under(WEIGHTS, weights=weights) for weights in (UNTUNED_TRANSLATION, *runs)]
     files += [under(TUNING_LOG, run=run) for run in runs]
     decodes = [(UNTUNED_TRANSLATION, evalset) for evalset in DECODED_SETS[UNTUNED_TRANSLATION]]
-    decodes += [(run, evalset) for run in runs for evalset in DECODED_SETS["1H"]]
+    decodes += [(run, evalset) for run in runs for evalset in DECODED_SETS[BASELINE_CONDITION]]
     files += [under(template, weights=weights, evalset=evalset)
               for weights, evalset in decodes
               for template in (DECODE_NBEST, DECODE_NBEST_TEXT, DECODE_ONEBEST,
