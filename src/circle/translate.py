@@ -73,7 +73,7 @@ from circle.decoder.chart import match
 from circle.decoder.model import RERANK_FEATURE
 from circle.decoder.rerank import rerank_depth
 from circle.distributional import DistributionalSettings, MonolingualCorpus
-from circle.experiments.conditions import UNTUNED_TRANSLATION, TuningRun
+from circle.experiments.conditions import BASELINE_CONDITION, UNTUNED_TRANSLATION, TuningRun
 from circle.grammar.filter import RowGroups, RuleReadStats, rules_for
 from circle.grammar.oov_paraphrase import FEATURE as OOV_FEATURE
 from circle.grammar.oov_paraphrase import borrowed_for, one_word_sources, source_texts
@@ -266,7 +266,7 @@ class Experiment:
             raise FileNotFoundError(f"--weights {given}: neither a run of {self.results} "
                                     f"({named} does not exist; runs: {', '.join(runs) or 'none'})"
                                     " nor a weight file")
-        best = best_tuned_run(self.results, "1H")
+        best = best_tuned_run(self.results, BASELINE_CONDITION)
         if best is not None:
             run, metric, score, count = best
             return self.layout.weights(run), (

@@ -30,6 +30,7 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
+from circle.experiments.conditions import BASELINE_CONDITION
 from circle.experiments.replicates import ALPHA, holm
 
 HUMAN = "2H"
@@ -133,15 +134,16 @@ def comparison(summary: pd.DataFrame, experiment: str, condition: str,
     """``condition``'s row of an experiment's summary as a comparison with 1H; refused unless
     the condition and 1H have ``replicates`` runs each and a replicate-level test."""
     rows = summary[summary["condition"] == condition]
-    baseline = summary[summary["condition"] == "1H"]
+    baseline = summary[summary["condition"] == BASELINE_CONDITION]
     if rows.empty or baseline.empty:
-        raise ValueError(f"{experiment}: no {condition if rows.empty else '1H'} in its "
-                         "condition summary (has the run set been evaluated?)")
+        missing = condition if rows.empty else BASELINE_CONDITION
+        raise ValueError(f"{experiment}: no {missing} in its condition summary (has the run "
+                         "set been evaluated?)")
     row, base = rows.iloc[0], baseline.iloc[0]
-    if row["baseline_condition"] != "1H":
+    if row["baseline_condition"] != BASELINE_CONDITION:
         raise ValueError(f"{experiment}: {condition} is tested against "
-                         f"{row['baseline_condition']}, not 1H")
-    for name, count in ((condition, row["replicates"]), ("1H", base["replicates"])):
+                         f"{row['baseline_condition']}, not {BASELINE_CONDITION}")
+    for name, count in ((condition, row["replicates"]), (BASELINE_CONDITION, base["replicates"])):
         if int(count) != replicates:
             raise ValueError(f"{experiment}: {name} has {int(count)} of {replicates} replicates: "
                              "the verdict reads complete conditions only")
@@ -156,7 +158,7 @@ def comparison(summary: pd.DataFrame, experiment: str, condition: str,
 def check_one_system(summaries: dict[str, pd.DataFrame]) -> None:
     """Refuse experiments whose 1H runs differ: the rules compare paraphrasers over one MT
     system's 1H."""
-    scores = {name: tuple(summary.loc[summary["condition"] == "1H",
+    scores = {name: tuple(summary.loc[summary["condition"] == BASELINE_CONDITION,
                                       ["bleu_mean", "matched_bleu_mean", "replicates"]]
                           .iloc[0].round(6)) for name, summary in summaries.items()}
     first_name, first = next(iter(scores.items()))
