@@ -7,6 +7,7 @@ import os
 
 from snakemake.utils import min_version
 
+from circle.core.layout import Results
 from circle.core.pages import finished_line
 
 min_version("9.0")
@@ -66,7 +67,7 @@ rule all:
         rules.grid_search.input,
         rules.targeted_tuning.input if targeted_conditions() else [],
         rules.reference_quality.input if reference_count("tune") > 1 else [],
-        f"results/{EXPERIMENT}/report/index.html",
+        report_file("index.html", EXPERIMENT),
         # What the circle command reads from the results beside the named targets' files (the
         # weights circle translate and circle paraphrase choose from, the test set): Snakemake
         # rebuilds a missing file only when it is a target or a job that reads it reruns, so
@@ -83,5 +84,6 @@ onsuccess:
     if not (workflow.remote_exec or workflow.subprocess_exec):  # not in each cluster job
         from circle.pipeline.work import DecodingWork  # here: the workflow build needs it not
 
-        print(DecodingWork.of(f"results/{EXPERIMENT}").line())
-        print(finished_line(f"results/{EXPERIMENT}/report"))
+        results = Results.of(".", EXPERIMENT)
+        print(DecodingWork.of(results.directory).line())
+        print(finished_line(results.report_directory))

@@ -49,16 +49,18 @@ from pathlib import Path
 import yaml
 from snakemake.utils import validate
 
+from circle.core.layout import EVALSET_TABLE, FILTERED_GRAMMAR, UNTUNED_PARAPHRASE, Results
 from circle.core.schemas import EVALSET
 from circle.core.tables import read_table
 from circle.corpus.references import ordered_references
 from circle.decoder import Decoder, DecoderSettings, LanguageModel, load_grammar, read_weights
 from circle.decoder.model import ENGINES
-from circle.experiments.conditions import Condition
+from circle.experiments.conditions import UNTUNED_TRANSLATION, Condition
+from circle.paraphrase.config import bias_name
 
 ROOT = Path(__file__).resolve().parents[1]
 SCHEMA = ROOT / "workflow" / "schemas" / "config.schema.yaml"
-DEFAULT_CONFIG = ROOT / "config" / "config.yaml"
+DEFAULT_CONFIG = ROOT / "config/config.yaml"
 MODES = ("translation", "paraphrasing")
 
 
@@ -67,9 +69,9 @@ class Case:
     """One mode's decoding job: artifact paths (relative to ROOT), k, a note on the weights."""
 
     mode: str
-    evalset: str
-    grammar: str
-    weights: str
+    evalset: Path
+    grammar: Path
+    weights: Path
     k: int
     note: str = ""
 
@@ -96,37 +98,37 @@ def load_config(path: Path) -> dict:
     return config
 
 
-def cases(config: dict, configfile: Path, k: int | None) -> tuple[str, dict[str, Case]]:
+def cases(config: dict, configfile: Path, k: int | None) -> tuple[Path, dict[str, Case]]:
     """The decoding LM path and the case of each mode, with the paths the rules use."""
-    results = f"results/{config['experiment']}"
-    lm = f"{results}/lm/{config['lm']['decoding_order']}gram.binary"
-    bias = f"{float(config['tuning']['paraphraser_bias']):g}"
-    tuned = f"{results}/weights/paraphraser-bias{bias}.txt"
+    results = Results.of("", config["experiment"])
+    lm = results.lm(config["lm"]["decoding_order"])
+    bias = bias_name(config["tuning"]["paraphraser_bias"])
+    tuned = results.paraphraser_weights(bias)
     weights, note = tuned, ""
     if not (ROOT / tuned).exists():
-        weights = f"{results}/weights/untuned-paraphrase.txt"
+        weights = results.weights(UNTUNED_PARAPHRASE)
         note = f"untuned: {tuned} not built yet ({snakemake_command(tuned, configfile)})"
     paraphrases = [count for count in (Condition.parse(c).paraphrases
                                        for c in config["tuning"]["conditions"]) if count]
     return lm, {
-        "translation": Case("translation", f"{results}/sets/test.parquet",
-                            f"{results}/grammar/filtered/test.parquet",
-                            f"{results}/weights/untuned-translation.txt",
+        "translation": Case("translation", results.path(EVALSET_TABLE, evalset="test"),
+                            results.path(FILTERED_GRAMMAR, evalset="test"),
+                            results.weights(UNTUNED_TRANSLATION),
                             config["decoder"]["k"] if k is None else k),
-        "paraphrasing": Case("paraphrasing", f"{results}/sets/tune.parquet",
-                             f"{results}/paraphrase/bias{bias}.parquet", weights,
+        "paraphrasing": Case("paraphrasing", results.path(EVALSET_TABLE, evalset="tune"),
+                             results.paraphrase_grammar(bias), weights,
                              max(paraphrases, default=config["decoder"]["k"]) if k is None else k,
                              note),
     }
 
 
-def snakemake_command(target: str, configfile: Path) -> str:
+def snakemake_command(target: Path, configfile: Path) -> str:
     """The command that builds ``target``, run from the repository root."""
     option = "" if configfile.resolve() == DEFAULT_CONFIG else f" --configfile {configfile}"
     return f"snakemake --cores 2{option} {target}"
 
 
-def check_artifacts(paths: list[str], configfile: Path) -> None:
+def check_artifacts(paths: list[Path], configfile: Path) -> None:
     """Exit naming each missing artifact and the Snakemake target that builds it."""
     missing = [path for path in dict.fromkeys(paths) if not (ROOT / path).exists()]
     if missing:

@@ -31,16 +31,18 @@ from pathlib import Path
 
 import numpy as np
 
+from circle.core.layout import EVALSET_TABLE, FILTERED_GRAMMAR, GRID_CHOICE, RESULTS, Results
 from circle.core.schemas import EVALSET
 from circle.core.tables import read_table
 from circle.decoder import Decoder, DecoderSettings, LanguageModel, load_grammar, read_weights
-from circle.paraphrase.config import read_grid_choice
+from circle.experiments.conditions import TuningRun
+from circle.paraphrase.config import bias_name, read_grid_choice
 from circle.paraphrase.targeted import Reranker, TargetedTask, kept_forest, targeted_lists
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--results", default="results/default")
+    parser.add_argument("--results", default=RESULTS.format(experiment="default"))
     parser.add_argument("--sentences", type=int, default=6)
     parser.add_argument("--hypotheses", type=int, default=100)
     parser.add_argument("--nbest", type=int, default=100)
@@ -50,28 +52,29 @@ def main() -> None:
     parser.add_argument("--worker-task", action="store_true")
     parser.add_argument("--depth", type=int, default=3)
     args = parser.parse_args()
-    results = Path(args.results)
+    results = Results.at(args.results)
 
-    tune = read_table(results / "sets/tune.parquet", EVALSET)
+    tune = read_table(results.path(EVALSET_TABLE, evalset="tune"), EVALSET)
     rows = np.sort(np.random.default_rng(args.seed).choice(len(tune), args.sentences,
                                                            replace=False))
-    lm = LanguageModel(results / "lm/3gram.binary")
-    translator = Decoder(load_grammar(results / "grammar/filtered/tune.parquet"), lm,
-                         read_weights(results / "weights/1H.rep0.txt"), DecoderSettings())
+    lm = LanguageModel(results.lm(3))
+    translator = Decoder(load_grammar(results.path(FILTERED_GRAMMAR, evalset="tune")), lm,
+                         read_weights(results.weights(TuningRun.of("1H", 0).name)),
+                         DecoderSettings())
     tasks = [(tune["references"].iloc[row][0],
               [h.text for h in translator.decode(tune["source"].iloc[row], k=args.hypotheses)])
              for row in rows.tolist()]
 
-    choice = read_grid_choice(results / "grid/chosen.parquet")
+    choice = read_grid_choice(results.path(GRID_CHOICE))
     settings = DecoderSettings(k=args.nbest)
     settings = replace(settings, pop_limit=settings.pop_limit * args.forest_beam,
                        options_limit=settings.options_limit * args.forest_beam)
-    weights = dict(read_weights(results / "weights/paraphraser-bias0.txt"),
+    weights = dict(read_weights(results.paraphraser_weights("0")),
                    target=choice.targeting_weight)
-    paraphraser = Decoder(load_grammar(results / f"paraphrase/bias{choice.bias:g}.parquet"), lm,
+    paraphraser = Decoder(load_grammar(results.paraphrase_grammar(bias_name(choice.bias))), lm,
                           weights, settings)
     if args.worker_task:
-        time_worker_task(paraphraser, tasks, results / "lm/5gram.binary", args)
+        time_worker_task(paraphraser, tasks, results.lm(5), args)
         return
     forests, targets = [], []
     for reference, hypotheses in tasks:

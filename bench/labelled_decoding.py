@@ -16,9 +16,11 @@ the repository root after both experiments' reference_sparsity:
 import argparse
 import statistics
 import time
+from pathlib import Path
 
 import yaml
 
+from circle.core.layout import EVALSET_TABLE, Results
 from circle.core.schemas import EVALSET
 from circle.core.tables import read_table
 from circle.corpus.references import single_references
@@ -26,14 +28,13 @@ from circle.decoder import Decoder, DecoderSettings, LanguageModel, load_grammar
 from circle.paraphrase.config import bias_name
 
 
-def paraphraser(experiment: str) -> tuple[str, str, str, DecoderSettings]:
+def paraphraser(results: Results) -> tuple[Path, Path, Path, DecoderSettings]:
     """The grammar, LM and tuned weights of an experiment's paraphraser, and its settings."""
-    config = yaml.safe_load(open(f"results/{experiment}/config.yaml", encoding="utf-8"))
-    name = "bias" + bias_name(config["tuning"]["paraphraser_bias"])
+    config = yaml.safe_load(results.config.read_text(encoding="utf-8"))
+    bias = bias_name(config["tuning"]["paraphraser_bias"])
     settings = DecoderSettings.from_config(config["decoder"])
-    return (f"results/{experiment}/paraphrase/{name}.parquet",
-            f"results/{experiment}/lm/{config['lm']['decoding_order']}gram.binary",
-            f"results/{experiment}/weights/paraphraser-{name}.txt", settings)
+    return (results.paraphrase_grammar(bias), results.lm(config["lm"]["decoding_order"]),
+            results.paraphraser_weights(bias), settings)
 
 
 def main() -> None:
@@ -46,8 +47,9 @@ def main() -> None:
           "| 1-best = input |")
     print("|---|---:|---:|---:|---:|---:|---:|")
     for experiment in (args.collapsed, args.labelled):
-        grammar_path, lm_path, weights_path, settings = paraphraser(experiment)
-        tune = read_table(f"results/{experiment}/sets/tune.parquet", EVALSET)
+        results = Results.of(".", experiment)
+        grammar_path, lm_path, weights_path, settings = paraphraser(results)
+        tune = read_table(results.path(EVALSET_TABLE, evalset="tune"), EVALSET)
         inputs = single_references(tune)[:args.sentences]
         began = time.perf_counter()
         grammar = load_grammar(grammar_path)

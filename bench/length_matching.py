@@ -14,9 +14,11 @@ import argparse
 
 import yaml
 
+from circle.core.layout import EVALSET_TABLE, EVALUATION_TABLE, FILTERED_GRAMMAR, Results
 from circle.core.schemas import EVALSET, EVALUATION
 from circle.core.tables import read_table
 from circle.decoder import DecoderSettings, decode_corpus, load_grammar, read_weights
+from circle.experiments.conditions import TuningRun
 from circle.experiments.evaluate import corpus_bleu
 
 
@@ -29,22 +31,22 @@ def main() -> None:
 
     with open(args.config, encoding="utf-8") as handle:
         config = yaml.safe_load(handle)
-    results = f"results/{config['experiment']}"
+    results = Results.of(".", config["experiment"])
     lowercased = config.get("preprocess", {}).get("lowercase", True)
     decoder = DecoderSettings.from_config(config.get("decoder", {}))
-    test = read_table(f"{results}/sets/test.parquet", EVALSET)
+    test = read_table(results.path(EVALSET_TABLE, evalset="test"), EVALSET)
     references = [list(refs) for refs in test["references"]]
-    evaluation = read_table(f"{results}/evaluation/results.parquet", EVALUATION)
-    lm = f"{results}/lm/{config.get('lm', {}).get('decoding_order', 3)}gram.binary"
-    grammar = load_grammar(f"{results}/grammar/filtered/test.parquet")
+    evaluation = read_table(results.path(EVALUATION_TABLE, run_set=""), EVALUATION)
+    lm = results.lm(config.get("lm", {}).get("decoding_order", 3))
+    grammar = load_grammar(results.path(FILTERED_GRAMMAR, evalset="test"))
     print("| run | shift | BLEU | estimate at common length | real decode at the shift | "
           "length (estimate) | length (real) |")
     print("|:---|---:|---:|---:|---:|---:|---:|")
     for name in args.runs:
-        condition, _, replicate = name.rpartition(".rep")
-        row = evaluation[(evaluation["condition"] == condition)
-                         & (evaluation["replicate"] == int(replicate))].iloc[0]
-        weights = read_weights(f"{results}/weights/{name}.txt")
+        run = TuningRun.parse(name)
+        row = evaluation[(evaluation["condition"] == run.condition.name)
+                         & (evaluation["replicate"] == run.replicate)].iloc[0]
+        weights = read_weights(results.weights(name))
         weights["word_penalty"] += float(row["matched_shift"])
         lists = decode_corpus(list(test["source"]), grammar, lm, weights, decoder, args.workers)
         real = corpus_bleu([hypotheses[0].text for hypotheses in lists], references, lowercased)

@@ -21,6 +21,7 @@ from pathlib import Path
 
 import yaml
 
+from circle.core.layout import EFLOMAL_ALIGNMENT, PARAPHRASE_GRAMMAR, TOKENIZED_TABLE, Results
 from circle.core.tables import parquet_rows
 from circle.pipeline.resources import MEMORY
 
@@ -45,18 +46,19 @@ def declared_threads(cores: int) -> dict[str, int]:
 
 def training_pairs(workdir: Path, experiment: str) -> int:
     """Rows of the run's training bitext, or of its alignment (one row per pair)."""
-    results = workdir / "results" / experiment
-    config = yaml.safe_load((results / "config.yaml").read_text())
-    for table in (results / "tokenized/train.parquet", workdir / str(config["alignment"]["frozen"]),
-                  results / "align/eflomal.parquet"):
+    results = Results.of(workdir, experiment)
+    config = yaml.safe_load(results.config.read_text())
+    for table in (results.path(TOKENIZED_TABLE, split="train"),
+                  workdir / str(config["alignment"]["frozen"]), results.path(EFLOMAL_ALIGNMENT)):
         if table.is_file():
             return parquet_rows(table)
-    raise SystemExit(f"{results}: neither the tokenised training bitext nor an alignment exists")
+    raise SystemExit(f"{results.directory}: neither the tokenised training bitext nor an "
+                     "alignment exists")
 
 
 def paraphrase_rules(workdir: Path, experiment: str) -> int:
     """Rows of the run's largest paraphrase grammar (0 if it has none)."""
-    grammars = (workdir / "results" / experiment / "paraphrase").glob("bias*.parquet")
+    grammars = Results.of(workdir, experiment).files(PARAPHRASE_GRAMMAR)
     return max((parquet_rows(grammar) for grammar in grammars), default=0)
 
 

@@ -21,7 +21,9 @@ import numpy as np
 import yaml
 from tuning_threads import tune_run
 
+from circle.core.layout import FILTERED_GRAMMAR, Results
 from circle.decoder import grammar_features, read_weights
+from circle.experiments.conditions import UNTUNED_TRANSLATION
 from circle.tune import mert
 from circle.tune.loop import TUNING_FIXED, FlatPool, TuningProblem, TuningSettings
 from circle.tune.mert import NBestPool
@@ -43,15 +45,15 @@ def main() -> None:
     args = parser.parse_args()
     with open(args.config, encoding="utf-8") as handle:
         config = yaml.safe_load(handle)
-    results = f"results/{config['experiment']}"
-    path = f"{results}/bench-pools/{args.condition}.it{args.iterations}.npz"
+    results = Results.of(".", config["experiment"])
+    path = str(results.directory / "bench-pools" / f"{args.condition}.it{args.iterations}.npz")
     if not os.path.exists(path):
         build_pool(args.config, args.condition, args.iterations, path)
     pool = NBestPool.load(path).flat()
     weights = np.load(path + ".weights.npy")
     settings = TuningSettings.from_config(config.get("tuning", {}), 0)
-    problem = TuningProblem(grammar_features(f"{results}/grammar/filtered/tune.parquet"),
-                            read_weights(f"{results}/weights/untuned-translation.txt"), settings,
+    problem = TuningProblem(grammar_features(results.path(FILTERED_GRAMMAR, evalset="tune")),
+                            read_weights(results.weights(UNTUNED_TRANSLATION)), settings,
                             TUNING_FIXED)
     free = problem.free
     offset = pool.features[:, ~free] @ weights[~free]

@@ -56,7 +56,7 @@ def main() -> None:
         if lm_path is None:
             text = Path(scratch) / "text.txt"
             write_text(read_table(args.estimate, BITEXT, columns=["target"])["target"], text)
-            lm_path = Path(scratch) / f"{args.order}gram.binary"
+            lm_path = Path(scratch) / "lm.binary"
             estimate_lm([text], args.order, lm_path, discount_fallback=False, memory="1G")
         started = time.process_time()
         reranker = NBestReranker(lm_path, 1.0)

@@ -19,6 +19,7 @@ import time
 from dataclasses import replace
 from pathlib import Path
 
+from circle.core.layout import BILINGUAL_GRAMMAR, EVALSET_TABLE, TOKENIZED_TABLE, Results
 from circle.corpus.prepare import EVAL_SETS
 from circle.distributional import DistributionalSettings, MonolingualCorpus
 from circle.grammar.oov_paraphrase import (
@@ -43,10 +44,10 @@ def main() -> None:
     parser.add_argument("--words", nargs="*", default=["asentando", "destruían", "fuéronle"])
     parser.add_argument("--samples", type=int, default=12)
     args = parser.parse_args()
-    results = Path("results") / args.experiment
-    inputs = source_texts([args.input or results / "sets" / "test.parquet"])
-    splits = [results / "tokenized" / f"{split}.parquet" for split in ("train", *EVAL_SETS)]
-    bilingual = results / "grammar" / "bilingual.parquet"
+    results = Results.of(".", args.experiment)
+    inputs = source_texts([args.input or results.path(EVALSET_TABLE, evalset="test")])
+    splits = [results.path(TOKENIZED_TABLE, split=split) for split in ("train", *EVAL_SETS)]
+    bilingual = results.path(BILINGUAL_GRAMMAR)
     settings = DistributionalSettings(min_score=args.min_score, seed=args.seed,
                                       stoplist_threshold=args.stoplist_threshold,
                                       max_phrase_length=args.max_phrase_length)

@@ -21,6 +21,7 @@ from circle.core.layout import (
     FILTERED_GRAMMAR,
     OOV_PARAPHRASED_GRAMMAR,
     TOKENIZED_TABLE,
+    Results,
 )
 from circle.core.schemas import BITEXT, CONDITION_SUMMARY
 from circle.core.tables import read_table
@@ -33,14 +34,10 @@ def cell(mean: float, sd: float) -> str:
     return f"{mean:.2f} ± {sd:.2f}"
 
 
-def rows(results: Path) -> list[list[str]]:
-    experiment = results.name
-    root = results.parent.parent
-    config = yaml.safe_load((results / "config.yaml").read_text(encoding="utf-8"))
-
-    def path(template: str, **fields: str) -> Path:
-        return root / template.format(experiment=experiment, **fields)
-
+def rows(directory: Path) -> list[list[str]]:
+    results = Results.at(directory)
+    experiment, path = results.experiment, results.path
+    config = yaml.safe_load(results.config.read_text(encoding="utf-8"))
     verses = len(read_table(path(TOKENIZED_TABLE, split="train"), BITEXT, columns=["source"]))
     summary = read_table(path(EVALUATION_CONDITIONS, run_set="oov/"), CONDITION_SUMMARY)
     ran = {Condition.parse(name).oov_variant for name in summary["condition"]}

@@ -10,14 +10,15 @@ Usage: python bench/oov_translations.py [--experiment default] [--sentences 8]
 
 import argparse
 import time
-from pathlib import Path
 
 import yaml
 
+from circle.core.layout import EVALSET_TABLE, FILTERED_GRAMMAR, OOV_PARAPHRASED_GRAMMAR, Results
 from circle.core.schemas import EVALSET, GRAMMAR_OOV_PARAPHRASED
 from circle.core.tables import read_table
 from circle.decoder import decode_corpus
 from circle.decoder.grammar import load_grammar
+from circle.experiments.conditions import oov_variant_tag
 from circle.grammar.oov_paraphrase import FEATURE, read_known_words
 
 
@@ -27,19 +28,20 @@ def main() -> None:
     parser.add_argument("--sentences", type=int, default=8)
     parser.add_argument("--feature-weight", type=float, default=0.2)
     args = parser.parse_args()
-    results = Path("results") / args.experiment
-    config = yaml.safe_load((results / "config.yaml").read_text())
+    results = Results.of(".", args.experiment)
+    config = yaml.safe_load(results.config.read_text())
     weights = config["decoder"]["translation_weights"]
-    evalset = read_table(results / "sets" / "test.parquet", EVALSET)
-    filtered = results / "grammar" / "filtered" / "test.parquet"
-    augmented = results / "grammar" / "oov_paraphrased" / "test.parquet"
+    evalset = read_table(results.path(EVALSET_TABLE, evalset="test"), EVALSET)
+    filtered = results.path(FILTERED_GRAMMAR, evalset="test")
+    augmented = results.path(OOV_PARAPHRASED_GRAMMAR, evalset="test",
+                             oov_variant=oov_variant_tag(""))
     known = read_known_words(filtered)
     rules = read_table(augmented, GRAMMAR_OOV_PARAPHRASED, columns=["source", "paraphrase_of"])
     borrowed = set(rules.loc[rules["paraphrase_of"].notna(), "source"])
     picked = [row for row in evalset.itertuples()
               if any(w not in known and w in borrowed for w in row.source.split())]
     picked = picked[:args.sentences]
-    lm = str(results / "lm" / f"{config['lm']['decoding_order']}gram.binary")
+    lm = str(results.lm(config["lm"]["decoding_order"]))
     outputs = []
     for grammar, model in ((filtered, weights),
                            (augmented, {**weights, FEATURE: args.feature_weight})):

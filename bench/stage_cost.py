@@ -24,6 +24,7 @@ from pathlib import Path
 
 import yaml
 
+from circle.core.layout import Results
 from circle.experiments.conditions import TuningRun
 
 HELDOUT = "heldout"
@@ -104,7 +105,7 @@ def main() -> None:
     parser.add_argument("--experiment", default="default")
     args = parser.parse_args()
     benchmarks = args.workdir / "benchmarks" / args.experiment
-    config = args.workdir / "results" / args.experiment / "config.yaml"
+    config = Results.of(args.workdir, args.experiment).config
     for required in (benchmarks, config):
         if not required.exists():
             raise SystemExit(f"{required}: not found; run the experiment first")

@@ -29,25 +29,27 @@ import numpy as np
 import pandas as pd
 import yaml
 
+from circle.core.layout import EVALSET_TABLE, FILTERED_GRAMMAR, GRID_CHOICE, Results
 from circle.core.schemas import EVALSET, TARGETED_CACHE
 from circle.core.tables import read_table
 from circle.decoder import Decoder, DecoderSettings, LanguageModel, load_grammar, read_weights
-from circle.paraphrase.config import read_grid_choice
+from circle.experiments.conditions import TuningRun
+from circle.paraphrase.config import bias_name, read_grid_choice
 from circle.paraphrase.targeted import SEARCH_MODES, Reranker, TargetedParaphraser, TargetedTask
 from circle.tune.metrics import ter_from_stats, ter_stats
 
 ROOT = Path(__file__).resolve().parents[1]
 
 
-def targets(results: Path, sentences: int, hypotheses: int, seed: int,
+def targets(results: Results, sentences: int, hypotheses: int, seed: int,
             settings: DecoderSettings) -> list[tuple[str, list[str]]]:
     """(reference, hypotheses) tasks: sampled tune sentences' first references and n-best
     translations under the 1H replicate-0 weights."""
-    tune = read_table(results / "sets/tune.parquet", EVALSET)
+    tune = read_table(results.path(EVALSET_TABLE, evalset="tune"), EVALSET)
     rows = np.sort(np.random.default_rng(seed).choice(len(tune), size=sentences, replace=False))
-    decoder = Decoder(load_grammar(results / "grammar/filtered/tune.parquet"),
-                      LanguageModel(results / "lm/3gram.binary"),
-                      read_weights(results / "weights/1H.rep0.txt"), settings)
+    decoder = Decoder(load_grammar(results.path(FILTERED_GRAMMAR, evalset="tune")),
+                      LanguageModel(results.lm(3)),
+                      read_weights(results.weights(TuningRun.of("1H", 0).name)), settings)
     return [(tune["references"].iloc[row][0],
              [h.text for h in decoder.decode(tune["source"].iloc[row], k=hypotheses)])
             for row in rows.tolist()]
@@ -84,7 +86,7 @@ def main() -> None:
     parser.add_argument("--run-cache", type=Path,
                         help="a forest-mode run's cache: target its later iterations' hypotheses")
     args = parser.parse_args()
-    results = ROOT / "results" / args.experiment
+    results = Results.of(ROOT, args.experiment)
     config = yaml.safe_load(Path(args.config).read_text(encoding="utf-8"))
     targeted = config.get("targeted", {})
     settings = DecoderSettings()
@@ -94,9 +96,9 @@ def main() -> None:
     else:
         tasks = later_targets(args.run_cache, args.sentences, args.seed)
     pairs = sum(len(hypotheses) for _, hypotheses, _ in tasks)
-    choice = read_grid_choice(results / "grid/chosen.parquet")
-    grammar = load_grammar(results / f"paraphrase/bias{choice.bias:g}.parquet")
-    weights = read_weights(results / "weights/paraphraser-bias0.txt")
+    choice = read_grid_choice(results.path(GRID_CHOICE))
+    grammar = load_grammar(results.paraphrase_grammar(bias_name(choice.bias)))
+    weights = read_weights(results.paraphraser_weights("0"))
     reranker = Reranker(**targeted.get("rerank", {}))
     print(f"{len({reference for reference, _, _ in tasks})} references ({len(tasks)} forests), "
           f"{pairs} (reference, hypothesis) pairs; paraphraser "
@@ -105,9 +107,9 @@ def main() -> None:
     lists, seconds = {}, {}
     for mode in SEARCH_MODES:
         paraphraser = TargetedParaphraser(
-            grammar, results / "lm/3gram.binary", weights, choice,
+            grammar, results.lm(3), weights, choice,
             DecoderSettings(k=targeted.get("nbest", 100)), mode, args.forest_beam, reranker,
-            results / "lm/5gram.binary", depth=1)
+            results.lm(5), depth=1)
         batches = [TargetedTask(reference, hypotheses,
                                 paraphraser.forest_words(hypotheses) if first is None
                                 or mode == "exact" else first)

@@ -26,12 +26,14 @@ from pathlib import Path
 import yaml
 from snakemake.utils import validate
 
+from circle.core.layout import EVALSET_TABLE, FILTERED_GRAMMAR, GRID_CHOICE, Results
 from circle.core.schemas import EVALSET
 from circle.core.tables import read_table
 from circle.decoder import DecoderSettings, decode_corpus, read_weights
-from circle.experiments.conditions import TuningRun, run_seed
+from circle.experiments.conditions import UNTUNED_TRANSLATION, TuningRun, run_seed
 from circle.experiments.evaluate import corpus_bleu
 from circle.experiments.mt_tuning import ConditionTuning
+from circle.paraphrase.config import bias_name
 from circle.paraphrase.targeted import SEARCH_MODES, TargetedSettings, targeted_setup
 from circle.tune.loop import TuningSettings
 
@@ -54,7 +56,7 @@ def main() -> None:
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(message)s")
     config = yaml.safe_load((ROOT / "config/config.yaml").read_text(encoding="utf-8"))
     validate(config, str(ROOT / "workflow/schemas/config.schema.yaml"))  # fills the defaults
-    results = ROOT / "results" / args.experiment
+    results = Results.of(ROOT, args.experiment)
     run = TuningRun.of(args.condition, args.replicate)
     if run.condition.paraphrases and not run.condition.targeted:
         parser.error("untargeted paraphrase conditions (1H+kP) are not run here")
@@ -65,26 +67,24 @@ def main() -> None:
               "rerank": None if args.without_reranking else targeted["rerank"],
               "depth": run.condition.paraphrases, "cache": args.out / "cache"}
     settings = DecoderSettings.from_config(config["decoder"])
-    setup, start = None, results / "weights/untuned-translation.txt"
+    setup, start = None, results.weights(UNTUNED_TRANSLATION)
     if run.condition.targeted:
-        setup = targeted_setup(TargetedSettings.from_config(params),
-                               results / "grid/chosen.parquet",
-                               [results / f"paraphrase/bias{b:g}.parquet" for b in biases],
-                               results / "lm/3gram.binary",
-                               results / "weights/paraphraser-bias0.txt",
-                               results / "lm/5gram.binary", settings)
-        start = results / f"weights/1H.rep{args.replicate}.txt"
+        setup = targeted_setup(TargetedSettings.from_config(params), results.path(GRID_CHOICE),
+                               [results.paraphrase_grammar(bias_name(b)) for b in biases],
+                               results.lm(3), results.paraphraser_weights("0"), results.lm(5),
+                               settings)
+        start = results.weights(TuningRun.of("1H", args.replicate).name)
     tuning = TuningSettings.from_config(config["tuning"], run_seed(config["seed"], run.name))
     args.out.mkdir(parents=True, exist_ok=True)
     weights_path = args.out / f"{run.name}.txt"
     if not args.score_only:
-        ConditionTuning(run, results / "sets/tune.parquet",
-                        results / "grammar/filtered/tune.parquet", results / "lm/3gram.binary",
+        ConditionTuning(run, results.path(EVALSET_TABLE, evalset="tune"),
+                        results.path(FILTERED_GRAMMAR, evalset="tune"), results.lm(3),
                         start, None, settings, tuning, setup).tune(
                             args.workers, weights_path, args.out / f"{run.name}.parquet")
-    test = read_table(results / "sets/test.parquet", EVALSET)
-    nbest = decode_corpus(list(test["source"]), results / "grammar/filtered/test.parquet",
-                          results / "lm/3gram.binary", read_weights(weights_path), settings,
+    test = read_table(results.path(EVALSET_TABLE, evalset="test"), EVALSET)
+    nbest = decode_corpus(list(test["source"]), results.path(FILTERED_GRAMMAR, evalset="test"),
+                          results.lm(3), read_weights(weights_path), settings,
                           workers=args.workers, k=1)
     bleu = corpus_bleu([hypotheses[0].text for hypotheses in nbest],
                        [list(references) for references in test["references"]], lowercased=True)

@@ -16,10 +16,11 @@ import time
 import numpy as np
 import yaml
 
+from circle.core.layout import EVALSET_TABLE, FILTERED_GRAMMAR, Results
 from circle.core.schemas import EVALSET
 from circle.core.tables import read_table
 from circle.decoder import DecoderSettings, decode_corpus, load_grammar, read_weights
-from circle.experiments.conditions import Condition, run_seed
+from circle.experiments.conditions import UNTUNED_TRANSLATION, Condition, TuningRun, run_seed
 from circle.experiments.evaluate import corpus_bleu
 from circle.experiments.mt_tuning import condition_references
 from circle.tune.loop import TUNING_FIXED, TuningSettings, tune
@@ -38,29 +39,29 @@ def main() -> None:
 
     with open(args.config, encoding="utf-8") as handle:
         config = yaml.safe_load(handle)
-    results = f"results/{config['experiment']}"
+    results = Results.of(".", config["experiment"])
     decoder = DecoderSettings.from_config(config.get("decoder", {}))
     tuning = {**config.get("tuning", {}),
               **{k: yaml.safe_load(v) for k, v in (item.split("=", 1) for item in args.set)}}
-    tune_set = read_table(f"{results}/sets/tune.parquet", EVALSET)
-    test_set = read_table(f"{results}/sets/test.parquet", EVALSET)
+    tune_set = read_table(results.path(EVALSET_TABLE, evalset="tune"), EVALSET)
+    test_set = read_table(results.path(EVALSET_TABLE, evalset="test"), EVALSET)
     test_references = [list(refs) for refs in test_set["references"]]
-    lm = f"{results}/lm/{config.get('lm', {}).get('decoding_order', 3)}gram.binary"
-    grammar = load_grammar(f"{results}/grammar/filtered/tune.parquet")
-    start = read_weights(f"{results}/weights/untuned-translation.txt")
+    lm = results.lm(config.get("lm", {}).get("decoding_order", 3))
+    grammar = load_grammar(results.path(FILTERED_GRAMMAR, evalset="tune"))
+    start = read_weights(results.weights(UNTUNED_TRANSLATION))
     rows = []
     for optimizer in args.optimizers:
         for name in args.conditions:
             references = condition_references(tune_set, Condition.parse(name), None)
             for replicate in range(args.replicates):
-                seed = run_seed(config["seed"], f"{name}.rep{replicate}")
+                seed = run_seed(config["seed"], TuningRun.of(name, replicate).name)
                 settings = TuningSettings.from_config({**tuning, "optimizer": optimizer}, seed)
                 began = time.perf_counter()
                 result = tune(list(tune_set["source"]), references, grammar, lm, start,
                               decoder, settings, args.workers, fixed=TUNING_FIXED)
                 seconds = time.perf_counter() - began
                 outputs = decode_corpus(list(test_set["source"]),
-                                        f"{results}/grammar/filtered/test.parquet", lm,
+                                        results.path(FILTERED_GRAMMAR, evalset="test"), lm,
                                         result.weights, decoder, workers=args.workers, k=1)
                 bleu = corpus_bleu([hs[0].text for hs in outputs], test_references).value
                 row = {"optimizer": optimizer, "condition": name, "replicate": replicate,

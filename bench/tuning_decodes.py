@@ -24,6 +24,7 @@ import argparse
 from tuning_threads import tune_run
 
 from circle.decoder.model import DECODER_FEATURES, RERANK_FEATURE
+from circle.experiments.conditions import TuningRun
 from circle.tune.loop import TuningProblem, TuningResult, TuningSettings
 
 
@@ -84,8 +85,8 @@ def main() -> None:
                               *under_patience(result, p)) for p in args.derive_patience]
                 for name, decodes, iterations, iteration, score in rows:
                     totals.setdefault(name, []).append((decodes, score))
-                    print(f"| {name} | {condition}.rep{replicate} | {decodes} | {iterations} | "
-                          f"{iteration} | {100 * score:.2f} |", flush=True)
+                    print(f"| {name} | {TuningRun.of(condition, replicate).name} | {decodes} | "
+                          f"{iterations} | {iteration} | {100 * score:.2f} |", flush=True)
     for text, rows in totals.items():
         print(f"{text}: {sum(d for d, _ in rows)} sentence decodes, mean tune score "
               f"{100 * sum(s for _, s in rows) / len(rows):.2f} over {len(rows)} runs")

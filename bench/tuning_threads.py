@@ -25,10 +25,11 @@ from dataclasses import replace
 
 import yaml
 
+from circle.core.layout import EVALSET_TABLE, FILTERED_GRAMMAR, Results
 from circle.core.schemas import EVALSET
 from circle.core.tables import read_table
 from circle.decoder import DecoderSettings, read_weights
-from circle.experiments.conditions import Condition, run_seed
+from circle.experiments.conditions import UNTUNED_TRANSLATION, Condition, TuningRun, run_seed
 from circle.experiments.mt_tuning import condition_references
 from circle.tune.loop import TUNING_FIXED, TuningSettings, tune
 
@@ -41,17 +42,16 @@ def tune_run(config_path: str, condition: str, replicate: int, workers: int,
     :class:`~circle.tune.loop.TuningResult`."""
     with open(config_path, encoding="utf-8") as handle:
         config = yaml.safe_load(handle)
-    results = f"results/{config['experiment']}"
-    tune_set = read_table(f"{results}/sets/tune.parquet", EVALSET)
-    tuning = replace(TuningSettings.from_config(
-        config.get("tuning", {}), run_seed(config["seed"], f"{condition}.rep{replicate}")),
-        **settings)
+    results = Results.of(".", config["experiment"])
+    tune_set = read_table(results.path(EVALSET_TABLE, evalset="tune"), EVALSET)
+    seed = run_seed(config["seed"], TuningRun.of(condition, replicate).name)
+    tuning = replace(TuningSettings.from_config(config.get("tuning", {}), seed), **settings)
     decoder = DecoderSettings.from_config(config.get("decoder", {}))
     return tune(list(tune_set["source"]),
                 condition_references(tune_set, Condition.parse(condition), None),
-                f"{results}/grammar/filtered/tune.parquet",
-                f"{results}/lm/{config.get('lm', {}).get('decoding_order', 3)}gram.binary",
-                read_weights(f"{results}/weights/untuned-translation.txt"),
+                results.path(FILTERED_GRAMMAR, evalset="tune"),
+                results.lm(config.get("lm", {}).get("decoding_order", 3)),
+                read_weights(results.weights(UNTUNED_TRANSLATION)),
                 decoder if k is None else replace(decoder, k=k), tuning, workers,
                 fixed=TUNING_FIXED)
 
@@ -61,7 +61,7 @@ def tune_replicate(config_path: str, condition: str, replicate: int, workers: in
     began = time.perf_counter()
     result = tune_run(config_path, condition, replicate, workers)
     digest = hashlib.sha256(json.dumps(result.weights, sort_keys=True).encode()).hexdigest()
-    return (f"{condition}.rep{replicate}: {time.perf_counter() - began:.1f} s, "
+    return (f"{TuningRun.of(condition, replicate).name}: {time.perf_counter() - began:.1f} s, "
             f"{len(result.log)} iterations, {workers} worker(s), weights {digest[:12]}")
 
 

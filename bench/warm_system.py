@@ -29,15 +29,24 @@ import pandas as pd
 import psutil
 
 from circle.cli import version_text
+from circle.core.layout import (
+    BILINGUAL_GRAMMAR,
+    CORPUS_TABLE,
+    PARAPHRASE_GRAMMAR,
+    RESULTS,
+    Results,
+    under_experiment,
+)
 from circle.translate import results_directory
 
-MODES = {"translate": "grammar/bilingual.parquet", "paraphrase": "paraphrase/bias0.parquet"}
+MODES = {"translate": under_experiment(BILINGUAL_GRAMMAR),
+         "paraphrase": under_experiment(PARAPHRASE_GRAMMAR, bias="0")}
 """Each mode and the table of the results directory it needs."""
 
 
 def inputs(results: Path, mode: str, count: int) -> list[str]:
     """The first ``count`` test verses: Spanish sources, or first English references."""
-    test = pd.read_parquet(results / "corpus/test.parquet").head(count)
+    test = pd.read_parquet(Results.at(results).path(CORPUS_TABLE, split="test")).head(count)
     if mode == "translate":
         return list(test["source"])
     return [references[0] for references in test["references"]]
@@ -107,7 +116,7 @@ def whole(label: str, figures: dict[str, float], per: int = 0) -> str:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("--results", default="results/default",
+    parser.add_argument("--results", default=RESULTS.format(experiment="default"),
                         help="the results directory, relative to the project root")
     parser.add_argument("--sentences", type=int, default=20, help="N (default: %(default)s)")
     parser.add_argument("--modes", nargs="+", choices=list(MODES), default=list(MODES))

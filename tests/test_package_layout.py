@@ -4,15 +4,20 @@ same stage or an earlier one, and no module imports itself through others."""
 from __future__ import annotations
 
 import ast
+import io
 import os
 import re
 import subprocess
 import sys
+import tokenize
 from pathlib import Path
 
 import pytest
 
-PACKAGE = Path(__file__).resolve().parents[1] / "src" / "circle"
+from circle.core import layout
+
+ROOT = Path(__file__).resolve().parents[1]
+PACKAGE = ROOT / "src" / "circle"
 
 STAGES: tuple[str, ...] = (
     "core", "corpus", "align", "lm", "distributional", "grammar", "decoder", "tune",
@@ -124,13 +129,16 @@ def layout_names() -> set[str]:
 
 def layout_spellings(path: Path, names: set[str]) -> list[str]:
     """The places in ``path`` that spell a file of an experiment's results directory instead of
-    naming it through circle.core.layout: a path string (no blanks; docstrings aside) rooted at
-    ``results/``, or a directory of the layout and a file in it (``weights/x.txt``; a run set
-    such as ``oov/`` names no file), or ending in ``gram.binary``; a path joined with
-    ``/ "<directory or file of the layout>"``; a run name spelt with ``.rep``."""
+    naming it through circle.core.layout: a path string (no blanks; docstrings and ``help=``
+    texts aside) rooted at ``results/``, or a directory of the layout and a file in it
+    (``weights/x.txt``; a run set such as ``oov/`` names no file), or ending in
+    ``gram.binary``; a path joined with ``/ "<directory or file of the layout>"``; a run name
+    spelt with ``.rep``."""
     tree = ast.parse(path.read_text(encoding="utf-8"))
     docs = {id(node.value) for node in ast.walk(tree)
             if isinstance(node, ast.Expr) and isinstance(node.value, ast.Constant)}
+    docs |= {id(keyword.value) for node in ast.walk(tree) if isinstance(node, ast.Call)
+             for keyword in node.keywords if keyword.arg == "help"}
     joined = {id(node.right) for node in ast.walk(tree)
               if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Div)}
     found = []
@@ -144,7 +152,7 @@ def layout_spellings(path: Path, names: set[str]) -> list[str]:
                 or (first in names and (rest or id(node) in joined))
                 or (path != RUN_NAME_MODULE and (".rep{" in text or ".rep*" in text
                                                  or text == ".rep"))):
-            found.append(f"{path.relative_to(PACKAGE)}:{node.lineno}: {text!r}")
+            found.append(f"{path.relative_to(ROOT)}:{node.lineno}: {text!r}")
     return found
 
 
@@ -199,3 +207,58 @@ def test_the_workflow_build_imports_no_decoder_tuner_or_page():
     loaded = result.stdout.split()
     assert "circle.pipeline.plan" in loaded
     assert [m for m in loaded if any(m == h or m.startswith(f"{h}.") for h in HEAVY)] == []
+
+
+def test_no_bench_spells_the_results_layout():
+    """The benches open an experiment's files through circle.core.layout too."""
+    names = layout_names()
+    spelt = [place for path in sorted((ROOT / "bench").glob("*.py"))
+             for place in layout_spellings(path, names)]
+    assert spelt == []
+
+
+def template_patterns() -> list[re.Pattern]:
+    """Each path template of circle.core.layout under ``results/<experiment>/`` as a pattern
+    whose fields (the experiment's among them) match anything: ``{EXPERIMENT}``,
+    ``{{experiment}}`` or an f-string's ``{wildcards.experiment}`` as much as the wildcard."""
+    templates = [value for value in vars(layout).values()
+                 if isinstance(value, str) and value.startswith(layout.RESULTS + "/")]
+    return [re.compile("".join(".*" if field.startswith("{") else re.escape(field)
+                               for field in re.split(r"(\{\w+\})", template)))
+            for template in templates]
+
+
+def snakemake_strings(path: Path) -> list[tuple[int, str]]:
+    """The string literals of a Snakemake file, as written (an f-string's ``{expression}``
+    and ``{{`` included), without their prefixes and quotes; with their lines."""
+    text = path.read_text(encoding="utf-8")
+    offsets = [0]
+    for line in text.splitlines(keepends=True):
+        offsets.append(offsets[-1] + len(line))
+    strings, starts = [], []
+    for token in tokenize.generate_tokens(io.StringIO(text).readline):
+        if token.type == tokenize.STRING:
+            strings.append((token.start[0], token.string))
+        elif token.type == getattr(tokenize, "FSTRING_START", None):  # Python >= 3.12
+            starts.append(token.start)
+        elif token.type == getattr(tokenize, "FSTRING_END", None):
+            (row, column), (end_row, end_column) = starts.pop(), token.end
+            strings.append((row, text[offsets[row - 1] + column:
+                                      offsets[end_row - 1] + end_column]))
+    return [(row, re.sub(r"^[rRbBuUfF]*(\"\"\"|'''|\"|')(.*)\1$", r"\2", string, flags=re.S))
+            for row, string in strings]
+
+
+def test_no_rule_spells_the_results_layout():
+    """The rules name the files of circle.core.layout through its templates
+    (``WEIGHTS.format(...)``, ``report_file("fig4_3.md")``), never as a literal path such as
+    ``f"results/{EXPERIMENT}/report/fig4_3.md"``; files the layout has no template for (a
+    rule's temporary and intermediate tables) the rules still spell themselves. Docstrings
+    (strings with blanks) aside."""
+    patterns = template_patterns()
+    spelt = [f"{path.relative_to(ROOT)}:{row}: {string!r}"
+             for path in [ROOT / "Snakefile", *sorted((ROOT / "workflow" / "rules").glob("*.smk"))]
+             for row, string in snakemake_strings(path)
+             if not any(c.isspace() for c in string)
+             and any(pattern.fullmatch(string) for pattern in patterns)]
+    assert spelt == []

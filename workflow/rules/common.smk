@@ -46,6 +46,7 @@ from circle.core.layout import (
     PIVOTED_PART,
     REFERENCE_TEXT,
     REFERENCE_TEXT_DETOK,
+    RESULTS,
     RUN,
     TOKENIZED_TABLE,
     TRAINING_PARSES,
@@ -55,6 +56,7 @@ from circle.core.layout import (
     UNTARGETED_PARAPHRASES,
     UNTUNED_PARAPHRASE,
     WEIGHTS,
+    report_file,
 )
 from circle.core.tables import config_hash, parquet_rows, remove_unreadable_tables
 from circle.corpus import prepare

@@ -58,7 +58,7 @@ rule unused_training_segments:
     input:
         ancient_corpus_files,
     output:
-        table=f"results/{{experiment}}/corpus/{UNUSED_TRAINING}.parquet",
+        table=CORPUS_TABLE.format(experiment="{experiment}", split=UNUSED_TRAINING),
     log:
         "logs/{experiment}/unused_training_segments.log",
     params:

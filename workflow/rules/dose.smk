@@ -36,15 +36,15 @@ rule report_dose_response:
         unpack(dose_response_inputs),
     output:
         table="results/{experiment}/evaluation/dose_response.parquet",
-        markdown="results/{experiment}/report/dose_response.md",
+        markdown=report_file("dose_response.md"),
         html=report(
-            "results/{experiment}/report/dose_response.html",
+            report_file("dose_response.html"),
             caption="../report/dose_response_table.rst",
             category="Dose-response",
         ),
-        csv="results/{experiment}/report/dose_response.csv",
+        csv=report_file("dose_response.csv"),
         plot=report(
-            "results/{experiment}/report/dose_response.png",
+            report_file("dose_response.png"),
             caption="../report/dose_response.rst",
             category="Dose-response",
         ),
@@ -71,4 +71,4 @@ rule dose_response:
     tuning.replicates more tuning runs and test decodes."""
     input:
         EFFECTIVE_CONFIG,
-        f"results/{EXPERIMENT}/report/dose_response.md",
+        report_file("dose_response.md", EXPERIMENT),

@@ -143,21 +143,21 @@ rule report_grid_search:
         choice=GRID_CHOICE,
         nbest=grid_rows("nbest"),
     output:
-        markdown="results/{experiment}/report/grid_search.md",
+        markdown=report_file("grid_search.md"),
         html=report(
-            "results/{experiment}/report/grid_search.html",
+            report_file("grid_search.html"),
             caption="../report/grid_search.rst",
             category="Targeted paraphraser",
         ),
-        sweep_csv="results/{experiment}/report/fig5_3.csv",
-        grid_csv="results/{experiment}/report/fig5_8.csv",
+        sweep_csv=report_file("fig5_3.csv"),
+        grid_csv=report_file("fig5_8.csv"),
         sweep_plot=report(
-            "results/{experiment}/report/fig5_3.png",
+            report_file("fig5_3.png"),
             caption="../report/fig5_3.rst",
             category="Targeted paraphraser",
         ),
         grid_plot=report(
-            "results/{experiment}/report/fig5_8.png",
+            report_file("fig5_8.png"),
             caption="../report/fig5_8.rst",
             category="Targeted paraphraser",
         ),
@@ -176,4 +176,4 @@ rule grid_search:
     input:
         EFFECTIVE_CONFIG,
         GRID_CHOICE.format(experiment=EXPERIMENT),
-        f"results/{EXPERIMENT}/report/grid_search.md",
+        report_file("grid_search.md", EXPERIMENT),

@@ -7,7 +7,7 @@ rule parse_references:
     to phrase structure, circle.grammar.parse): the lattices' parser stage, a table of its own
     that other experiments can reuse."""
     input:
-        table="results/{experiment}/corpus/{evalset}.parquet",
+        table=CORPUS_TABLE.format(experiment="{experiment}", split="{evalset}"),
     output:
         parses="results/{experiment}/lattice/{evalset}.parses.parquet",
     log:
@@ -30,14 +30,14 @@ rule report_lattice:
     input:
         parses="results/{experiment}/lattice/test.parses.parquet",
     output:
-        markdown="results/{experiment}/report/lattice.md",
+        markdown=report_file("lattice.md"),
         html=report(
-            "results/{experiment}/report/lattice.html",
+            report_file("lattice.html"),
             caption="../report/lattice.rst",
             category="Word lattices",
         ),
-        png="results/{experiment}/report/lattice.png",
-        dot="results/{experiment}/report/lattice.dot",
+        png=report_file("lattice.png"),
+        dot=report_file("lattice.dot"),
     log:
         "logs/{experiment}/report_lattice.log",
     wildcard_constraints:
@@ -58,7 +58,7 @@ rule lattice_parses:
         expand(
             f"results/{EXPERIMENT}/lattice/{{evalset}}.parses.parquet", evalset=("tune", "test")
         ),
-        f"results/{EXPERIMENT}/report/lattice.md",
+        report_file("lattice.md", EXPERIMENT),
 
 
 rule lattice_paraphrases_table:
@@ -94,9 +94,9 @@ rule report_lattice_paraphrases:
             "results/{{experiment}}/lattice/{evalset}.parses.parquet", evalset=("tune", "test")
         ),
     output:
-        markdown="results/{experiment}/report/lattice_paraphrases.md",
+        markdown=report_file("lattice_paraphrases.md"),
         html=report(
-            "results/{experiment}/report/lattice_paraphrases.html",
+            report_file("lattice_paraphrases.html"),
             caption="../report/lattice_paraphrases.rst",
             category="Word lattices",
         ),
@@ -121,7 +121,7 @@ rule lattice_paraphrases:
     (report/lattice_paraphrases.md). Not part of the default target."""
     input:
         EFFECTIVE_CONFIG,
-        f"results/{EXPERIMENT}/report/lattice_paraphrases.md",
+        report_file("lattice_paraphrases.md", EXPERIMENT),
 
 
 rule lattice_references:
@@ -165,15 +165,15 @@ rule report_lattice_tuning:
             for k in sorted(LATTICE_COUNTS)
         ],
     output:
-        markdown="results/{experiment}/report/lattice_tuning.md",
+        markdown=report_file("lattice_tuning.md"),
         html=report(
-            "results/{experiment}/report/lattice_tuning.html",
+            report_file("lattice_tuning.html"),
             caption="../report/lattice_tuning_table.rst",
             category="Word lattices",
         ),
-        csv="results/{experiment}/report/lattice_tuning.csv",
+        csv=report_file("lattice_tuning.csv"),
         plot=report(
-            "results/{experiment}/report/lattice_tuning.png",
+            report_file("lattice_tuning.png"),
             caption="../report/lattice_tuning.rst",
             category="Word lattices",
         ),
@@ -195,4 +195,4 @@ rule lattice_tuning:
     the run set evaluation/lattice/ (each kH+mL against kH). Not part of the default target."""
     input:
         EFFECTIVE_CONFIG,
-        f"results/{EXPERIMENT}/report/lattice_tuning.md",
+        report_file("lattice_tuning.md", EXPERIMENT),

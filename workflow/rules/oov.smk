@@ -11,13 +11,13 @@ rule report_oov_translation:
     input:
         unpack(oov_report_inputs),
     output:
-        markdown="results/{experiment}/report/oov_translation.md",
+        markdown=report_file("oov_translation.md"),
         html=report(
-            "results/{experiment}/report/oov_translation.html",
+            report_file("oov_translation.html"),
             caption="../report/oov_translation.rst",
             category="OOV paraphrases",
         ),
-        csv="results/{experiment}/report/oov_translation.csv",
+        csv=report_file("oov_translation.csv"),
     log:
         "logs/{experiment}/report_oov_translation.log",
     params:
@@ -40,7 +40,7 @@ rule oov_translation:
     default target."""
     input:
         EFFECTIVE_CONFIG,
-        f"results/{EXPERIMENT}/report/oov_translation.md",
+        report_file("oov_translation.md", EXPERIMENT),
 
 
 # Known words masked as OOV (circle.experiments.oov_masking): the OOV augmentation scored
@@ -83,13 +83,13 @@ rule report_oov_masking:
     input:
         table=OOV_MASKING_TABLE,
     output:
-        markdown="results/{experiment}/report/oov_masking.md",
+        markdown=report_file("oov_masking.md"),
         html=report(
-            "results/{experiment}/report/oov_masking.html",
+            report_file("oov_masking.html"),
             caption="../report/oov_masking.rst",
             category="OOV paraphrases",
         ),
-        csv="results/{experiment}/report/oov_masking.csv",
+        csv=report_file("oov_masking.csv"),
     log:
         "logs/{experiment}/report_oov_masking.log",
     wildcard_constraints:
@@ -108,4 +108,4 @@ rule oov_masking:
     the default target."""
     input:
         EFFECTIVE_CONFIG,
-        f"results/{EXPERIMENT}/report/oov_masking.md",
+        report_file("oov_masking.md", EXPERIMENT),

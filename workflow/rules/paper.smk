@@ -10,15 +10,15 @@ rule report_paper_figure:
     input:
         unpack(paper_figure_inputs),
     output:
-        markdown="results/{experiment}/report/{figure}.md",
+        markdown=report_file("{figure}.md"),
         html=report(
-            "results/{experiment}/report/{figure}.html",
+            report_file("{figure}.html"),
             caption="../report/paper_figure_table.rst",
             category="Thesis figures",
         ),
-        csv="results/{experiment}/report/{figure}.csv",
+        csv=report_file("{figure}.csv"),
         plot=report(
-            "results/{experiment}/report/{figure}.png",
+            report_file("{figure}.png"),
             caption="../report/paper_figure.rst",
             category="Thesis figures",
         ),
@@ -42,20 +42,20 @@ rule report_paper_tables:
     """The page over every thesis figure the project reproduces: each with its one-line reading
     and its page; the figures it cannot reproduce (human judgements) listed as such."""
     input:
-        figures=lambda wildcards: [f"results/{wildcards.experiment}/report/{f.key}.csv"
+        figures=lambda wildcards: [report_file(f"{f.key}.csv", wildcards.experiment)
                                    for f in figures()],
-        fig4_3="results/{experiment}/report/fig4_3.csv",
-        grid="results/{experiment}/report/grid_search.md",
+        fig4_3=report_file("fig4_3.csv"),
+        grid=report_file("grid_search.md"),
         chosen=GRID_CHOICE,
-        fig5_4="results/{experiment}/report/fig5_4.csv",
-        fig5_10=lambda wildcards: ([f"results/{wildcards.experiment}/report/fig5_10.csv"]
+        fig5_4=report_file("fig5_4.csv"),
+        fig5_10=lambda wildcards: ([report_file("fig5_10.csv", wildcards.experiment)]
                                    if targeted_conditions() else []),
-        fig6_2=lambda wildcards: ([f"results/{wildcards.experiment}/report/fig6_2.csv"]
+        fig6_2=lambda wildcards: ([report_file("fig6_2.csv", wildcards.experiment)]
                                   if PLAN.focus_runs() else []),
     output:
-        markdown="results/{experiment}/report/paper_tables.md",
+        markdown=report_file("paper_tables.md"),
         html=report(
-            "results/{experiment}/report/paper_tables.html",
+            report_file("paper_tables.html"),
             caption="../report/paper_tables.rst",
             category="Thesis figures",
         ),
@@ -77,7 +77,7 @@ rule paper_tables:
     results/<exp>/report/paper_tables.md."""
     input:
         EFFECTIVE_CONFIG,
-        f"results/{EXPERIMENT}/report/paper_tables.md",
+        report_file("paper_tables.md", EXPERIMENT),
         rules.reference_quality.input if reference_count("tune") > 1 else [],
 
 
@@ -86,7 +86,7 @@ rule fig4_12:
     tune set and on the sets enlarged by held-out training blocks (part of paper_tables)."""
     input:
         EFFECTIVE_CONFIG,
-        f"results/{EXPERIMENT}/report/fig4_12.md" if config["figures"]["heldout_blocks"] else [],
+        report_file("fig4_12.md", EXPERIMENT) if config["figures"]["heldout_blocks"] else [],
 
 
 rule report_focus:
@@ -96,15 +96,15 @@ rule report_focus:
         unpack(focus_inputs),
         tune=EVALSET_TABLE.format(experiment="{experiment}", evalset="tune"),
     output:
-        markdown="results/{experiment}/report/fig6_2.md",
+        markdown=report_file("fig6_2.md"),
         html=report(
-            "results/{experiment}/report/fig6_2.html",
+            report_file("fig6_2.html"),
             caption="../report/fig6_2_table.rst",
             category="Thesis figures",
         ),
-        csv="results/{experiment}/report/fig6_2.csv",
+        csv=report_file("fig6_2.csv"),
         plot=report(
-            "results/{experiment}/report/fig6_2.png",
+            report_file("fig6_2.png"),
             caption="../report/fig6_2.rst",
             category="Thesis figures",
         ),

@@ -7,7 +7,7 @@ rule parse_training:
     """The English side of the training bitext parsed over its own tokens (the parser stage,
     circle.grammar.parse): the constituents SAMT labels the target spans with."""
     input:
-        raw="results/{experiment}/corpus/train.parquet",
+        raw=CORPUS_TABLE.format(experiment="{experiment}", split="train"),
         bitext=TOKENIZED_TABLE.format(experiment="{experiment}", split="train"),
     output:
         parses=TRAINING_PARSES,
@@ -125,9 +125,9 @@ rule report_samt:
         labelled=LABELLED_BILINGUAL_GRAMMAR,
         paraphrases=LABELLED_PARAPHRASE_GRAMMAR_FILE,
     output:
-        markdown="results/{experiment}/report/samt.md",
+        markdown=report_file("samt.md"),
         html=report(
-            "results/{experiment}/report/samt.html",
+            report_file("samt.html"),
             caption="../report/samt.rst",
             category="Labelled paraphrase grammars",
         ),
@@ -150,5 +150,5 @@ rule samt_grammars:
     paraphrase grammar collapsed to X, and their page (Ganitkevitch & Callison-Burch, draft)."""
     input:
         EFFECTIVE_CONFIG,
-        f"results/{EXPERIMENT}/report/samt.md",
+        report_file("samt.md", EXPERIMENT),
         COLLAPSED_PARAPHRASE_GRAMMAR.format(experiment=EXPERIMENT),

@@ -10,16 +10,16 @@ rule report_summary:
         config=EFFECTIVE_CONFIG,
         files=default_target_summary_inputs,
     output:
-        markdown="results/{experiment}/report/index.md",
+        markdown=report_file("index.md"),
         html=report(
-            "results/{experiment}/report/index.html",
+            report_file("index.html"),
             caption="../report/summary.rst",
             category="Summary",
         ),
     log:
         "logs/{experiment}/report_summary.log",
     params:
-        results="results/{experiment}",
+        results=RESULTS,
     conda:
         "../../envs/circle.yaml"
     resources:

@@ -245,20 +245,20 @@ rule report_references:
             TUNING_LOG.format(experiment="{experiment}", run=run.name) for run in tuning_runs()
         ],
     output:
-        markdown="results/{experiment}/report/fig4_3.md",
+        markdown=report_file("fig4_3.md"),
         html=report(
-            "results/{experiment}/report/fig4_3.html",
+            report_file("fig4_3.html"),
             caption="../report/fig4_3_table.rst",
             category="Reference sparsity",
         ),
-        csv="results/{experiment}/report/fig4_3.csv",
+        csv=report_file("fig4_3.csv"),
         plot=report(
-            "results/{experiment}/report/fig4_3.png",
+            report_file("fig4_3.png"),
             caption="../report/fig4_3.rst",
             category="Reference sparsity",
         ),
         curves=report(
-            "results/{experiment}/report/tuning_curves.png",
+            report_file("tuning_curves.png"),
             caption="../report/tuning_curves.rst",
             category="Reference sparsity",
         ),
@@ -284,21 +284,21 @@ rule report_targeted:
         table=EVALUATION_TABLE.format(experiment="{experiment}", run_set=""),
         conditions=EVALUATION_CONDITIONS.format(experiment="{experiment}", run_set=""),
     output:
-        markdown="results/{experiment}/report/fig5_10.md",
+        markdown=report_file("fig5_10.md"),
         html=report(
-            "results/{experiment}/report/fig5_10.html",
+            report_file("fig5_10.html"),
             caption="../report/fig5_10_table.rst",
             category="Targeted paraphraser",
         ),
-        csv="results/{experiment}/report/fig5_10.csv",
+        csv=report_file("fig5_10.csv"),
         plot=report(
-            "results/{experiment}/report/fig5_10.png",
+            report_file("fig5_10.png"),
             caption="../report/fig5_10.rst",
             category="Targeted paraphraser",
         ),
-        samples_markdown="results/{experiment}/report/targeted_samples.md",
+        samples_markdown=report_file("targeted_samples.md"),
         samples_html=report(
-            "results/{experiment}/report/targeted_samples.html",
+            report_file("targeted_samples.html"),
             caption="../report/targeted_samples.rst",
             category="Targeted paraphraser",
         ),
@@ -328,9 +328,9 @@ rule report_paraphraser:
         nbest=UNTARGETED_PARAPHRASES.format(experiment="{experiment}", bias="{bias}", reference=""),
         evalset=EVALSET_TABLE.format(experiment="{experiment}", evalset="tune"),
     output:
-        markdown="results/{experiment}/report/paraphraser-bias{bias}.md",
+        markdown=report_file("paraphraser-bias{bias}.md"),
         html=report(
-            "results/{experiment}/report/paraphraser-bias{bias}.html",
+            report_file("paraphraser-bias{bias}.html"),
             caption="../report/paraphraser.rst",
             category="Paraphraser",
         ),
@@ -354,13 +354,13 @@ rule report_single_reference:
     input:
         tune=EVALSET_TABLE.format(experiment="{experiment}", evalset="tune"),
     output:
-        markdown="results/{experiment}/report/single_reference.md",
+        markdown=report_file("single_reference.md"),
         html=report(
-            "results/{experiment}/report/single_reference.html",
+            report_file("single_reference.html"),
             caption="../report/single_reference.rst",
             category="Reference sparsity",
         ),
-        csv="results/{experiment}/report/single_reference.csv",
+        csv=report_file("single_reference.csv"),
     log:
         "logs/{experiment}/report_single_reference.log",
     params:
@@ -378,12 +378,13 @@ rule reference_sparsity:
     the page on which translations make up its single reference."""
     input:
         EFFECTIVE_CONFIG,
-        f"results/{EXPERIMENT}/report/fig4_3.md",
-        f"results/{EXPERIMENT}/report/single_reference.md",
-        expand(f"results/{EXPERIMENT}/sets/test.ref{{k}}{{detok}}.txt",
-               k=range(1, reference_count("test") + 1), detok=["", ".detok"]),
-        f"results/{EXPERIMENT}/report/paraphraser-bias"
-        f"{bias_name(config['tuning']['paraphraser_bias'])}.md",
+        report_file("fig4_3.md", EXPERIMENT),
+        report_file("single_reference.md", EXPERIMENT),
+        [template.format(experiment=EXPERIMENT, evalset="test", k=k)
+         for k in range(1, reference_count("test") + 1)
+         for template in (REFERENCE_TEXT, REFERENCE_TEXT_DETOK)],
+        report_file(f"paraphraser-bias{bias_name(config['tuning']['paraphraser_bias'])}.md",
+                    EXPERIMENT),
 
 
 rule reference_quality:
@@ -391,7 +392,7 @@ rule reference_quality:
     conditions (circle.experiments.reference_quality)."""
     input:
         EFFECTIVE_CONFIG,
-        f"results/{EXPERIMENT}/report/reference_quality.md",
+        report_file("reference_quality.md", EXPERIMENT),
 
 
 rule report_reference_quality:
@@ -402,13 +403,13 @@ rule report_reference_quality:
         unpack(reference_quality_inputs),
     output:
         table="results/{experiment}/evaluation/reference_quality.parquet",
-        markdown="results/{experiment}/report/reference_quality.md",
+        markdown=report_file("reference_quality.md"),
         html=report(
-            "results/{experiment}/report/reference_quality.html",
+            report_file("reference_quality.html"),
             caption="../report/reference_quality.rst",
             category="Reference quality",
         ),
-        csv="results/{experiment}/report/reference_quality.csv",
+        csv=report_file("reference_quality.csv"),
     log:
         "logs/{experiment}/report_reference_quality.log",
     params:
@@ -429,7 +430,7 @@ rule targeted_tuning:
     1H+kP, every replicate) and its sample triples."""
     input:
         EFFECTIVE_CONFIG,
-        f"results/{EXPERIMENT}/report/fig5_10.md",
+        report_file("fig5_10.md", EXPERIMENT),
 
 
 rule score_iterations:
@@ -470,15 +471,15 @@ rule report_curves:
             f"results/{{experiment}}/iterations/{run.name}.parquet" for run in curve_runs()
         ],
     output:
-        markdown="results/{experiment}/report/fig5_4.md",
+        markdown=report_file("fig5_4.md"),
         html=report(
-            "results/{experiment}/report/fig5_4.html",
+            report_file("fig5_4.html"),
             caption="../report/fig5_4_table.rst",
             category="Targeted paraphraser",
         ),
-        csv="results/{experiment}/report/fig5_4.csv",
+        csv=report_file("fig5_4.csv"),
         plot=report(
-            "results/{experiment}/report/fig5_4.png",
+            report_file("fig5_4.png"),
             caption="../report/fig5_4.rst",
             category="Targeted paraphraser",
         ),
@@ -500,4 +501,4 @@ rule fig5_4:
     two more targeted tuning runs)."""
     input:
         EFFECTIVE_CONFIG,
-        f"results/{EXPERIMENT}/report/fig5_4.md",
+        report_file("fig5_4.md", EXPERIMENT),

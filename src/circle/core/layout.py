@@ -177,8 +177,13 @@ UNTUNED_PARAPHRASE = "untuned-paraphrase"
 
 REPORT_FILE = "results/{experiment}/report/{file}"
 """A file of the report directory: a page (``<page>.md``, ``.html``), its table (``.csv``) or
-its plot (``.png``), written by the figure and page rules (which still spell their outputs
-``results/{experiment}/report/<page>.<ext>`` themselves)."""
+its plot (``.png``), written by the figure and page rules (:func:`report_file`)."""
+
+
+def report_file(file: str, experiment: str = "{experiment}") -> str:
+    """The report directory's ``file`` as a rule names it: under the ``{experiment}`` wildcard
+    (a page rule's output), or under a named experiment (a target)."""
+    return REPORT_FILE.format(experiment=experiment, file=file)
 
 
 def under_experiment(template: str, **fields: Any) -> str:
