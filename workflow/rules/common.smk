@@ -163,7 +163,7 @@ def sweep_unreadable_tables():
     def prepare_after_sweep(*args, **kwargs):
         executes = workflow.executor_plugin is not None and not (workflow.dryrun or
                                                                  workflow.touch)
-        unreadable = remove_unreadable_tables(f"results/{EXPERIMENT}", is_workflow_output,
+        unreadable = remove_unreadable_tables(RESULTS.format(experiment=EXPERIMENT), is_workflow_output,
                                               dry_run=not executes)
         rebuilds = "this run rebuilds" if executes else "a run would rebuild"
         for problem in unreadable.values():
@@ -199,7 +199,8 @@ def shared_mt_sources(wildcards):
     so that the job is still this experiment's only producer of them (Snakemake would turn to
     the rules that build them if its input were missing) and refuses, naming what is missing,
     when it runs (circle.pipeline.shared_system.share_mt_system)."""
-    sources = [f"results/{PLAN.mt_system}/{path}" for path in PLAN.shared_mt_files]
+    sources = [f"{RESULTS.format(experiment=PLAN.mt_system)}/{path}"
+               for path in PLAN.shared_mt_files]
     return sources if all(os.path.exists(source) for source in sources) else []
 
 
@@ -533,7 +534,7 @@ def default_target_summary_inputs(wildcards):
     rules write beside them and their plots."""
     from circle.figures.summary import summary_inputs  # here: only report_summary's job needs it
 
-    report_dir = f"results/{wildcards.experiment}/report"
+    report_dir = os.path.dirname(report_file("", wildcards.experiment))
     stems = [os.path.basename(path)[: -len(".md")] for path in rules.all.input
              if isinstance(path, str) and os.path.dirname(path) == report_dir
              and path.endswith(".md")]

@@ -14,7 +14,7 @@ if PLAN.mt_system:
         input:
             shared_mt_sources,
         output:
-            [f"results/{EXPERIMENT}/{path}" for path in PLAN.shared_mt_files],
+            [f"{RESULTS.format(experiment=EXPERIMENT)}/{path}" for path in PLAN.shared_mt_files],
         log:
             f"logs/{EXPERIMENT}/share_mt_system.log",
         localrule: True
