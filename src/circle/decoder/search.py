@@ -46,6 +46,7 @@ import numpy as np
 from circle.decoder.chart import Cell, Matches, Span, match
 from circle.decoder.cube import Cube, CubePruning, Edge, Item, Option
 from circle.decoder.grammar import UNLABELLED, Grammar, Rule, concatenated_ranges
+from circle.decoder.hypergraph import Hypergraph
 from circle.decoder.kbest import Derivation, KBest
 from circle.decoder.lm import LN10, LanguageModel
 from circle.decoder.model import DecoderSettings, Model
@@ -251,6 +252,18 @@ class Decoder:
             target.split() if isinstance(target, str) else target)
         goal, _ = self._chart(plan, self._select(plan, target_words))
         return self._kbest_list(goal, k)
+
+    @without_gc
+    def decode_hypergraph(self, sentence: str | Sequence[str] | SentencePlan,
+                          k: int | None = None) -> tuple[list[Hypothesis], Hypergraph]:
+        """The untargeted unique k-best list of an input (as :meth:`decode`) and the
+        hypergraph its search built, each edge with its feature vector, for forest MERT
+        (:mod:`circle.tune.forest`)."""
+        plan = self._plan(sentence)
+        goal, items = self._chart(plan, self._select(plan, None))
+        index = self.model.index
+        return self._kbest_list(goal, k), Hypergraph.from_chart(
+            goal, items, len(self.model.names), index["lm"], index["target"])
 
     @without_gc
     def forest(self, sentence: str | Sequence[str] | SentencePlan,
