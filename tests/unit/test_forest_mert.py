@@ -15,7 +15,7 @@ from test_decoder_search import FEATURES, GRAMMAR_ROWS, LM_TEXT, SENTENCES, WEIG
 from circle.decoder import Decoder, DecoderSettings, Grammar, LanguageModel
 from circle.decoder.hypergraph import Hypergraph
 from circle.decoder.model import ENGINES
-from circle.tune.forest import ForestPool, envelope
+from circle.tune.forest import ForestPool, envelope, score_range
 from circle.tune.mert import flat_pool, line_search, reference_upper_envelopes, score_weights
 from circle.tune.metrics import get_metric
 
@@ -109,8 +109,8 @@ def test_the_forest_envelope_is_the_envelope_of_every_derivation(decoded, seed):
         found = envelope(graph, weights, direction)
         assert np.all(np.diff(found.x) > 0)
         assert found.x[1:] == pytest.approx(x, abs=1e-9)
-        assert found.outputs[0] == texts[first[0]] or found.outputs[0] in winners(
-            a - 1e6 * b, texts)
+        assert found.features @ weights == pytest.approx(found.a, abs=1e-9)
+        assert found.features @ direction == pytest.approx(found.b, abs=1e-9)
         ends = np.unique(np.concatenate([found.x[1:], x]))
         probes = np.concatenate([[ends[0] - 1.0], (ends[:-1] + ends[1:]) / 2, [ends[-1] + 1.0]]
                                 if len(ends) else [[0.0]])
@@ -179,3 +179,14 @@ def test_forest_line_search_is_the_line_search_over_every_derivation(decoded, se
         assert gamma == pytest.approx(expected_gamma, rel=1e-9, abs=1e-9)
         weights = weights + gamma * direction
     assert len(asked) == len(set(asked)) > 0
+
+
+def test_score_range_is_the_lowest_and_highest_derivation_score(decoded):
+    """What the tuning loop's check that the fixed features cannot change a 1-best reads."""
+    decoder, searches = decoded
+    rng = np.random.default_rng(0)
+    for _, graph in searches:
+        scores = rng.normal(size=graph.features.shape[1])
+        every = np.array([f for _, f in derivations(graph)]) @ scores
+        low, high = score_range(graph, graph.features @ scores)
+        assert (low, high) == pytest.approx((every.min(), every.max()), abs=1e-9)

@@ -361,16 +361,29 @@ def optimizer_problems(config: Mapping[str, Any]) -> list[str]:
     """PRO (Hopkins & May 2011) ranks pairs of hypotheses by a sentence-level score
     (:func:`circle.tune.pro.sentence_scores`: BLEU+1, TER, TERBLEU) and iBLEU has none, so
     ``tuning.optimizer: pro`` cannot tune the paraphraser on ``tuning.paraphraser_metric:
-    ibleu:<alpha>``; its job would fail at the first optimisation."""
+    ibleu:<alpha>``; its job would fail at the first optimisation. ``tuning.line_search:
+    forest`` (forest MERT, :mod:`circle.tune.forest`) needs MERT, one job per run and no n-best
+    reranking feature (:mod:`circle.tune.loop`)."""
     tuning = config["tuning"]
+    problems = []
     metric = tuning.get("paraphraser_metric")
-    if (tuning["optimizer"] != "pro" or metric is None
-            or not isinstance(get_metric(metric), IBleu)):
-        return []
-    return [f"tuning.paraphraser_metric {metric} with tuning.optimizer pro: PRO ranks "
+    if (tuning["optimizer"] == "pro" and metric is not None
+            and isinstance(get_metric(metric), IBleu)):
+        problems.append(
+            f"tuning.paraphraser_metric {metric} with tuning.optimizer pro: PRO ranks "
             "hypotheses by a sentence-level score, which iBLEU does not have; tune the "
             "paraphraser with tuning.optimizer mert (MERT scores iBLEU on the whole tune "
-            "set) or on tuning.paraphraser_metric bleu, ter or terbleu"]
+            "set) or on tuning.paraphraser_metric bleu, ter or terbleu")
+    if tuning.get("line_search") == "forest":
+        needs = [(tuning["optimizer"] != "mert", f"tuning.optimizer {tuning['optimizer']} has "
+                  "no line search"),
+                 (tuning["fan_out"] > 0, f"tuning.fan_out {tuning['fan_out']} splits an "
+                  "iteration over jobs that keep no forest"),
+                 (config["lm"]["rerank_nbest"], "lm.rerank_nbest's feature is scored on n-best "
+                  "lists only, not on the search's forest")]
+        problems += [f"tuning.line_search forest: {why}; set tuning.line_search null"
+                     for refused, why in needs if refused]
+    return problems
 
 
 def bounds_problems(config: Mapping[str, Any]) -> list[str]:

@@ -164,7 +164,8 @@ def _features(graph: Hypergraph, pointers: list[list[tuple[int, ...]]], node: in
     values = np.zeros(graph.features.shape[1])
     stack = [(node, interval)]
     while stack:
-        edge, *ranks = pointers[stack[-1][0]][stack.pop()[1]]
+        node, interval = stack.pop()
+        edge, *ranks = pointers[node][interval]
         values += graph.features[edge]
         stack.extend(zip(graph.tails[edge].tolist()[:len(ranks)], ranks, strict=True))
     return values
