@@ -15,7 +15,7 @@ from test_decoder_search import FEATURES, GRAMMAR_ROWS, LM_TEXT, SENTENCES, WEIG
 from circle.decoder import Decoder, DecoderSettings, Grammar, LanguageModel
 from circle.decoder.hypergraph import Hypergraph
 from circle.decoder.model import ENGINES
-from circle.tune.forest import ForestPool, envelope, score_range
+from circle.tune.forest import ForestPool, envelope, node_envelopes, score_range
 from circle.tune.mert import flat_pool, line_search, reference_upper_envelopes, score_weights
 from circle.tune.metrics import get_metric
 
@@ -107,6 +107,9 @@ def test_the_forest_envelope_is_the_envelope_of_every_derivation(decoded, seed):
         a, b = features @ weights, features @ direction
         first, x, _, after = reference_upper_envelopes(pool, a, b)
         found = envelope(graph, weights, direction)
+        twin = envelope(graph, weights, direction, compiled=False)
+        assert (twin.outputs, twin.x.tolist(), twin.a.tolist(), twin.b.tolist()) \
+            == (found.outputs, found.x.tolist(), found.a.tolist(), found.b.tolist())
         assert np.all(np.diff(found.x) > 0)
         assert found.x[1:] == pytest.approx(x, abs=1e-9)
         assert found.features @ weights == pytest.approx(found.a, abs=1e-9)
@@ -122,6 +125,22 @@ def test_the_forest_envelope_is_the_envelope_of_every_derivation(decoded, seed):
             assert found.outputs[i] in winners(values, texts)
             pooled = rows[np.searchsorted(x, gamma)]
             assert texts[pooled] in winners(values, texts)
+
+
+@pytest.mark.parametrize("seed", range(10))
+def test_compiled_node_envelopes_equal_their_python_twin(decoded, seed):
+    """Every node's envelope, bit for bit, along random real and random integer weights and
+    directions."""
+    decoder, searches = decoded
+    rng = np.random.default_rng(seed)
+    size = len(decoder.model.names)
+    for _, graph in searches:
+        for weights, direction in (rng.normal(size=(2, size)),
+                                   rng.integers(-2, 3, size=(2, size)).astype(float)):
+            compiled = node_envelopes(graph, weights, direction)
+            twin = node_envelopes(graph, weights, direction, compiled=False)
+            for mine, theirs in zip(compiled, twin, strict=True):
+                assert mine.dtype == theirs.dtype and mine.tolist() == theirs.tolist()
 
 
 def test_the_viterbi_interval_holds_the_decoders_1best(decoded):

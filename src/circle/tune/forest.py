@@ -54,21 +54,26 @@ class Envelope:
     features: np.ndarray
 
 
-def _upper_hull(lines: list[tuple[float, float, tuple[int, ...]]]
-                ) -> tuple[list[float], list[float], list[float], list[tuple[int, ...]]]:
-    """The upper envelope of the lines ``(a, b, back-pointer)``: its intervals' left ends,
-    lines and back-pointers, by increasing gamma. Among parallel lines the highest, then the
-    first given, is kept; where lines cross at one point the steepest wins."""
-    lines.sort(key=lambda line: (line[1], -line[0]))  # stable: the first given among equals
-    xs: list[float] = []
-    intercepts: list[float] = []
-    slopes: list[float] = []
-    pointers: list[tuple[int, ...]] = []
-    for a, b, pointer in lines:
-        if slopes and b == slopes[-1]:
+NodeEnvelopes = tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray]
+"""Every node's upper envelope, ``(starts, x, a, b, edge, ranks)``: node ``v``'s intervals are
+rows ``starts[v]:starts[v + 1]``; interval ``i`` begins at ``x[i]`` (−inf for a node's first),
+its line is ``a[i] + gamma * b[i]``, its derivation's top edge ``edge[i]`` and the interval of
+that edge's antecedent ``j`` it reads is ``ranks[i, j]`` (counted within the antecedent's; −1
+past the edge's arity)."""
+
+
+def _upper_hull(lines: list[tuple[float, float, int, list[int]]], xs: list[float],
+                intercepts: list[float], slopes: list[float], pointers: list[tuple[int, list[int]]]
+                ) -> None:
+    """Append the upper envelope of the lines ``(a, b, edge, ranks)`` to the lists of every
+    node's intervals (the twin of the compiled sweep, :mod:`circle.tune._forest`)."""
+    lines.sort(key=lambda line: (line[1], -line[0]))  # stable: the first made among equals
+    top = len(xs)
+    for a, b, edge, ranks in lines:
+        if len(slopes) > top and b == slopes[-1]:
             continue  # parallel to the top, and not above it
         x = -math.inf
-        while slopes:
+        while len(slopes) > top:
             x = (intercepts[-1] - a) / (b - slopes[-1])
             if x > xs[-1]:
                 break
@@ -77,45 +82,79 @@ def _upper_hull(lines: list[tuple[float, float, tuple[int, ...]]]
         xs.append(x)
         intercepts.append(a)
         slopes.append(b)
-        pointers.append(pointer)
-    return xs, intercepts, slopes, pointers
+        pointers.append((edge, ranks))
 
 
-def envelope(graph: Hypergraph, weights: np.ndarray, direction: np.ndarray) -> Envelope:
+def reference_node_envelopes(node_end: np.ndarray, tails: np.ndarray, a_edge: np.ndarray,
+                             b_edge: np.ndarray) -> NodeEnvelopes:
+    """Every node's upper envelope (:data:`NodeEnvelopes`) in Python, antecedents first: the
+    compiled :func:`circle.tune._forest.node_envelopes`' twin (same operations, same results).
+    A node's lines are its edges', each edge's its own line plus, on each interval of its
+    antecedents' merged breakpoints, the sum of their lines there (the Minkowski sum)."""
+    a_list, b_list, tail_list = a_edge.tolist(), b_edge.tolist(), tails.tolist()
+    arity = tails.shape[1]
+    starts = [0]
+    xs: list[float] = []
+    intercepts: list[float] = []
+    slopes: list[float] = []
+    pointers: list[tuple[int, list[int]]] = []
+    first = 0
+    for end in node_end.tolist():
+        lines: list[tuple[float, float, int, list[int]]] = []
+        for e in range(first, end):
+            antecedents = [t for t in tail_list[e] if t >= 0]
+            index = [starts[t] for t in antecedents]
+            while True:
+                total_a, total_b = a_list[e], b_list[e]
+                for i in index:
+                    total_a += intercepts[i]
+                    total_b += slopes[i]
+                ranks = [i - starts[t] for i, t in zip(index, antecedents, strict=True)]
+                lines.append((total_a, total_b, e, ranks + [-1] * (arity - len(ranks))))
+                following = [xs[i + 1] if i + 1 < starts[t + 1] else math.inf
+                             for i, t in zip(index, antecedents, strict=True)]
+                step = min(following, default=math.inf)
+                if step == math.inf:
+                    break
+                index = [i + 1 if x == step else i for i, x in zip(index, following, strict=True)]
+        first = end
+        _upper_hull(lines, xs, intercepts, slopes, pointers)
+        starts.append(len(xs))
+    return (np.array(starts, dtype=np.int64), np.array(xs), np.array(intercepts),
+            np.array(slopes), np.array([e for e, _ in pointers], dtype=np.int64),
+            np.array([r for _, r in pointers], dtype=np.int64).reshape(len(pointers), arity))
+
+
+def node_envelopes(graph: Hypergraph, weights: np.ndarray, direction: np.ndarray,
+                   compiled: bool = True) -> NodeEnvelopes:
+    """Every node's upper envelope along ``weights + gamma * direction`` (compiled, or its
+    Python twin)."""
+    a_edge, b_edge = graph.features @ weights, graph.features @ direction
+    if not compiled:
+        return reference_node_envelopes(graph.node_end, graph.tails, a_edge, b_edge)
+    try:
+        from circle.tune import _forest
+    except ImportError as error:  # imported here: runs without forests never need it
+        raise ImportError("forest MERT's compiled envelopes circle.tune._forest are not built: "
+                          "run `pip install -e .` in the repository") from error
+    return _forest.node_envelopes(graph.node_end, np.ascontiguousarray(graph.tails),
+                                  np.ascontiguousarray(a_edge), np.ascontiguousarray(b_edge))
+
+
+def envelope(graph: Hypergraph, weights: np.ndarray, direction: np.ndarray,
+             compiled: bool = True) -> Envelope:
     """The upper envelope of the goal's derivations along ``weights + gamma * direction``
-    (Kumar et al. 2009, Algorithm 1 with the sweep of their §3.1 for a node's union)."""
-    a_edge = (graph.features @ weights).tolist()
-    b_edge = (graph.features @ direction).tolist()
-    tails = graph.tails.tolist()
-    node_x: list[list[float]] = []
-    node_a: list[list[float]] = []
-    node_b: list[list[float]] = []
-    node_p: list[list[tuple[int, ...]]] = []
-    start = 0
-    for end in graph.node_end.tolist():
-        lines: list[tuple[float, float, tuple[int, ...]]] = []
-        for e in range(start, end):
-            a, b = a_edge[e], b_edge[e]
-            antecedents = [t for t in tails[e] if t >= 0]
-            if not antecedents:
-                lines.append((a, b, (e,)))
-            elif len(antecedents) == 1:
-                t = antecedents[0]
-                lines.extend((a + ta, b + tb, (e, i))
-                             for i, (ta, tb) in enumerate(zip(node_a[t], node_b[t], strict=True)))
-            else:
-                lines.extend(_minkowski(e, a, b, antecedents, node_x, node_a, node_b))
-        x, a_node, b_node, pointers = _upper_hull(lines)
-        node_x.append(x)
-        node_a.append(a_node)
-        node_b.append(b_node)
-        node_p.append(pointers)
-        start = end
-    goal = len(node_x) - 1
-    intervals = range(len(node_p[goal]))
-    return Envelope(np.array(node_x[goal]), np.array(node_a[goal]), np.array(node_b[goal]),
-                    [" ".join(_words(graph, node_p, goal, i)) for i in intervals],
-                    np.array([_features(graph, node_p, goal, i) for i in intervals]))
+    (Kumar et al. 2009, Algorithm 1: bottom-up, a node's envelope the sweep over the lines of
+    its incoming edges' envelopes), each interval with its derivation's output and features."""
+    starts, x, a, b, edges, ranks = node_envelopes(graph, weights, direction, compiled)
+    tails = graph.tails[edges]
+    children = np.where(tails >= 0, starts[np.maximum(tails, 0)] + ranks, -1).tolist()
+    spelled: dict[int, tuple[str, ...]] = {}
+    goal, top_edges = range(starts[-2], starts[-1]), edges.tolist()
+    return Envelope(x[goal], a[goal], b[goal],
+                    [" ".join(_words(graph, top_edges, children, row, spelled))
+                     for row in goal],
+                    np.array([_features(graph, edges, children, row) for row in goal]))
 
 
 def score_range(graph: Hypergraph, scores: np.ndarray) -> tuple[float, float]:
@@ -136,55 +175,35 @@ def score_range(graph: Hypergraph, scores: np.ndarray) -> tuple[float, float]:
     return low[-1], high[-1]
 
 
-def _minkowski(edge: int, a: float, b: float, antecedents: list[int], node_x, node_a, node_b
-               ) -> list[tuple[float, float, tuple[int, ...]]]:
-    """The lines of an edge's envelope: its own line plus, on each interval of the merged
-    breakpoints of its antecedents' envelopes, the sum of their lines there."""
-    ranks = [0] * len(antecedents)
-    lines = []
-    while True:
-        total_a, total_b = a, b
-        for t, i in zip(antecedents, ranks, strict=True):
-            total_a += node_a[t][i]
-            total_b += node_b[t][i]
-        lines.append((total_a, total_b, (edge, *ranks)))
-        nexts = [node_x[t][i + 1] if i + 1 < len(node_x[t]) else math.inf
-                 for t, i in zip(antecedents, ranks, strict=True)]
-        step = min(nexts)
-        if step == math.inf:
-            return lines
-        ranks = [i + 1 if x == step else i for i, x in zip(ranks, nexts, strict=True)]
-
-
-def _features(graph: Hypergraph, pointers: list[list[tuple[int, ...]]], node: int,
-              interval: int) -> np.ndarray:
-    """The feature vector of the derivation on ``interval`` of ``node``'s envelope, its edges'
-    summed in the order :meth:`KBest.features <circle.decoder.kbest.KBest.features>` sums them
-    (so that a derivation in both a k-best list and a forest gets the same bits)."""
-    values = np.zeros(graph.features.shape[1])
-    stack = [(node, interval)]
+def _features(graph: Hypergraph, edges: np.ndarray, children: list[list[int]], row: int
+              ) -> np.ndarray:
+    """The feature vector of the derivation on envelope row ``row`` (``edges``: each row's top
+    edge, ``children``: its antecedents' rows, −1 past the arity), its edges' summed one after
+    the other in the order :meth:`KBest.features <circle.decoder.kbest.KBest.features>` visits
+    them, so that a derivation in both a k-best list and a forest gets the same bits."""
+    order, stack = [], [row]
     while stack:
-        node, interval = stack.pop()
-        edge, *ranks = pointers[node][interval]
-        values += graph.features[edge]
-        stack.extend(zip(graph.tails[edge].tolist()[:len(ranks)], ranks, strict=True))
-    return values
+        top = stack.pop()
+        order.append(edges[top])
+        stack.extend(child for child in children[top] if child >= 0)
+    return np.cumsum(graph.features[order], axis=0)[-1]  # sequential, unlike np.sum
 
 
-def _words(graph: Hypergraph, pointers: list[list[tuple[int, ...]]], node: int,
-           interval: int) -> list[str]:
-    """The output words of the derivation on ``interval`` of ``node``'s envelope."""
-    edge, *ranks = pointers[node][interval]
-    children = [_words(graph, pointers, tail, rank)
-                for tail, rank in zip(graph.tails[edge].tolist()[:len(ranks)], ranks,
-                                      strict=True)]
-    words: list[str] = []
-    for symbol in graph.targets[graph.edge_target[edge]]:
-        if isinstance(symbol, str):
-            words.append(symbol)
-        else:
-            words.extend(children[symbol])
-    return words
+def _words(graph: Hypergraph, edges: list[int], children: list[list[int]], row: int,
+           spelled: dict[int, tuple[str, ...]]) -> tuple[str, ...]:
+    """The output words of the derivation on envelope row ``row`` (``spelled``: those of the
+    rows spelled so far)."""
+    if row not in spelled:
+        parts = [_words(graph, edges, children, child, spelled)
+                 for child in children[row] if child >= 0]
+        words: list[str] = []
+        for symbol in graph.targets[graph.edge_target[edges[row]]]:
+            if isinstance(symbol, str):
+                words.append(symbol)
+            else:
+                words.extend(parts[symbol])
+        spelled[row] = tuple(words)
+    return spelled[row]
 
 
 class ForestPool:
