@@ -17,6 +17,10 @@ each line search, from the same seed. Decoding and the optimiser run in this one
 that the line searches can be counted; the untuned start is decoded here, where the pipeline
 reads its lists from the decode stage.
 
+With ``--envelopes`` it instead decodes the tune set once with the untuned weights and prints
+the seconds one search direction takes over all its forests (envelopes, outputs and features),
+compiled and in the Python twin, best of ``--repeat`` runs of each.
+
 Per run it prints: iterations (decodes of the tune set), sentence decodes, line searches,
 optimisation seconds (the loop's optimisations, wall), the returned weights' tune BLEU (the
 run's own score) and their test BLEU (sacrebleu, all test references, tokenize none), and a
@@ -36,9 +40,11 @@ from tuning_threads import tune_run
 from circle.core.schemas import EVALSET
 from circle.core.tables import read_table
 from circle.corpus.references import ordered_references
-from circle.decoder import DecoderSettings, decode_corpus
+from circle.decoder import DecoderSettings, decode_corpus, read_weights
+from circle.decoder.corpus import decode_corpus_hypergraphs
 from circle.experiments.evaluate import corpus_bleu
 from circle.tune import loop, mert
+from circle.tune.forest import envelope
 
 COUNTS = {"line searches": 0, "optimisation seconds": 0.0}
 
@@ -72,6 +78,31 @@ def test_bleu(config: dict, weights: dict[str, float]) -> float:
                        ordered_references(test_set)).value
 
 
+def envelope_seconds(config: dict, repeat: int) -> None:
+    """Seconds per direction over the tune set's forests, compiled and in the Python twin."""
+    results = f"results/{config['experiment']}"
+    tune_set = read_table(f"{results}/sets/tune.parquet", EVALSET)
+    weights = read_weights(f"{results}/weights/untuned-translation.txt")
+    lists, forests = decode_corpus_hypergraphs(
+        list(tune_set["source"]), f"{results}/grammar/filtered/tune.parquet",
+        f"{results}/lm/{config['lm']['decoding_order']}gram.binary", weights,
+        DecoderSettings.from_config(config.get("decoder", {})))
+    names = list(lists[0][0].features)
+    start = np.array([weights.get(name, 0.0) for name in names])
+    directions = np.random.default_rng(0).normal(size=(repeat, len(names)))
+    print(f"{len(forests)} forests, {sum(f.edges for f in forests)} edges, "
+          f"{sum(f.nodes for f in forests)} nodes")
+    for compiled in (True, False):
+        seconds = []
+        for direction in directions:
+            began = time.perf_counter()
+            intervals = sum(len(envelope(forest, start, direction, compiled).outputs)
+                            for forest in forests)
+            seconds.append(time.perf_counter() - began)
+        print(f"{'compiled' if compiled else 'python twin'}: {min(seconds):.4f} s per direction "
+              f"(best of {repeat}), last direction {intervals} goal intervals")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--config", required=True)
@@ -79,9 +110,15 @@ def main() -> None:
     parser.add_argument("--replicates", type=int, nargs="+", default=[0])
     parser.add_argument("--max-iterations", type=int, help="default: the config's")
     parser.add_argument("--restarts", type=int, help="default: the config's")
+    parser.add_argument("--envelopes", action="store_true",
+                        help="time one direction's envelopes instead of tuning")
+    parser.add_argument("--repeat", type=int, default=5)
     args = parser.parse_args()
     with open(args.config, encoding="utf-8") as handle:
         config = yaml.safe_load(handle)
+    if args.envelopes:
+        envelope_seconds(config, args.repeat)
+        return
     for key, value in (("max_iterations", args.max_iterations), ("restarts", args.restarts)):
         if value is not None:
             config["tuning"][key] = value
