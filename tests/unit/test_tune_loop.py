@@ -666,11 +666,16 @@ def test_forest_mert_tunes_through_the_same_loop(grammar, lm_path, tuned):
     assert all(e.decoded_sentences == len(SENTENCES) for e in result.log)
     again = tune(SENTENCES, REFERENCES, grammar, lm_path, BAD_WEIGHTS, DECODER, settings)
     assert (again.weights, again.log) == (result.weights, result.log)
-    hook = EchoReferences()  # outputs of the envelopes are scored through the hook too
+    calls = []
+
+    def echo(index, hypothesis):  # outputs of the envelopes are scored through the hook too
+        calls.append((index, hypothesis))
+        return [hypothesis]
+
     echoed = tune(SENTENCES, REFERENCES, grammar, lm_path, BAD_WEIGHTS, DECODER, settings,
-                  references_for=hook)
+                  references_for=echo)
     pooled = set(zip(echoed.pool.segment_ids, echoed.pool.hypotheses, strict=True))
-    assert set(hook.calls) > pooled
+    assert set(calls) > pooled
 
 
 def test_forest_mert_refuses_what_has_no_forest(grammar, lm_path):
@@ -682,6 +687,9 @@ def test_forest_mert_refuses_what_has_no_forest(grammar, lm_path):
     with pytest.raises(ValueError, match="reranking feature"):
         tune(SENTENCES, REFERENCES, grammar, lm_path, BAD_WEIGHTS, DECODER, settings,
              rerank_lm=lm_path)
+    with pytest.raises(ValueError, match="prepares batches"):
+        tune(SENTENCES, REFERENCES, grammar, lm_path, BAD_WEIGHTS, DECODER, settings,
+             references_for=EchoReferences())
     problem = loop.TuningProblem(("f1", "f2"), BAD_WEIGHTS, settings)
     builder = loop.PoolBuilder(problem, loop.default_hook(REFERENCES))
     with pytest.raises(ValueError, match="a fanned-out run has none"):

@@ -329,6 +329,19 @@ def labelled_decoding(config: Mapping[str, Any]) -> bool:
     return bool(config["samt"]["paraphraser"]) and config["samt"]["decoding"] == "labelled"
 
 
+def targeted_conditions(conditions: Sequence[str]) -> list[str]:
+    """The 1H+kT conditions among ``conditions`` (names that do not parse are left to
+    :func:`condition_problems`)."""
+    targeted = []
+    for name in conditions:
+        try:
+            if Condition.parse(name).targeted:
+                targeted.append(name)
+        except ValueError:  # condition_problems names it
+            continue
+    return targeted
+
+
 def samt_problems(config: Mapping[str, Any]) -> list[str]:
     """samt.decoding labelled decodes the labelled grammar as pivoted (circle.grammar.bias):
     it needs samt.paraphraser, has only the grammar of bias 0, and no targeted paraphraser
@@ -344,13 +357,7 @@ def samt_problems(config: Mapping[str, Any]) -> list[str]:
         problems.append(f"samt.decoding labelled: paraphrase.biases {biases} must be [0] (the "
                         "labelled grammar is decoded as pivoted; the self-paraphrase bias is "
                         "defined for the grammar collapsed to X)")
-    targeted = []
-    for name in config["tuning"]["conditions"]:
-        try:
-            if Condition.parse(name).targeted:
-                targeted.append(name)
-        except ValueError:  # condition_problems names it
-            continue
+    targeted = targeted_conditions(config["tuning"]["conditions"])
     if targeted:
         problems.append(f"samt.decoding labelled: targeted conditions {targeted} need the grid "
                         "search's biased grammars, which labelled decoding does not have")
@@ -362,8 +369,8 @@ def optimizer_problems(config: Mapping[str, Any]) -> list[str]:
     (:func:`circle.tune.pro.sentence_scores`: BLEU+1, TER, TERBLEU) and iBLEU has none, so
     ``tuning.optimizer: pro`` cannot tune the paraphraser on ``tuning.paraphraser_metric:
     ibleu:<alpha>``; its job would fail at the first optimisation. ``tuning.line_search:
-    forest`` (forest MERT, :mod:`circle.tune.forest`) needs MERT, one job per run and no n-best
-    reranking feature (:mod:`circle.tune.loop`)."""
+    forest`` (forest MERT, :mod:`circle.tune.forest`) needs MERT, one job per run, no n-best
+    reranking feature and no 1H+kT condition (:mod:`circle.tune.loop`)."""
     tuning = config["tuning"]
     problems = []
     metric = tuning.get("paraphraser_metric")
@@ -380,7 +387,10 @@ def optimizer_problems(config: Mapping[str, Any]) -> list[str]:
                  (tuning["fan_out"] > 0, f"tuning.fan_out {tuning['fan_out']} splits an "
                   "iteration over jobs that keep no forest"),
                  (config["lm"]["rerank_nbest"], "lm.rerank_nbest's feature is scored on n-best "
-                  "lists only, not on the search's forest")]
+                  "lists only, not on the search's forest"),
+                 (bool(targeted := targeted_conditions(tuning["conditions"])),
+                  f"tuning.conditions {targeted} would paraphrase the outputs of the forests' "
+                  "envelopes inside the optimisation; tune them in an experiment of their own")]
         problems += [f"tuning.line_search forest: {why}; set tuning.line_search null"
                      for refused, why in needs if refused]
     return problems

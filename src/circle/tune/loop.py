@@ -38,8 +38,9 @@ What the loop does as careful toolkits do (Moses ``mert-moses.pl``, Z-MERT):
   iteration keeps the hypergraph of every sentence's decode with its weights (in memory, one
   iteration's at a time) and the optimisation's line searches take, per sentence, the union of
   its forest's envelope and its pooled rows. That decode needs the search itself, so recorded
-  lists do not stand in for it; the n-best reranking feature, which no forest scores, and a
-  fanned-out run, whose jobs keep no forests, refuse it.
+  lists do not stand in for it; the n-best reranking feature, which no forest scores, a
+  fanned-out run, whose jobs keep no forests, and a hook with ``prepare`` (1H+kT), which
+  cannot paraphrase inside the optimisation, refuse it.
 
 References per hypothesis: by default every hypothesis of sentence ``i`` is scored against
 ``references_per_sentence[i]``. Targeted tuning (thesis §5.3, Fig. 5.9) attaches to each
@@ -602,6 +603,10 @@ def tune(sentences: Sequence[str], references_per_sentence: Sequence[Sequence[st
     if forest_mode and rerank_lm is not None:
         raise ValueError("line_search forest cannot tune the n-best reranking feature: the "
                          "search's forests do not score it")
+    if forest_mode and callable(getattr(references_for, "prepare", None)):
+        raise ValueError("line_search forest scores its envelopes' outputs inside the "
+                         "optimisation (in its worker processes), where a reference hook that "
+                         "prepares batches (1H+kT's targeted paraphrases) cannot run")
     if len(references_per_sentence) != len(sentences):
         raise ValueError(f"{len(references_per_sentence)} reference lists for "
                          f"{len(sentences)} sentences")
