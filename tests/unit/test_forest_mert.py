@@ -63,7 +63,7 @@ def derivations(graph: Hypergraph) -> list[tuple[str, np.ndarray]]:
             tails = [t for t in graph.tails[e].tolist() if t >= 0]
             for parts in itertools.product(*(found[t] for t in tails)):
                 words: list[str] = []
-                for symbol in graph.targets[graph.edge_target[e]]:
+                for symbol in graph.target(e):
                     words.extend([symbol] if isinstance(symbol, str) else parts[symbol][0])
                 node.append((tuple(words), graph.features[e] + sum(p[1] for p in parts)))
         found.append(node)
@@ -108,8 +108,9 @@ def test_the_forest_envelope_is_the_envelope_of_every_derivation(decoded, seed):
         first, x, _, after = reference_upper_envelopes(pool, a, b)
         found = envelope(graph, weights, direction)
         twin = envelope(graph, weights, direction, compiled=False)
-        assert (twin.outputs, twin.x.tolist(), twin.a.tolist(), twin.b.tolist()) \
-            == (found.outputs, found.x.tolist(), found.a.tolist(), found.b.tolist())
+        assert (twin.outputs, twin.x.tolist(), twin.a.tolist(), twin.b.tolist(),
+                twin.features.tolist()) == (found.outputs, found.x.tolist(), found.a.tolist(),
+                                            found.b.tolist(), found.features.tolist())
         assert np.all(np.diff(found.x) > 0)
         assert found.x[1:] == pytest.approx(x, abs=1e-9)
         assert found.features @ weights == pytest.approx(found.a, abs=1e-9)

@@ -29,14 +29,18 @@ Target = tuple[str | int, ...]
 class Hypergraph:
     """Nodes in topological order (antecedents first, the goal last); node ``v`` owns edges
     ``node_end[v - 1]:node_end[v]``. Per edge: its antecedent nodes (``tails``, −1 past its
-    arity), its feature vector (``features``) and its rule's target side
-    (``targets[edge_target[e]]``)."""
+    arity), its feature vector (``features``) and its rule's target side, number
+    ``edge_target[e]`` of the distinct ones: target ``t`` is
+    ``symbols[target_end[t - 1]:target_end[t]]``, a word ``words[s]`` for ``s`` ≥ 0 and the
+    edge's antecedent ``-1 - s`` otherwise."""
 
     node_end: np.ndarray  # (nodes,) int64
     tails: np.ndarray  # (edges, max arity) int64
     features: np.ndarray  # (edges, features) float64
     edge_target: np.ndarray  # (edges,) int64
-    targets: list[Target]
+    target_end: np.ndarray  # (targets,) int64
+    symbols: np.ndarray  # int64
+    words: list[str]
 
     @property
     def nodes(self) -> int:
@@ -45,6 +49,12 @@ class Hypergraph:
     @property
     def edges(self) -> int:
         return len(self.edge_target)
+
+    def target(self, edge: int) -> Target:
+        """The target side of ``edge``'s rule."""
+        t = int(self.edge_target[edge])
+        return tuple(self.words[s] if s >= 0 else -1 - s for s in
+                     self.symbols[self.target_end[t - 1] if t else 0:self.target_end[t]].tolist())
 
     @classmethod
     def from_chart(cls, goal, items: Sequence, size: int, lm_index: int,
@@ -65,7 +75,9 @@ class Hypergraph:
         kept = [i for i, flag in enumerate(used) if flag]
         renumber = {i: v for v, i in enumerate(kept)}
         rules: dict[int, int] = {}
-        targets: list[Target] = []
+        vocabulary: dict[str, int] = {}
+        symbols: list[int] = []
+        target_end: list[int] = []
         values: list[tuple[float, ...]] = []
         node_end, edge_target, tails, lm, miss = [], [], [], [], []
         for i in kept:
@@ -73,8 +85,11 @@ class Hypergraph:
                 rule = edge.rule
                 index = rules.get(id(rule))
                 if index is None:
-                    index = rules[id(rule)] = len(targets)
-                    targets.append(tuple(rule.target))
+                    index = rules[id(rule)] = len(values)
+                    symbols.extend(vocabulary.setdefault(symbol, len(vocabulary))
+                                   if isinstance(symbol, str) else -1 - symbol
+                                   for symbol in rule.target)
+                    target_end.append(len(symbols))
                     values.append(tuple(rule.values))
                 edge_target.append(index)
                 tails.append([renumber[number[id(tail)]] for tail in edge.tails])
@@ -91,4 +106,5 @@ class Hypergraph:
         features[:, lm_index] += np.array(lm, dtype=np.float64)
         features[:, target_index] += np.array(miss, dtype=np.float64)
         return cls(np.array(node_end, dtype=np.int64), tail_array, features,
-                   edge_target_array, targets)
+                   edge_target_array, np.array(target_end, dtype=np.int64),
+                   np.array(symbols, dtype=np.int64), list(vocabulary))

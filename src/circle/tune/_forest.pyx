@@ -128,3 +128,54 @@ cdef _doubles(vector[double]& values):
     if values.size() == 0:
         return np.zeros(0)
     return np.asarray(<double[:values.size()]>values.data()).copy()
+
+
+def derivations(const int64_t[::1] starts, const int64_t[::1] edges,
+                const int64_t[:, ::1] ranks, const int64_t[:, ::1] tails,
+                const int64_t[::1] edge_target, const int64_t[::1] target_end,
+                const int64_t[::1] symbols, const double[:, ::1] features, int64_t first,
+                int64_t last):
+    """The derivations on envelope rows ``first:last`` of :func:`node_envelopes`, as
+    :func:`circle.tune.forest.reference_derivations` reads them: ``(sums, word_end, word_ids)``,
+    row ``first + i``'s feature vector ``sums[i]`` (its edges' added one after the other in
+    the order of :meth:`KBest.features <circle.decoder.kbest.KBest.features>`) and its output,
+    word ids ``word_ids[word_end[i - 1]:word_end[i]]``."""
+    cdef Py_ssize_t m = last - first, d = features.shape[1], arity = tails.shape[1]
+    sums_arr = np.zeros((m, d))
+    cdef double[:, ::1] sums = sums_arr
+    cdef vector[int64_t] stack, frame_row, frame_pos, word_end, word_ids
+    cdef Py_ssize_t i, j, k, row, e, t, lo, position, symbol
+    with nogil:
+        for i in range(m):
+            stack.push_back(first + i)
+            while not stack.empty():
+                row = stack.back()
+                stack.pop_back()
+                e = edges[row]
+                for j in range(d):
+                    sums[i, j] += features[e, j]
+                for k in range(arity):
+                    if tails[e, k] >= 0:
+                        stack.push_back(starts[tails[e, k]] + ranks[row, k])
+            frame_row.push_back(first + i)
+            frame_pos.push_back(0)
+            while not frame_row.empty():
+                row = frame_row.back()
+                position = frame_pos.back()
+                e = edges[row]
+                t = edge_target[e]
+                lo = target_end[t - 1] if t > 0 else 0
+                if lo + position >= target_end[t]:
+                    frame_row.pop_back()
+                    frame_pos.pop_back()
+                    continue
+                frame_pos[frame_pos.size() - 1] = position + 1
+                symbol = symbols[lo + position]
+                if symbol >= 0:
+                    word_ids.push_back(symbol)
+                else:
+                    k = -1 - symbol
+                    frame_row.push_back(starts[tails[e, k]] + ranks[row, k])
+                    frame_pos.push_back(0)
+            word_end.push_back(word_ids.size())
+    return sums_arr, _integers(word_end), _integers(word_ids)

@@ -125,6 +125,56 @@ def reference_node_envelopes(node_end: np.ndarray, tails: np.ndarray, a_edge: np
             np.array([r for _, r in pointers], dtype=np.int64).reshape(len(pointers), arity))
 
 
+def reference_derivations(graph: Hypergraph, nodes: NodeEnvelopes, first: int, last: int
+                          ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The derivations on rows ``first:last`` of ``nodes`` in Python, the compiled
+    :func:`circle.tune._forest.derivations`' twin: ``(sums, word_end, word_ids)``, row
+    ``first + i``'s feature vector ``sums[i]``, its edges' added one after the other in the
+    order :meth:`KBest.features <circle.decoder.kbest.KBest.features>` visits them (so that a
+    derivation in both a k-best list and a forest gets the same bits), and its output, word ids
+    ``word_ids[word_end[i - 1]:word_end[i]]`` (:attr:`Hypergraph.words`)."""
+    starts, edges, ranks = nodes[0].tolist(), nodes[4].tolist(), nodes[5].tolist()
+    tails, symbols = graph.tails.tolist(), graph.symbols.tolist()
+    ends = [0, *graph.target_end.tolist()]
+    edge_target = graph.edge_target.tolist()
+
+    def children(row: int) -> list[int]:
+        return [starts[t] + r for t, r in zip(tails[edges[row]], ranks[row], strict=True)
+                if t >= 0]
+
+    def spell(row: int) -> list[int]:
+        parts = children(row)
+        t = edge_target[edges[row]]
+        words: list[int] = []
+        for symbol in symbols[ends[t]:ends[t + 1]]:
+            words.extend([symbol] if symbol >= 0 else spell(parts[-1 - symbol]))
+        return words
+
+    sums = np.zeros((last - first, graph.features.shape[1]))
+    word_ids: list[int] = []
+    word_end: list[int] = []
+    for i, row in enumerate(range(first, last)):
+        stack = [row]
+        while stack:
+            top = stack.pop()
+            sums[i] += graph.features[edges[top]]
+            stack.extend(children(top))
+        word_ids += spell(row)
+        word_end.append(len(word_ids))
+    return sums, np.array(word_end, dtype=np.int64), np.array(word_ids, dtype=np.int64)
+
+
+def _compiled():
+    """:mod:`circle.tune._forest`, imported when first needed: runs without forests never
+    need it."""
+    try:
+        from circle.tune import _forest
+    except ImportError as error:
+        raise ImportError("forest MERT's compiled envelopes circle.tune._forest are not built: "
+                          "run `pip install -e .` in the repository") from error
+    return _forest
+
+
 def node_envelopes(graph: Hypergraph, weights: np.ndarray, direction: np.ndarray,
                    compiled: bool = True) -> NodeEnvelopes:
     """Every node's upper envelope along ``weights + gamma * direction`` (compiled, or its
@@ -132,13 +182,9 @@ def node_envelopes(graph: Hypergraph, weights: np.ndarray, direction: np.ndarray
     a_edge, b_edge = graph.features @ weights, graph.features @ direction
     if not compiled:
         return reference_node_envelopes(graph.node_end, graph.tails, a_edge, b_edge)
-    try:
-        from circle.tune import _forest
-    except ImportError as error:  # imported here: runs without forests never need it
-        raise ImportError("forest MERT's compiled envelopes circle.tune._forest are not built: "
-                          "run `pip install -e .` in the repository") from error
-    return _forest.node_envelopes(graph.node_end, np.ascontiguousarray(graph.tails),
-                                  np.ascontiguousarray(a_edge), np.ascontiguousarray(b_edge))
+    return _compiled().node_envelopes(graph.node_end, np.ascontiguousarray(graph.tails),
+                                      np.ascontiguousarray(a_edge),
+                                      np.ascontiguousarray(b_edge))
 
 
 def envelope(graph: Hypergraph, weights: np.ndarray, direction: np.ndarray,
@@ -146,15 +192,20 @@ def envelope(graph: Hypergraph, weights: np.ndarray, direction: np.ndarray,
     """The upper envelope of the goal's derivations along ``weights + gamma * direction``
     (Kumar et al. 2009, Algorithm 1: bottom-up, a node's envelope the sweep over the lines of
     its incoming edges' envelopes), each interval with its derivation's output and features."""
-    starts, x, a, b, edges, ranks = node_envelopes(graph, weights, direction, compiled)
-    tails = graph.tails[edges]
-    children = np.where(tails >= 0, starts[np.maximum(tails, 0)] + ranks, -1).tolist()
-    spelled: dict[int, tuple[str, ...]] = {}
-    goal, top_edges = range(starts[-2], starts[-1]), edges.tolist()
-    return Envelope(x[goal], a[goal], b[goal],
-                    [" ".join(_words(graph, top_edges, children, row, spelled))
-                     for row in goal],
-                    np.array([_features(graph, edges, children, row) for row in goal]))
+    nodes = node_envelopes(graph, weights, direction, compiled)
+    starts, x, a, b, edges, ranks = nodes
+    first, last = int(starts[-2]), int(starts[-1])
+    if compiled:
+        sums, word_end, word_ids = _compiled().derivations(
+            starts, edges, ranks, np.ascontiguousarray(graph.tails), graph.edge_target,
+            graph.target_end, graph.symbols, np.ascontiguousarray(graph.features), first, last)
+    else:
+        sums, word_end, word_ids = reference_derivations(graph, nodes, first, last)
+    words = [graph.words[w] for w in word_ids.tolist()]
+    bounds = [0, *word_end.tolist()]
+    return Envelope(x[first:last], a[first:last], b[first:last],
+                    [" ".join(words[bounds[i]:bounds[i + 1]]) for i in range(last - first)],
+                    sums)
 
 
 def score_range(graph: Hypergraph, scores: np.ndarray) -> tuple[float, float]:
@@ -173,37 +224,6 @@ def score_range(graph: Hypergraph, scores: np.ndarray) -> tuple[float, float]:
         high.append(max(highs))
         start = end
     return low[-1], high[-1]
-
-
-def _features(graph: Hypergraph, edges: np.ndarray, children: list[list[int]], row: int
-              ) -> np.ndarray:
-    """The feature vector of the derivation on envelope row ``row`` (``edges``: each row's top
-    edge, ``children``: its antecedents' rows, −1 past the arity), its edges' summed one after
-    the other in the order :meth:`KBest.features <circle.decoder.kbest.KBest.features>` visits
-    them, so that a derivation in both a k-best list and a forest gets the same bits."""
-    order, stack = [], [row]
-    while stack:
-        top = stack.pop()
-        order.append(edges[top])
-        stack.extend(child for child in children[top] if child >= 0)
-    return np.cumsum(graph.features[order], axis=0)[-1]  # sequential, unlike np.sum
-
-
-def _words(graph: Hypergraph, edges: list[int], children: list[list[int]], row: int,
-           spelled: dict[int, tuple[str, ...]]) -> tuple[str, ...]:
-    """The output words of the derivation on envelope row ``row`` (``spelled``: those of the
-    rows spelled so far)."""
-    if row not in spelled:
-        parts = [_words(graph, edges, children, child, spelled)
-                 for child in children[row] if child >= 0]
-        words: list[str] = []
-        for symbol in graph.targets[graph.edge_target[edges[row]]]:
-            if isinstance(symbol, str):
-                words.append(symbol)
-            else:
-                words.extend(parts[symbol])
-        spelled[row] = tuple(words)
-    return spelled[row]
 
 
 class ForestPool:
