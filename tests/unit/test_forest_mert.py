@@ -175,11 +175,9 @@ def test_forest_line_search_is_the_line_search_over_every_derivation(decoded, se
     everything = type(everything)(everything.features, everything.stats, everything.starts,
                                   everything.segment, everything.segment_ids,
                                   np.concatenate(full)[:, ~free] @ start[~free])
-    ones = [np.array([list(h[0].features.values())]) for h, _ in searches]
-    one_stats = [metric.stats([h[0].text], [references[k]]) for k, (h, _) in enumerate(searches)]
-    firsts = flat_pool([f[:, free] for f in ones], one_stats)
-    firsts = type(firsts)(firsts.features, firsts.stats, firsts.starts, firsts.segment,
-                          firsts.segment_ids, np.concatenate(ones)[:, ~free] @ start[~free])
+    firsts = flat_pool([np.array([list(h[0].features.values())]) for h, _ in searches],
+                       [metric.stats([h[0].text], [references[k]])
+                        for k, (h, _) in enumerate(searches)])
     asked: list[tuple[int, str]] = []
 
     def statistics(keys):
@@ -210,3 +208,23 @@ def test_score_range_is_the_lowest_and_highest_derivation_score(decoded):
         every = np.array([f for _, f in derivations(graph)]) @ scores
         low, high = score_range(graph, graph.features @ scores)
         assert (low, high) == pytest.approx((every.min(), every.max()), abs=1e-9)
+
+
+@pytest.mark.parametrize("fixed", [("target",), ("oov",), ("glue",)])
+def test_the_fixed_term_is_constant_only_if_every_candidate_shares_it(decoded, fixed):
+    """Against enumeration: untargeted, no derivation misses a target word; 'muy' passes
+    through (oov) only in derivations that do not translate it with 'muy [X,1]', and the number
+    of glue rules differs between derivations (where the pruned search kept such pairs)."""
+    decoder, searches = decoded
+    names = decoder.model.names
+    free = np.array([name not in fixed for name in names])
+    weights = np.array(decoder.model.weights)
+    weights[names.index("glue")] = 0.4
+    firsts = flat_pool([np.array([list(h[0].features.values())]) for h, _ in searches],
+                       [np.zeros((1, 1))] * len(searches))
+    pool = ForestPool(firsts, [graph for _, graph in searches], weights, free, None)
+    expected = all(len({float(f[~free] @ weights[~free]) for _, f in derivations(graph)}) == 1
+                   for _, graph in searches)
+    assert pool.fixed_term_constant() is expected
+    if decoder.settings.pop_limit == SEARCHES["exhaustive"]["pop_limit"]:
+        assert expected is (fixed == ("target",))

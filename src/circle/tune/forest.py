@@ -226,15 +226,21 @@ def score_range(graph: Hypergraph, scores: np.ndarray) -> tuple[float, float]:
     return low[-1], high[-1]
 
 
+def _scores(features: np.ndarray, weights: np.ndarray) -> np.ndarray:
+    """``features @ weights`` row by row in one loop whatever a row's position (a BLAS product
+    may round a row by the kernel its position picks): equal rows get equal bits."""
+    return np.einsum("ij,j->i", features, weights)
+
+
 class ForestPool:
     """An n-best pool and one forest per segment: a line search's candidates of a segment are
     its pooled rows and the intervals of its forest's envelope (module doc).
 
-    ``pool`` holds the tuned features' columns (fixed ones in its ``offset``); the forests hold
-    every feature, ``weights`` gives the fixed ones' values and ``free`` marks the tuned ones.
-    ``forests[k]`` is the forest of the pool's segment ``k`` (None: rows only). Outputs of the
-    envelopes are scored with ``statistics`` and kept in ``known``, keyed (segment id, text),
-    which may be shared with the pool's builder.
+    ``pool`` and the forests hold every feature; ``free`` marks the tuned ones, which the
+    search moves, and ``weights`` gives the others' values. ``forests[k]`` is the forest of the
+    pool's segment ``k`` (None: rows only). Outputs of the envelopes are scored with
+    ``statistics`` and kept in ``known``, keyed (segment id, text), which may be shared with the
+    pool's builder.
     """
 
     def __init__(self, pool: FlatPool, forests: Sequence[Hypergraph | None],
@@ -242,6 +248,8 @@ class ForestPool:
                  known: MutableMapping[tuple[Hashable, str], np.ndarray] | None = None):
         if len(forests) != len(pool.segment_ids):
             raise ValueError(f"{len(forests)} forests for {len(pool.segment_ids)} segments")
+        if pool.offset is not None:
+            raise ValueError("a forest pool holds every feature, fixed ones too: no offset")
         self.pool, self.forests = pool, list(forests)
         self.weights, self.free = np.asarray(weights, dtype=np.float64), np.asarray(free, bool)
         self.statistics = statistics
@@ -249,55 +257,51 @@ class ForestPool:
 
     @property
     def n_features(self) -> int:
-        return self.pool.features.shape[1]
+        return int(self.free.sum())
 
     def lines(self, weights: np.ndarray, direction: np.ndarray) -> Lines:
-        """The pooled rows' lines, then per segment its forest envelope's, grouped by
-        segment (pooled rows first: they win ties)."""
+        """The lines along ``weights + gamma * direction`` (tuned features) of the pooled rows,
+        then per segment of its forest envelope's derivations, grouped by segment (pooled rows
+        first: they win ties). A derivation that is also a pooled row gets the same bits, and
+        so the same line, not one that crosses it near 0."""
         full_w, full_d = self.weights.copy(), np.zeros_like(self.weights)
         full_w[self.free], full_d[self.free] = weights, direction
-        segments, features, keys = [], [], []
+        segments, features, keys = [self.pool.segment], [self.pool.features], []
         for k, graph in enumerate(self.forests):
             if graph is not None:
                 found = envelope(graph, full_w, full_d)
                 segments.append(np.full(len(found.outputs), k))
                 features.append(found.features)
                 keys.extend((self.pool.segment_ids[k], text) for text in found.outputs)
-        if not keys:
-            return self.pool.lines(weights, direction)
         missing = list(dict.fromkeys(key for key in keys if key not in self.known))
         if missing:
             self.known.update(zip(missing, np.asarray(self.statistics(missing),
                                                       dtype=np.float64), strict=True))
-        # The envelopes' derivations are scored exactly as the pool's rows, in one product:
-        # one that is also a pooled row gets the same line, not one that crosses it near 0.
-        derived = np.vstack(features)
-        pool = self.pool
-        fixed = np.zeros(len(derived)) if pool.offset is None \
-            else derived[:, ~self.free] @ self.weights[~self.free]
-        every = FlatPool(np.vstack([pool.features, derived[:, self.free]]),
-                         np.vstack([pool.stats, [self.known[key] for key in keys]]),
-                         pool.starts, np.concatenate([pool.segment, *segments]),
-                         pool.segment_ids,
-                         None if pool.offset is None else np.concatenate([pool.offset, fixed]))
-        lines = every.lines(weights, direction)
-        order = np.argsort(every.segment, kind="stable")
-        segment = every.segment[order]
+        every = np.vstack(features)
+        stats = np.vstack([self.pool.stats, *([[self.known[key] for key in keys]] if keys
+                                              else [])])
+        segment = np.concatenate(segments)
+        order = np.argsort(segment, kind="stable")
+        segment = segment[order]
         return Lines(np.searchsorted(segment, np.arange(len(self.forests))), segment,
-                     lines.a[order], lines.b[order], lines.stats[order])
+                     _scores(every, full_w)[order], _scores(every, full_d)[order],
+                     stats[order])
 
     def fixed_term_constant(self) -> bool:
         """Whether the fixed features' weighted sum is one value per segment, over its pooled
         rows and every derivation of its forest: then rescaling the tuned weights changes no
         1-best (the tuning loop normalises them only then)."""
         fixed, pool = ~self.free, self.pool
-        offset = np.zeros(len(pool.segment)) if pool.offset is None else pool.offset
-        ends = np.append(pool.starts[1:], len(offset))
-        for graph, start, end in zip(self.forests, pool.starts, ends, strict=True):
-            if graph is not None:
-                low, high = score_range(graph, graph.features[:, fixed] @ self.weights[fixed])
-                if low != high or np.any(offset[start:end] != low):
-                    return False
+        terms = _scores(pool.features[:, fixed], self.weights[fixed])
+        ends = np.append(pool.starts[1:], len(terms))
+        for k, (start, end) in enumerate(zip(pool.starts, ends, strict=True)):
+            values = set(terms[start:end].tolist())
+            if self.forests[k] is not None:
+                graph = self.forests[k]
+                values.update(score_range(graph, _scores(graph.features[:, fixed],
+                                                         self.weights[fixed])))
+            if len(values) > 1:
+                return False
         return True
 
     def one_best_stats(self, weights: np.ndarray) -> np.ndarray:

@@ -535,14 +535,14 @@ def _optimise(flat: FlatPool, metric: Metric, weights: np.ndarray, free: np.ndar
               space: Callable[[FlatPool], ForestPool] | None = None
               ) -> tuple[np.ndarray, float]:
     """New weights from the pool: the free ones optimised, the fixed ones unchanged; with
-    ``space`` MERT searches what it makes of the pool of tuned features (forest MERT).
+    ``space`` MERT searches what it makes of the pool (forest MERT).
 
     Returns the weights and the metric value of the searched candidates' 1-best at them.
     """
     offset = flat.features[:, ~free] @ weights[~free]
     sub = FlatPool(flat.features[:, free], flat.stats, flat.starts, flat.segment,
                    flat.segment_ids, offset)
-    searched = sub if space is None else space(sub)
+    searched = sub if space is None else space(flat)
     per_segment = constant_within_segments(sub, offset) and (
         space is None or searched.fixed_term_constant())
     if settings.optimizer == "pro":
