@@ -18,8 +18,8 @@ that the line searches can be counted; the untuned start is decoded here, where 
 reads its lists from the decode stage.
 
 With ``--envelopes`` it instead decodes the tune set once with the untuned weights and prints
-the seconds one search direction takes over all its forests (envelopes, outputs and features),
-compiled and in the Python twin, best of ``--repeat`` runs of each.
+the forests' size and the seconds one search direction takes over all of them (envelopes,
+outputs and features), compiled and in the Python twin, best of ``--repeat`` runs of each.
 
 Per run it prints: iterations (decodes of the tune set), sentence decodes, line searches,
 optimisation seconds (the loop's optimisations, wall), the returned weights' tune BLEU (the
@@ -90,8 +90,11 @@ def envelope_seconds(config: dict, repeat: int) -> None:
     names = list(lists[0][0].features)
     start = np.array([weights.get(name, 0.0) for name in names])
     directions = np.random.default_rng(0).normal(size=(repeat, len(names)))
+    size = sum(array.nbytes for forest in forests for array in
+               (forest.node_end, forest.tails, forest.features, forest.edge_target,
+                forest.target_end, forest.symbols))
     print(f"{len(forests)} forests, {sum(f.edges for f in forests)} edges, "
-          f"{sum(f.nodes for f in forests)} nodes")
+          f"{sum(f.nodes for f in forests)} nodes, {size / 2**20:.1f} MiB of arrays")
     for compiled in (True, False):
         seconds = []
         for direction in directions:
