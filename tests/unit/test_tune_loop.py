@@ -664,7 +664,8 @@ def test_forest_mert_tunes_through_the_same_loop(grammar, lm_path, tuned):
         result.returned.decode_score, abs=1e-12)
     assert result.returned.decode_score > 0.8
     assert all(e.decoded_sentences == len(SENTENCES) for e in result.log)
-    again = tune(SENTENCES, REFERENCES, grammar, lm_path, BAD_WEIGHTS, DECODER, settings)
+    again = tune(SENTENCES, REFERENCES, grammar, lm_path, BAD_WEIGHTS, DECODER, settings,
+                 workers=2)  # forests sent from decoding workers, searched by forked ones
     assert (again.weights, again.log) == (result.weights, result.log)
     calls = []
 
