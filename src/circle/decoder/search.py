@@ -20,7 +20,9 @@ words missing from T. :meth:`Decoder.prepare` does the target-independent work o
 with the targeting term, so many targets per input are cheap. Cheaper still,
 :meth:`Decoder.forest` keeps one search's hypergraph and :meth:`Decoder.decode_forest` re-weights
 its edges towards each target and reads the k-best again, without a new search (exact within
-the forest, whose pruning was not guided by that target).
+the forest, whose pruning was not guided by that target). :meth:`Decoder.decode_hypergraph`
+returns an untargeted k-best list with its search's hypergraph as arrays, each edge with its
+feature vector, for forest MERT (:mod:`circle.tune.forest`).
 
 A labelled (SAMT) grammar's chart has a cell per (span, left-hand side label), matched by
 :func:`circle.decoder.chart.match` (the compiled matcher reads only X), and glue rules
