@@ -156,6 +156,26 @@ def test_pro_on_ibleu_is_refused_naming_both_keys(tmp_path, optimizer, metric, e
                                              "tuning.paraphraser_metric": metric})) == expected
 
 
+FOREST = "tuning.line_search forest: "
+
+
+@pytest.mark.parametrize("changes, expected", [
+    ({}, []),
+    ({"tuning.optimizer": "pro"}, [FOREST + "tuning.optimizer pro has no line search"]),
+    ({"tuning.fan_out": 2, "lm.rerank_nbest": True},
+     [FOREST + "tuning.fan_out 2 splits an iteration over jobs that keep no forest",
+      FOREST + "lm.rerank_nbest's feature is scored on n-best lists only, not on the search's "
+               "forest"]),
+    ({"tuning.conditions": ["1H", "2H", "1H+1T"]},
+     [FOREST + "tuning.conditions ['1H+1T'] would paraphrase the outputs of the forests' "
+               "envelopes inside the optimisation; tune them in an experiment of their own"]),
+], ids=["mert", "pro", "fan-out-rerank", "targeted"])
+def test_forest_mert_is_refused_where_it_would_have_no_forest(tmp_path, changes, expected):
+    found = problems(config_file(tmp_path, **{"tuning.line_search": "forest",
+                                              "tuning.conditions": ["1H", "2H"], **changes}))
+    assert found == [f"{problem}; set tuning.line_search null" for problem in expected]
+
+
 def test_pro_has_no_sentence_level_ibleu():
     """Why PRO on iBLEU is refused: PRO ranks pairs of hypotheses by their sentence-level
     scores, and iBLEU has none."""

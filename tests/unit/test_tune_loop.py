@@ -651,3 +651,63 @@ def test_a_run_out_of_patience_stops_without_optimising(grammar, lm_path):
     going_on, weights = problem.step(builder, logs(0.30, 0.35, 0.34), start, new, 0.36)
     assert going_on.stop_reason is None and going_on.pool_score is not None
     assert not np.array_equal(weights, start)
+
+
+def test_forest_mert_tunes_through_the_same_loop(grammar, lm_path, tuned):
+    """line_search forest: the same loop, each optimisation over the decode's forests and the
+    pool; its pool scores are of what it searched (forest envelopes included), and each
+    iteration decodes the tune set once."""
+    settings = replace(MERT, line_search="forest")
+    result = tune(SENTENCES, REFERENCES, grammar, lm_path, BAD_WEIGHTS, DECODER, settings)
+    assert result.log[0].decode_score == tuned.log[0].decode_score
+    assert bleu(one_best(grammar, lm_path, result.weights)) == pytest.approx(
+        result.returned.decode_score, abs=1e-12)
+    assert result.returned.decode_score > 0.8
+    assert all(e.decoded_sentences == len(SENTENCES) for e in result.log)
+    again = tune(SENTENCES, REFERENCES, grammar, lm_path, BAD_WEIGHTS, DECODER, settings,
+                 workers=2)  # forests sent from decoding workers, searched by forked ones
+    assert (again.weights, again.log) == (result.weights, result.log)
+    calls = []
+
+    def echo(index, hypothesis):  # outputs of the envelopes are scored through the hook too
+        calls.append((index, hypothesis))
+        return [hypothesis]
+
+    echoed = tune(SENTENCES, REFERENCES, grammar, lm_path, BAD_WEIGHTS, DECODER, settings,
+                  references_for=echo)
+    pooled = set(zip(echoed.pool.segment_ids, echoed.pool.hypotheses, strict=True))
+    assert set(calls) > pooled
+
+
+def test_forest_mert_refuses_what_has_no_forest(grammar, lm_path):
+    with pytest.raises(ValueError, match="unknown line search"):
+        TuningSettings(line_search="lattice")
+    with pytest.raises(ValueError, match="optimizer pro has no line search"):
+        TuningSettings(optimizer="pro", line_search="forest")
+    settings = replace(MERT, line_search="forest")
+    with pytest.raises(ValueError, match="reranking feature"):
+        tune(SENTENCES, REFERENCES, grammar, lm_path, BAD_WEIGHTS, DECODER, settings,
+             rerank_lm=lm_path)
+    with pytest.raises(ValueError, match="prepares batches"):
+        tune(SENTENCES, REFERENCES, grammar, lm_path, BAD_WEIGHTS, DECODER, settings,
+             references_for=EchoReferences())
+    problem = loop.TuningProblem(("f1", "f2"), BAD_WEIGHTS, settings)
+    builder = loop.PoolBuilder(problem, loop.default_hook(REFERENCES))
+    with pytest.raises(ValueError, match="a fanned-out run has none"):
+        problem.step(builder, [], problem.start, 1, 0.5)
+
+
+def test_an_unset_line_search_leaves_the_checkpoint_fingerprint_as_it_was():
+    """Runs from before the option keep their checkpoints: the key enters a run's arguments
+    only when it is set."""
+    def arguments(settings):
+        return loop.TuningProblem(("f1", "f2"), BAD_WEIGHTS, settings).run_arguments(
+            SENTENCES, REFERENCES, DECODER)["settings"]
+
+    assert "line_search" not in arguments(MERT)
+    assert arguments(replace(MERT, line_search="forest"))["line_search"] == "forest"
+    assert TuningSettings.from_config({"line_search": "forest"}, seed=1).line_search == "forest"
+    assert TuningSettings.from_config({}, seed=1).line_search is None
+    one_h = TuningRun.of("1H", 0).condition
+    assert tuning_params({"line_search": None, "restarts": 3}, one_h) == {"restarts": 3}
+    assert tuning_params({"line_search": "forest"}) == {"line_search": "forest"}

@@ -23,6 +23,7 @@ from typing import TypeVar
 from circle.core.jobs import die_with_parent
 from circle.core.progress import progress
 from circle.decoder.grammar import Grammar, load_grammar
+from circle.decoder.hypergraph import Hypergraph
 from circle.decoder.lm import LanguageModel
 from circle.decoder.model import DecoderSettings, read_weights
 from circle.decoder.nbest import Hypothesis
@@ -49,6 +50,11 @@ def _decode_task(decoder: Decoder, task: Task, k: int) -> list[tuple[int, list[H
     sentence, jobs = task
     plan = decoder.prepare(sentence)
     return [(position, decoder.decode(plan, target, k)) for position, target in jobs]
+
+
+def _hypergraph_task(decoder: Decoder, sentence: str, k: int
+                     ) -> tuple[list[Hypothesis], Hypergraph]:
+    return decoder.decode_hypergraph(sentence, k)
 
 
 def _serve(connection: Connection, decoder_args: tuple, parent: int) -> None:
@@ -256,3 +262,19 @@ def decode_corpus(sentences: Sequence[str], grammar: Grammar | str | os.PathLike
     if reranker is not None:
         results = [reranker.rerank(hypotheses) for hypotheses in results]
     return results
+
+
+def decode_corpus_hypergraphs(sentences: Sequence[str], grammar: Grammar | str | os.PathLike,
+                              lm: LanguageModel | str | os.PathLike,
+                              weights: Mapping[str, float], settings: DecoderSettings | None = None,
+                              workers: int = 1
+                              ) -> tuple[list[list[Hypothesis]], list[Hypergraph]]:
+    """Untargeted unique k-best lists for ``sentences``, as :func:`decode_corpus` gives them,
+    and the hypergraph of each sentence's search (forest MERT, :mod:`circle.tune.forest`); an
+    input that repeats is decoded once."""
+    settings = settings or DecoderSettings()
+    unique = list(dict.fromkeys(sentences))
+    with DecoderPool(grammar, lm, weights, settings, workers) as pool:
+        done = dict(zip(unique, pool.map(functools.partial(_hypergraph_task, k=settings.k),
+                                         unique), strict=True))
+    return [done[s][0] for s in sentences], [done[s][1] for s in sentences]

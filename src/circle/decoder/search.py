@@ -20,7 +20,9 @@ words missing from T. :meth:`Decoder.prepare` does the target-independent work o
 with the targeting term, so many targets per input are cheap. Cheaper still,
 :meth:`Decoder.forest` keeps one search's hypergraph and :meth:`Decoder.decode_forest` re-weights
 its edges towards each target and reads the k-best again, without a new search (exact within
-the forest, whose pruning was not guided by that target).
+the forest, whose pruning was not guided by that target). :meth:`Decoder.decode_hypergraph`
+returns an untargeted k-best list with its search's hypergraph as arrays, each edge with its
+feature vector, for forest MERT (:mod:`circle.tune.forest`).
 
 A labelled (SAMT) grammar's chart has a cell per (span, left-hand side label), matched by
 :func:`circle.decoder.chart.match` (the compiled matcher reads only X), and glue rules
@@ -46,6 +48,7 @@ import numpy as np
 from circle.decoder.chart import Cell, Matches, Span, match
 from circle.decoder.cube import Cube, CubePruning, Edge, Item, Option
 from circle.decoder.grammar import UNLABELLED, Grammar, Rule, concatenated_ranges
+from circle.decoder.hypergraph import Hypergraph
 from circle.decoder.kbest import Derivation, KBest
 from circle.decoder.lm import LN10, LanguageModel
 from circle.decoder.model import DecoderSettings, Model
@@ -251,6 +254,18 @@ class Decoder:
             target.split() if isinstance(target, str) else target)
         goal, _ = self._chart(plan, self._select(plan, target_words))
         return self._kbest_list(goal, k)
+
+    @without_gc
+    def decode_hypergraph(self, sentence: str | Sequence[str] | SentencePlan,
+                          k: int | None = None) -> tuple[list[Hypothesis], Hypergraph]:
+        """The untargeted unique k-best list of an input (as :meth:`decode`) and the
+        hypergraph its search built, each edge with its feature vector, for forest MERT
+        (:mod:`circle.tune.forest`)."""
+        plan = self._plan(sentence)
+        goal, items = self._chart(plan, self._select(plan, None))
+        index = self.model.index
+        return self._kbest_list(goal, k), Hypergraph.from_chart(
+            goal, items, len(self.model.names), index["lm"], index["target"])
 
     @without_gc
     def forest(self, sentence: str | Sequence[str] | SentencePlan,

@@ -375,9 +375,12 @@ def tuning_params(tuning: Mapping, condition: Condition | None = None) -> dict[s
     ``replicate_pool``, which only MT runs draw
     (:func:`circle.experiments.mt_tuning.run_tuning_settings`), and with
     ``tuning.paraphraser_metric`` as its metric where that is set. Neither run keeps the key
-    ``paraphraser_metric``: left unset, no job's params change."""
+    ``paraphraser_metric``, nor ``line_search`` when it is unset: left unset, no job's params
+    change."""
     params = {key: value for key, value in tuning.items() if key not in RUN_KEYS}
     paraphraser_metric = params.pop("paraphraser_metric", None)
+    if params.get("line_search", "set") is None:
+        del params["line_search"]
     if condition is None:
         params.pop("replicate_pool", None)
         if paraphraser_metric is not None:

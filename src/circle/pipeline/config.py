@@ -327,6 +327,19 @@ def labelled_decoding(config: Mapping[str, Any]) -> bool:
     return bool(config["samt"]["paraphraser"]) and config["samt"]["decoding"] == "labelled"
 
 
+def targeted_conditions(conditions: Sequence[str]) -> list[str]:
+    """The 1H+kT conditions among ``conditions`` (names that do not parse are left to
+    :func:`condition_problems`)."""
+    targeted = []
+    for name in conditions:
+        try:
+            if Condition.parse(name).targeted:
+                targeted.append(name)
+        except ValueError:  # condition_problems names it
+            continue
+    return targeted
+
+
 def samt_problems(config: Mapping[str, Any]) -> list[str]:
     """samt.decoding labelled decodes the labelled grammar as pivoted (circle.grammar.bias):
     it needs samt.paraphraser, has only the grammar of bias 0, and no targeted paraphraser
@@ -342,13 +355,7 @@ def samt_problems(config: Mapping[str, Any]) -> list[str]:
         problems.append(f"samt.decoding labelled: paraphrase.biases {biases} must be [0] (the "
                         "labelled grammar is decoded as pivoted; the self-paraphrase bias is "
                         "defined for the grammar collapsed to X)")
-    targeted = []
-    for name in config["tuning"]["conditions"]:
-        try:
-            if Condition.parse(name).targeted:
-                targeted.append(name)
-        except ValueError:  # condition_problems names it
-            continue
+    targeted = targeted_conditions(config["tuning"]["conditions"])
     if targeted:
         problems.append(f"samt.decoding labelled: targeted conditions {targeted} need the grid "
                         "search's biased grammars, which labelled decoding does not have")
@@ -359,16 +366,32 @@ def optimizer_problems(config: Mapping[str, Any]) -> list[str]:
     """PRO (Hopkins & May 2011) ranks pairs of hypotheses by a sentence-level score
     (:func:`circle.tune.pro.sentence_scores`: BLEU+1, TER, TERBLEU) and iBLEU has none, so
     ``tuning.optimizer: pro`` cannot tune the paraphraser on ``tuning.paraphraser_metric:
-    ibleu:<alpha>``; its job would fail at the first optimisation."""
+    ibleu:<alpha>``; its job would fail at the first optimisation. ``tuning.line_search:
+    forest`` (forest MERT, :mod:`circle.tune.forest`) needs MERT, one job per run, no n-best
+    reranking feature and no 1H+kT condition (:mod:`circle.tune.loop`)."""
     tuning = config["tuning"]
+    problems = []
     metric = tuning.get("paraphraser_metric")
-    if (tuning["optimizer"] != "pro" or metric is None
-            or not isinstance(get_metric(metric), IBleu)):
-        return []
-    return [f"tuning.paraphraser_metric {metric} with tuning.optimizer pro: PRO ranks "
+    if (tuning["optimizer"] == "pro" and metric is not None
+            and isinstance(get_metric(metric), IBleu)):
+        problems.append(
+            f"tuning.paraphraser_metric {metric} with tuning.optimizer pro: PRO ranks "
             "hypotheses by a sentence-level score, which iBLEU does not have; tune the "
             "paraphraser with tuning.optimizer mert (MERT scores iBLEU on the whole tune "
-            "set) or on tuning.paraphraser_metric bleu, ter or terbleu"]
+            "set) or on tuning.paraphraser_metric bleu, ter or terbleu")
+    if tuning.get("line_search") == "forest":
+        needs = [(tuning["optimizer"] != "mert", f"tuning.optimizer {tuning['optimizer']} has "
+                  "no line search"),
+                 (tuning["fan_out"] > 0, f"tuning.fan_out {tuning['fan_out']} splits an "
+                  "iteration over jobs that keep no forest"),
+                 (config["lm"]["rerank_nbest"], "lm.rerank_nbest's feature is scored on n-best "
+                  "lists only, not on the search's forest"),
+                 (bool(targeted := targeted_conditions(tuning["conditions"])),
+                  f"tuning.conditions {targeted} would paraphrase the outputs of the forests' "
+                  "envelopes inside the optimisation; tune them in an experiment of their own")]
+        problems += [f"tuning.line_search forest: {why}; set tuning.line_search null"
+                     for refused, why in needs if refused]
+    return problems
 
 
 def bounds_problems(config: Mapping[str, Any]) -> list[str]:

@@ -34,6 +34,13 @@ What the loop does as careful toolkits do (Moses ``mert-moses.pl``, Z-MERT):
   decode stage's n-best lists of the tune set) takes iteration 1's lists from it when it was
   decoded with the start weights, exactly: every run that starts from the same weights would
   otherwise decode the same lists again (the decoder is deterministic, so the run is the same).
+* **Forest MERT** (``line_search`` forest; Kumar et al. 2009, :mod:`circle.tune.forest`): each
+  iteration keeps the hypergraph of every sentence's decode with its weights (in memory, one
+  iteration's at a time) and the optimisation's line searches take, per sentence, the union of
+  its forest's envelope and its pooled rows. That decode needs the search itself, so recorded
+  lists do not stand in for it; the n-best reranking feature, which no forest scores, a
+  fanned-out run, whose jobs keep no forests, and a hook with ``prepare`` (1H+kT), which
+  cannot paraphrase inside the optimisation, refuse it.
 
 References per hypothesis: by default every hypothesis of sentence ``i`` is scored against
 ``references_per_sentence[i]``. Targeted tuning (thesis §5.3, Fig. 5.9) attaches to each
@@ -59,10 +66,12 @@ stop (:meth:`TuningProblem.step`). In this loop the one shard is every sentence.
 from __future__ import annotations
 
 import fnmatch
+import functools
 import json
 import logging
 import os
 import time
+from collections import ChainMap
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import asdict, dataclass, field, fields, replace
 from typing import Any
@@ -81,10 +90,13 @@ from circle.decoder import (
     load_grammar,
     write_weights,
 )
+from circle.decoder.corpus import decode_corpus_hypergraphs
+from circle.decoder.hypergraph import Hypergraph
 from circle.decoder.model import RERANK_FEATURE, Model
 from circle.decoder.sets import RecordedDecode
 from circle.tune.checkpoint import Checkpoint, SavedIteration
-from circle.tune.mert import Box, FlatPool, MertSettings, NBestPool, normalise, one_best, optimise
+from circle.tune.forest import ForestPool
+from circle.tune.mert import Box, FlatPool, MertSettings, NBestPool, normalise, optimise
 from circle.tune.metrics import Metric, get_metric
 from circle.tune.pro import ProSettings, pro_optimise
 
@@ -95,6 +107,8 @@ ReferenceHook = Callable[[int, str], Sequence[str]]
 
 DEFAULT_FIXED: tuple[str, ...] = ("target",)
 OPTIMIZERS: tuple[str, ...] = ("mert", "pro")
+LINE_SEARCHES: tuple[str, ...] = ("forest",)
+"""Values of ``TuningSettings.line_search`` besides None (MERT over the n-best pool)."""
 
 DEFAULT_BOUNDS: tuple[tuple[str, float | None, float | None], ...] = (
     ("log_*", 0.0, None), ("lm", 0.0, None))
@@ -124,6 +138,7 @@ class TuningSettings:
     first_pool: int = 0  # perturbed weight vectors also decoded in iteration 1
     first_pool_spread: float = 1.0  # their noise, in units of the mean |start weight|
     replicate_pool: int = 0  # seeded start perturbations decoded in iteration 1 (module doc)
+    line_search: str | None = None  # "forest": MERT over the decode's forests too (module doc)
     mert: MertSettings = field(default_factory=MertSettings)
     pro: ProSettings = field(default_factory=ProSettings)
 
@@ -133,6 +148,12 @@ class TuningSettings:
         if self.optimizer not in OPTIMIZERS:
             raise ValueError(f"unknown optimizer {self.optimizer!r}; choose one of "
                              f"{list(OPTIMIZERS)}")
+        if self.line_search is not None and self.line_search not in LINE_SEARCHES:
+            raise ValueError(f"unknown line search {self.line_search!r}; choose one of "
+                             f"{list(LINE_SEARCHES)} or None (the n-best pool's)")
+        if self.line_search is not None and self.optimizer != "mert":
+            raise ValueError(f"line_search {self.line_search} is MERT's; optimizer "
+                             f"{self.optimizer} has no line search")
         get_metric(self.metric)
 
     @classmethod
@@ -146,8 +167,8 @@ class TuningSettings:
                        in tuning.get("bounds", {p: [lo, hi] for p, lo, hi in DEFAULT_BOUNDS}
                                      ).items())
         simple = {k: tuning[k] for k in ("metric", "optimizer", "max_iterations", "patience",
-                                         "first_pool",
-                                         "first_pool_spread", "replicate_pool") if k in tuning}
+                                         "first_pool", "first_pool_spread", "replicate_pool",
+                                         "line_search") if k in tuning}
         return cls(**simple, seed=seed, bounds=bounds, mert=pick(MertSettings, tuning),
                    pro=pick(ProSettings, tuning.get("pro")))
 
@@ -308,18 +329,27 @@ class TuningProblem:
                       decoder_settings: DecoderSettings) -> dict[str, Any]:
         """What a run's saved iterations depend on besides its files
         (:meth:`~circle.tune.checkpoint.Checkpoint.fingerprint`)."""
+        settings = asdict(self.settings)
+        if settings["line_search"] is None:  # the fingerprints of runs from before the option
+            del settings["line_search"]
         return {"sentences": list(sentences), "references": [list(refs) for refs in references],
                 "weights": self.weights_of(self.start), "fixed": self.fixed,
-                "settings": asdict(self.settings), "decoder": asdict(decoder_settings)}
+                "settings": settings, "decoder": asdict(decoder_settings)}
 
     def step(self, pool: PoolBuilder, earlier: Sequence[IterationLog], weights: np.ndarray,
-             new_rows: int, decode_score: float, workers: int = 1
-             ) -> tuple[IterationLog, np.ndarray]:
+             new_rows: int, decode_score: float, workers: int = 1,
+             forests: Sequence[Hypergraph] | None = None) -> tuple[IterationLog, np.ndarray]:
         """End the iteration after the ``earlier`` ones, which decoded ``weights`` and added
         ``new_rows`` to the pool: optimise on the pool (seeded by the iteration; MERT's start
-        points side by side in ``workers`` processes), or stop. Returns its log entry and the
-        weights the next iteration decodes (``weights`` when it stops)."""
+        points side by side in ``workers`` processes), and with ``settings.line_search``
+        forest on the decode's ``forests`` (one per sentence) too, or stop. Returns its log
+        entry and the weights the next iteration decodes (``weights`` when it stops)."""
         settings = self.settings
+        if (settings.line_search == "forest") != (forests is not None):
+            raise ValueError("line_search forest optimises over the forests of the iteration's "
+                             "decode, which only the tuning loop keeps (a fanned-out run has "
+                             "none)" if forests is None else
+                             "forests given to a run that searches its n-best pool only")
         iteration = len(earlier) + 1
         reason, pool_score, new = None, None, weights
         if new_rows == 0:
@@ -331,10 +361,13 @@ class TuningProblem:
                       f"{waited} decodes (patience {settings.patience})")
         else:
             starts = self.replicate_starts(weights) if iteration == 1 else []
+            space = None if forests is None else functools.partial(
+                ForestPool, forests=forests, weights=weights, free=self.free,
+                statistics=pool.statistics, known=pool.known)
             new, pool_score = _optimise(pool.pool.flat(), self.metric,
                                         starts[0] if starts else weights, self.free,
                                         self.box, settings, settings.iteration_rng(iteration),
-                                        workers)
+                                        workers, space)
             if not _moved(weights[self.free], new[self.free], settings.epsilon):
                 reason = f"weights moved less than {settings.epsilon}"
         entry = IterationLog(iteration, tuple(weights.tolist()), decode_score, pool_score,
@@ -406,6 +439,23 @@ class PoolBuilder:
         self.problem, self.hook = problem, hook
         self.pool = NBestPool(len(problem.names), problem.metric.n_stats)
         self.stats_of: dict[tuple[int, str], np.ndarray] = {}
+        self.outside: dict[tuple[int, str], np.ndarray] = {}
+        """Statistics of forest envelopes' outputs (forest MERT) that the pool may lack."""
+
+    @property
+    def known(self) -> ChainMap[tuple[int, str], np.ndarray]:
+        """Every (sentence, hypothesis) scored so far, pooled or not; new ones join
+        :attr:`outside`."""
+        return ChainMap(self.outside, self.stats_of)
+
+    def statistics(self, keys: Sequence[tuple[int, str]]) -> np.ndarray:
+        """The metric statistics of each (sentence, hypothesis) of ``keys`` against its
+        references (after the hook's ``prepare``, if it has one, saw them)."""
+        if callable(prepare := getattr(self.hook, "prepare", None)):
+            prepare(list(keys))
+        references = [list(self.hook(index, text)) for index, text in keys]
+        return np.asarray(self.problem.metric.stats([text for _, text in keys], references),
+                          dtype=np.float64)
 
     def score(self, indices: Sequence[int], sources: Sequence[str],
               nbests: Sequence[list[list[Hypothesis]]]) -> IterationShard:
@@ -433,11 +483,7 @@ class PoolBuilder:
         n_stats = self.problem.metric.n_stats
         stats = np.zeros((0, n_stats))
         if keys:
-            if callable(prepare := getattr(self.hook, "prepare", None)):
-                prepare(list(keys))
-            references = [list(self.hook(index, text)) for index, text in keys]
-            stats = np.asarray(self.problem.metric.stats([text for _, text in keys],
-                                                         references), dtype=np.float64)
+            stats = self.statistics(keys)
         new_stats = dict(zip(keys, stats, strict=True))
         firsts = [(index, hypotheses[0].text)
                   for index, hypotheses in zip(indices, nbests[0], strict=True)]
@@ -485,16 +531,20 @@ class PoolBuilder:
 
 
 def _optimise(flat: FlatPool, metric: Metric, weights: np.ndarray, free: np.ndarray, box: Box,
-              settings: TuningSettings, rng: np.random.Generator, workers: int = 1
+              settings: TuningSettings, rng: np.random.Generator, workers: int = 1,
+              space: Callable[[FlatPool], ForestPool] | None = None
               ) -> tuple[np.ndarray, float]:
-    """New weights from the pool: the free ones optimised, the fixed ones unchanged.
+    """New weights from the pool: the free ones optimised, the fixed ones unchanged; with
+    ``space`` MERT searches what it makes of the pool (forest MERT).
 
-    Returns the weights and the pool's metric value at them.
+    Returns the weights and the metric value of the searched candidates' 1-best at them.
     """
     offset = flat.features[:, ~free] @ weights[~free]
     sub = FlatPool(flat.features[:, free], flat.stats, flat.starts, flat.segment,
                    flat.segment_ids, offset)
-    per_segment = constant_within_segments(sub, offset)
+    searched = sub if space is None else space(flat)
+    per_segment = constant_within_segments(sub, offset) and (
+        space is None or searched.fixed_term_constant())
     if settings.optimizer == "pro":
         if not per_segment:  # PRO ranks pairs of one sentence: only such offsets cancel
             raise ValueError("PRO cannot tune with fixed features whose weighted values differ "
@@ -502,12 +552,12 @@ def _optimise(flat: FlatPool, metric: Metric, weights: np.ndarray, free: np.ndar
         tuned, _ = pro_optimise(sub, metric, weights[free], box.lower, box.upper, settings.pro,
                                 rng)
     else:
-        tuned, _ = optimise(sub, metric, weights[free], settings.mert, rng, box, workers)
+        tuned, _ = optimise(searched, metric, weights[free], settings.mert, rng, box, workers)
     if per_segment:
         tuned = normalise(tuned)  # cannot change any 1-best: the fixed terms are per-segment
     new = weights.copy()
     new[free] = tuned
-    return new, _metric_value(metric, sub.stats[one_best(sub, tuned)])
+    return new, _metric_value(metric, searched.one_best_stats(tuned))
 
 
 def _moved(previous: np.ndarray, new: np.ndarray, epsilon: float) -> bool:
@@ -547,8 +597,16 @@ def tune(sentences: Sequence[str], references_per_sentence: Sequence[Sequence[st
     """
     decoder_settings = decoder_settings or DecoderSettings()
     settings = settings or TuningSettings()
+    forest_mode = settings.line_search == "forest"
     if len(sentences) == 0:
         raise ValueError("the tune set is empty")
+    if forest_mode and rerank_lm is not None:
+        raise ValueError("line_search forest cannot tune the n-best reranking feature: the "
+                         "search's forests do not score it")
+    if forest_mode and callable(getattr(references_for, "prepare", None)):
+        raise ValueError("line_search forest scores its envelopes' outputs inside the "
+                         "optimisation (in its worker processes), where a reference hook that "
+                         "prepares batches (1H+kT's targeted paraphrases) cannot run")
     if len(references_per_sentence) != len(sentences):
         raise ValueError(f"{len(references_per_sentence)} reference lists for "
                          f"{len(sentences)} sentences")
@@ -573,10 +631,16 @@ def tune(sentences: Sequence[str], references_per_sentence: Sequence[Sequence[st
                          f"{len(sentences)} tune sentences")
 
     sentence_decodes = 0  # sentences decoded in this iteration
+    forests: list[Hypergraph] | None = None  # of the iteration's decode, with line_search forest
 
-    def decode(vector: np.ndarray) -> list[list[Hypothesis]]:
-        nonlocal sentence_decodes
+    def decode(vector: np.ndarray, keep_forests: bool = False) -> list[list[Hypothesis]]:
+        nonlocal sentence_decodes, forests
         weights_map = problem.weights_of(vector)
+        if keep_forests:
+            sentence_decodes += len(sentences)
+            lists, forests = decode_corpus_hypergraphs(sentences, grammar, lm_path, weights_map,
+                                                       decoder_settings, workers)
+            return lists
         if recorded is not None and (lists := recorded.lists_for(weights_map)) is not None:
             logger.info("the n-best lists of %s stand in for decoding its weights", recorded.path)
             return lists
@@ -588,11 +652,12 @@ def tune(sentences: Sequence[str], references_per_sentence: Sequence[Sequence[st
     while not log or log[-1].stop_reason is None:
         iteration = len(log) + 1
         started, sentence_decodes = time.perf_counter(), 0
-        nbests = [decode(vector) for vector in problem.decoded_vectors(iteration, weights)]
+        nbests = [decode(vector, forest_mode and number == 0) for number, vector
+                  in enumerate(problem.decoded_vectors(iteration, weights))]
         decoded = time.perf_counter()
         n_new, decode_score = builder.merge([builder.score(everyone, sentences, nbests)])
         scored = time.perf_counter()
-        entry, new = problem.step(builder, log, weights, n_new, decode_score, workers)
+        entry, new = problem.step(builder, log, weights, n_new, decode_score, workers, forests)
         entry = replace(entry, decoded_sentences=sentence_decodes)
         log.append(entry)
         logger.info("iteration %d of at most %d: %s of the decode %.4f%s; %d new hypotheses, "

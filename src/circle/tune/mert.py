@@ -22,6 +22,10 @@ maximise the tuning metric of the pool's 1-best hypotheses; repeat until the poo
   independent and run side by side in ``workers`` processes, with the same result whatever
   their number.
 
+Line searches and the optimiser read their candidates through :class:`Candidates`: a
+:class:`FlatPool`, or a pool with the decode's forests (:class:`circle.tune.forest.ForestPool`,
+forest MERT), whose envelopes add candidates to every line search.
+
 Ties are broken deterministically: within a segment the 1-best among equal model scores is the
 hypothesis added to the pool first; among equally good intervals of a line search the one
 nearest gamma = 0 wins (and gamma = 0, no move, when the current interval is among the best).
@@ -35,6 +39,7 @@ import multiprocessing
 from collections.abc import Hashable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Protocol
 
 import numpy as np
 from threadpoolctl import threadpool_limits
@@ -75,6 +80,45 @@ class FlatPool:
         """Each row's model score ``features @ weights (+ offset)``."""
         scores = self.features @ weights
         return scores if self.offset is None else scores + self.offset
+
+    @property
+    def n_features(self) -> int:
+        return self.features.shape[1]
+
+    def lines(self, weights: np.ndarray, direction: np.ndarray) -> Lines:
+        """Each row's model score along ``weights + gamma * direction``."""
+        return Lines(self.starts, self.segment, self.model_scores(weights),
+                     self.features @ direction, self.stats)
+
+    def one_best_stats(self, weights: np.ndarray) -> np.ndarray:
+        """The statistics of each segment's 1-best under ``weights``."""
+        return self.stats[one_best(self, weights)]
+
+
+class Candidates(Protocol):
+    """What a line search and the optimiser read: a :class:`FlatPool`, or a pool with forests
+    (:class:`circle.tune.forest.ForestPool`)."""
+
+    @property
+    def n_features(self) -> int: ...
+
+    def lines(self, weights: np.ndarray, direction: np.ndarray) -> Lines: ...
+
+    def one_best_stats(self, weights: np.ndarray) -> np.ndarray: ...
+
+
+@dataclass(frozen=True)
+class Lines:
+    """The candidates of a line search: row ``i``'s model score is ``a[i] + gamma * b[i]``,
+    rows grouped by segment as in :class:`FlatPool` (``starts``, ``segment``), each with its
+    metric statistics. A :class:`FlatPool`'s rows (:meth:`FlatPool.lines`), or also the
+    envelopes of forests (:class:`circle.tune.forest.ForestPool`)."""
+
+    starts: np.ndarray
+    segment: np.ndarray
+    a: np.ndarray
+    b: np.ndarray
+    stats: np.ndarray
 
 
 def flat_pool(features: Sequence[np.ndarray], stats: Sequence[np.ndarray],
@@ -176,7 +220,7 @@ class NBestPool:
         return pool
 
 
-def _best_rows(group: np.ndarray, starts: np.ndarray, keys: Sequence[np.ndarray]) -> np.ndarray:
+def best_rows(group: np.ndarray, starts: np.ndarray, keys: Sequence[np.ndarray]) -> np.ndarray:
     """Per group of consecutive rows, the first row maximising ``keys`` lexicographically.
 
     ``group`` numbers each row's group 0, 1, ...; ``starts`` is each group's first row.
@@ -191,15 +235,15 @@ def _best_rows(group: np.ndarray, starts: np.ndarray, keys: Sequence[np.ndarray]
 
 def one_best(pool: FlatPool, weights: np.ndarray) -> np.ndarray:
     """Row of each segment's highest-scoring hypothesis (first added wins ties)."""
-    return _best_rows(pool.segment, pool.starts, [pool.model_scores(weights)])
+    return best_rows(pool.segment, pool.starts, [pool.model_scores(weights)])
 
 
-def score_weights(pool: FlatPool, metric: Metric, weights: np.ndarray) -> float:
+def score_weights(pool: Candidates, metric: Metric, weights: np.ndarray) -> float:
     """The metric's (higher-is-better) score of the 1-best hypotheses under ``weights``."""
-    return float(metric.score(pool.stats[one_best(pool, weights)].sum(axis=0)))
+    return float(metric.score(pool.one_best_stats(weights).sum(axis=0)))
 
 
-def upper_envelopes(pool: FlatPool, a: np.ndarray, b: np.ndarray):
+def upper_envelopes(pool: FlatPool | Lines, a: np.ndarray, b: np.ndarray):
     """Upper envelopes of the lines ``a + gamma * b``, every segment's (compiled).
 
     Returns ``(first, x, before, after)``: ``first`` is each segment's top row as gamma -> -inf;
@@ -211,10 +255,10 @@ def upper_envelopes(pool: FlatPool, a: np.ndarray, b: np.ndarray):
                                      np.ascontiguousarray(b, dtype=np.float64))
 
 
-def reference_upper_envelopes(pool: FlatPool, a: np.ndarray, b: np.ndarray):
+def reference_upper_envelopes(pool: FlatPool | Lines, a: np.ndarray, b: np.ndarray):
     """:func:`upper_envelopes` in NumPy, all segments a step at a time: the compiled
     envelopes' twin (same events; here ordered by step, not by segment)."""
-    cur = _best_rows(pool.segment, pool.starts, [-b, a])  # flattest, then highest line
+    cur = best_rows(pool.segment, pool.starts, [-b, a])  # flattest, then highest line
     first = cur.copy()
     last_x = np.full(len(cur), -np.inf)
     rows, seg = np.arange(len(a)), pool.segment  # candidates: steeper than their segment's top
@@ -229,7 +273,7 @@ def reference_upper_envelopes(pool: FlatPool, a: np.ndarray, b: np.ndarray):
         segs, top = seg[starts], cur[seg]
         x = (a[top] - a[rows]) / (b[rows] - b[top])
         # The next top line crosses first; among lines crossing there the steepest wins.
-        nxt = _best_rows(group, starts, [-x, b[rows]])
+        nxt = best_rows(group, starts, [-x, b[rows]])
         x_seg = np.maximum(x[nxt], last_x[segs])  # keep each segment's order despite rounding
         last_x[segs] = x_seg
         xs.append(x_seg)
@@ -263,7 +307,7 @@ def gamma_range(weights: np.ndarray, direction: np.ndarray, lower: np.ndarray | 
     return min(lo, 0.0), max(hi, 0.0)  # the current point stays feasible despite rounding
 
 
-def line_search(pool: FlatPool, metric: Metric, weights: np.ndarray, direction: np.ndarray,
+def line_search(pool: Candidates, metric: Metric, weights: np.ndarray, direction: np.ndarray,
                 lower: np.ndarray | None = None, upper: np.ndarray | None = None
                 ) -> tuple[float, float]:
     """Exact line search (Och 2003): the best ``gamma`` along ``weights + gamma * direction``.
@@ -274,12 +318,12 @@ def line_search(pool: FlatPool, metric: Metric, weights: np.ndarray, direction: 
     the best, else the midpoint of the best (cut) interval nearest 0; for an unbounded interval
     it lies ``0.5 * |x| + 1`` beyond its finite end ``x``.
     """
-    a, b = pool.model_scores(weights), pool.features @ direction
-    first, x, before, after = upper_envelopes(pool, a, b)
+    lines = pool.lines(weights, direction)
+    first, x, before, after = upper_envelopes(lines, lines.a, lines.b)
     order = np.argsort(x, kind="stable")
     x = x[order]
-    stats = pool.stats[first].sum(axis=0)
-    running = stats + np.cumsum(pool.stats[after[order]] - pool.stats[before[order]], axis=0)
+    stats = lines.stats[first].sum(axis=0)
+    running = stats + np.cumsum(lines.stats[after[order]] - lines.stats[before[order]], axis=0)
     ends = np.flatnonzero(np.append(x[1:] != x[:-1], True)) if len(x) else np.array([], int)
     breaks = x[ends]
     scores = np.atleast_1d(metric.score(np.vstack([stats, running[ends]])))
@@ -348,13 +392,13 @@ class Box:
         return self.clip(points)
 
 
-def coordinate_ascent(pool: FlatPool, metric: Metric, start: np.ndarray, settings: MertSettings,
+def coordinate_ascent(pool: Candidates, metric: Metric, start: np.ndarray, settings: MertSettings,
                       rng: np.random.Generator, box: Box | None = None
                       ) -> tuple[np.ndarray, float]:
     """Line searches along each coordinate then random unit directions, moving after each,
     until a sweep gains less than ``settings.epsilon`` (Moses ``mert``'s Powell-style
     optimiser without its direction updates)."""
-    d = pool.features.shape[1]
+    d = pool.n_features
     box = box or Box.free(d)
     w = box.clip(np.asarray(start, dtype=np.float64))
     score = score_weights(pool, metric, w)
@@ -371,7 +415,7 @@ def coordinate_ascent(pool: FlatPool, metric: Metric, start: np.ndarray, setting
     return w, score_weights(pool, metric, w)
 
 
-def optimise(pool: FlatPool, metric: Metric, start: np.ndarray, settings: MertSettings,
+def optimise(pool: Candidates, metric: Metric, start: np.ndarray, settings: MertSettings,
              rng: np.random.Generator, box: Box | None = None, workers: int = 1
              ) -> tuple[np.ndarray, float]:
     """Coordinate ascent from ``start`` and from ``settings.restarts`` random points.
@@ -387,7 +431,7 @@ def optimise(pool: FlatPool, metric: Metric, start: np.ndarray, settings: MertSe
     directions from a generator of its own, spawned from ``rng``, so the result is the same
     whatever the number of workers.
     """
-    d = pool.features.shape[1]
+    d = pool.n_features
     box = box or Box.free(d)
     start = box.clip(np.asarray(start, dtype=np.float64))
     scale = float(np.abs(start).sum()) or 1.0
@@ -421,7 +465,7 @@ def _ascend(point: np.ndarray, rng: np.random.Generator) -> tuple[np.ndarray, fl
     return coordinate_ascent(pool, metric, point, settings, rng, box)
 
 
-def _ascents(pool: FlatPool, metric: Metric, points: Sequence[np.ndarray],
+def _ascents(pool: Candidates, metric: Metric, points: Sequence[np.ndarray],
              generators: Sequence[np.random.Generator], settings: MertSettings, box: Box,
              workers: int) -> list[tuple[np.ndarray, float]]:
     """:func:`coordinate_ascent` from each point, in order; with ``workers`` > 1 in forked
