@@ -37,11 +37,13 @@ import numpy as np
 import yaml
 from tuning_threads import tune_run
 
+from circle.core.layout import EVALSET_TABLE, FILTERED_GRAMMAR, Results
 from circle.core.schemas import EVALSET
 from circle.core.tables import read_table
 from circle.corpus.references import ordered_references
 from circle.decoder import DecoderSettings, decode_corpus, read_weights
 from circle.decoder.corpus import decode_corpus_hypergraphs
+from circle.experiments.conditions import UNTUNED_TRANSLATION, TuningRun
 from circle.experiments.evaluate import corpus_bleu
 from circle.tune import loop, mert
 from circle.tune.forest import envelope
@@ -68,24 +70,24 @@ def timed_optimise(original):
 
 def test_bleu(config: dict, weights: dict[str, float]) -> float:
     """BLEU (percent) of the 1-best test translations under ``weights``."""
-    results = f"results/{config['experiment']}"
-    test_set = read_table(f"{results}/sets/test.parquet", EVALSET)
+    results = Results.of(".", config["experiment"])
+    test_set = read_table(results.path(EVALSET_TABLE, evalset="test"), EVALSET)
     settings = DecoderSettings.from_config(config.get("decoder", {}), k=1)
-    lists = decode_corpus(list(test_set["source"]), f"{results}/grammar/filtered/test.parquet",
-                          f"{results}/lm/{config['lm']['decoding_order']}gram.binary", weights,
-                          settings)
+    lists = decode_corpus(list(test_set["source"]),
+                          results.path(FILTERED_GRAMMAR, evalset="test"),
+                          results.lm(config["lm"]["decoding_order"]), weights, settings)
     return corpus_bleu([hypotheses[0].text for hypotheses in lists],
                        ordered_references(test_set)).value
 
 
 def envelope_seconds(config: dict, repeat: int) -> None:
     """Seconds per direction over the tune set's forests, compiled and in the Python twin."""
-    results = f"results/{config['experiment']}"
-    tune_set = read_table(f"{results}/sets/tune.parquet", EVALSET)
-    weights = read_weights(f"{results}/weights/untuned-translation.txt")
+    results = Results.of(".", config["experiment"])
+    tune_set = read_table(results.path(EVALSET_TABLE, evalset="tune"), EVALSET)
+    weights = read_weights(results.weights(UNTUNED_TRANSLATION))
     lists, forests = decode_corpus_hypergraphs(
-        list(tune_set["source"]), f"{results}/grammar/filtered/tune.parquet",
-        f"{results}/lm/{config['lm']['decoding_order']}gram.binary", weights,
+        list(tune_set["source"]), results.path(FILTERED_GRAMMAR, evalset="tune"),
+        results.lm(config["lm"]["decoding_order"]), weights,
         DecoderSettings.from_config(config.get("decoder", {})))
     names = list(lists[0][0].features)
     start = np.array([weights.get(name, 0.0) for name in names])
@@ -143,7 +145,8 @@ def main() -> None:
                             test_bleu(config, result.weights)])
             name = line_search or "n-best"
             totals[name] = totals.get(name, 0) + row
-            print(f"{name} | {args.condition}.rep{replicate} | {row[0]:.0f} | {row[1]:.0f} | "
+            run = TuningRun.of(args.condition, replicate).name
+            print(f"{name} | {run} | {row[0]:.0f} | {row[1]:.0f} | "
                   f"{row[2]:.0f} | {row[3]:.1f} | {row[4]:.2f} | {row[5]:.2f}", flush=True)
     os.unlink(adjusted.name)
     for name, total in totals.items():
